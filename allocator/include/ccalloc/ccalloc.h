@@ -1,0 +1,81 @@
+/* ccalloc.h — C API of the ccalloc caching allocator for GPU memory.
+ *
+ * One allocator serves one device. Every call returns a ccalloc_status; on
+ * failure ccalloc_last_error() gives a message for the calling thread that says
+ * what went wrong (for out of memory: what was asked, reserved, allocated, the
+ * largest free block and the fragmentation). Streams are passed as void* so
+ * that this header needs no CUDA header: pass a cudaStream_t / CUstream, or
+ * NULL for the default stream.
+ *
+ * Settings come from a configuration string with PyTorch's
+ * PYTORCH_CUDA_ALLOC_CONF syntax ("max_split_size_mb:512,expandable_segments:True");
+ * NULL means "read the CCALLOC_CONF environment variable".
+ */
+#ifndef CCALLOC_CCALLOC_H_
+#define CCALLOC_CCALLOC_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct ccalloc_allocator ccalloc_allocator;
+
+typedef enum ccalloc_status {
+  CCALLOC_OK = 0,
+  CCALLOC_OUT_OF_MEMORY = 1,    /* the device (or the memory limit) refused */
+  CCALLOC_INVALID_ARGUMENT = 2, /* bad size, bad configuration, foreign or
+                                   double free, unknown device */
+  CCALLOC_INTERNAL = 3,         /* an unexpected driver error */
+  CCALLOC_UNAVAILABLE = 4       /* no device / no driver on this machine */
+} ccalloc_status;
+
+/* An allocator on CUDA device `device` (the driver API, primary context). */
+ccalloc_status ccalloc_create(int device, const char* conf,
+                              ccalloc_allocator** out);
+/* An allocator on the simulated device: fake addresses, `capacity` bytes. */
+ccalloc_status ccalloc_create_simulated(size_t capacity, const char* conf,
+                                        ccalloc_allocator** out);
+/* Returns every cached segment to the device. Live blocks are released too:
+ * their pointers become invalid. */
+void ccalloc_destroy(ccalloc_allocator* allocator);
+
+ccalloc_status ccalloc_malloc(ccalloc_allocator* allocator, size_t size,
+                              void* stream, void** out);
+ccalloc_status ccalloc_free(ccalloc_allocator* allocator, void* ptr);
+/* The block at ptr is also used on `stream`: it is not reused after free until
+ * the work queued on `stream` so far has finished. */
+ccalloc_status ccalloc_record_stream(ccalloc_allocator* allocator, void* ptr,
+                                     void* stream);
+/* Returns every wholly free cached segment (or unmapped page) to the device. */
+ccalloc_status ccalloc_empty_cache(ccalloc_allocator* allocator);
+/* A cap on reserved memory in bytes; 0 removes it. */
+ccalloc_status ccalloc_set_memory_limit(ccalloc_allocator* allocator,
+                                        size_t bytes);
+/* A cap on reserved memory as a fraction (0, 1] of the device's total. */
+ccalloc_status ccalloc_set_memory_fraction(ccalloc_allocator* allocator,
+                                           double fraction);
+
+/* One counter by its torch.cuda.memory_stats() key, e.g.
+ * "allocated_bytes.all.current" or "num_alloc_retries". */
+ccalloc_status ccalloc_get_stat(ccalloc_allocator* allocator, const char* key,
+                                int64_t* value);
+ccalloc_status ccalloc_reset_peak_stats(ccalloc_allocator* allocator);
+/* JSON documents: every counter as a flat object with torch's keys, and the
+ * snapshot of segments and blocks. Like snprintf: writes at most `capacity`
+ * bytes including the NUL and returns the length the whole document needs. */
+size_t ccalloc_stats_json(ccalloc_allocator* allocator, char* buffer,
+                          size_t capacity);
+size_t ccalloc_snapshot_json(ccalloc_allocator* allocator, char* buffer,
+                             size_t capacity);
+
+/* The message of the last failed call on this thread ("" if none). */
+const char* ccalloc_last_error(void);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* CCALLOC_CCALLOC_H_ */
