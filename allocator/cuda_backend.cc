@@ -1,0 +1,680 @@
+// cuda_backend.cc — CudaBackend: DeviceBackend on the CUDA driver API.
+//
+// Three pieces, top to bottom:
+//  * DriverApi, a table of driver entry points resolved once with dlopen and
+//    dlsym. ccalloc never links libcuda, so binaries start on machines without
+//    a GPU and only the factory reports that there is no device.
+//  * CuResultToStatus, the one place where a CUresult becomes an absl::Status.
+//  * CudaBackend, which makes the device's primary context current around each
+//    call, because callers arrive from arbitrary threads (PyTorch's among
+//    them), and keeps a small cache of events so that recording one on the hot
+//    path does not pay for cuEventCreate.
+//
+// <cuda.h> is used for its types, enums and declarations only; the
+// declarations give every table entry its exact type.
+#include "allocator/cuda_backend.h"
+
+#include <cuda.h>
+#include <dlfcn.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
+#include "absl/synchronization/mutex.h"
+#include "allocator/backend.h"
+
+namespace ccalloc {
+namespace {
+
+// Driver entry points. Each is looked up by its exact exported name, version
+// suffix included (cuMemAlloc_v2, where <cuda.h> maps the cuMemAlloc macro):
+// the name pins the ABI, so a newer driver cannot hand us a function with a
+// different signature, and unlike cuGetProcAddress no CUDA version has to be
+// chosen. The legacy (non-_ptsz) variants are used on purpose: StreamId 0
+// means the legacy default stream. The types are taken from the declarations
+// in <cuda.h>, so a wrong signature fails to compile instead of crashing.
+struct DriverApi {
+  decltype(&::cuGetErrorName) get_error_name = nullptr;
+  decltype(&::cuGetErrorString) get_error_string = nullptr;
+  decltype(&::cuInit) init = nullptr;
+  decltype(&::cuDeviceGetCount) device_get_count = nullptr;
+  decltype(&::cuDeviceGet) device_get = nullptr;
+  decltype(&::cuDeviceGetAttribute) device_get_attribute = nullptr;
+  decltype(&::cuDevicePrimaryCtxRetain) primary_ctx_retain = nullptr;
+  decltype(&::cuDevicePrimaryCtxRelease_v2) primary_ctx_release = nullptr;
+  decltype(&::cuCtxGetCurrent) ctx_get_current = nullptr;
+  decltype(&::cuCtxPushCurrent_v2) ctx_push_current = nullptr;
+  decltype(&::cuCtxPopCurrent_v2) ctx_pop_current = nullptr;
+  decltype(&::cuCtxSynchronize) ctx_synchronize = nullptr;
+  decltype(&::cuMemAlloc_v2) mem_alloc = nullptr;
+  decltype(&::cuMemFree_v2) mem_free = nullptr;
+  decltype(&::cuMemGetInfo_v2) mem_get_info = nullptr;
+  decltype(&::cuEventCreate) event_create = nullptr;
+  decltype(&::cuEventRecord) event_record = nullptr;
+  decltype(&::cuEventQuery) event_query = nullptr;
+  decltype(&::cuEventSynchronize) event_synchronize = nullptr;
+  decltype(&::cuEventDestroy_v2) event_destroy = nullptr;
+
+  // Virtual memory management (driver 10.2 and later). Optional: without them
+  // the backend still serves classic segments.
+  bool has_virtual_memory = false;
+  decltype(&::cuMemGetAllocationGranularity) mem_get_granularity = nullptr;
+  decltype(&::cuMemAddressReserve) mem_address_reserve = nullptr;
+  decltype(&::cuMemAddressFree) mem_address_free = nullptr;
+  decltype(&::cuMemCreate) mem_create = nullptr;
+  decltype(&::cuMemRelease) mem_release = nullptr;
+  decltype(&::cuMemMap) mem_map = nullptr;
+  decltype(&::cuMemSetAccess) mem_set_access = nullptr;
+  decltype(&::cuMemUnmap) mem_unmap = nullptr;
+};
+
+// The one conversion from CUresult to absl::Status. `call` names the driver
+// function and `detail` its interesting arguments, so that a message read in a
+// log says what was attempted as well as what the driver answered.
+absl::Status CuResultToStatus(const DriverApi& api, CUresult result,
+                              absl::string_view call,
+                              absl::string_view detail = {}) {
+  if (result == CUDA_SUCCESS) return absl::OkStatus();
+  // Both lookups fail for codes newer than the installed driver knows; the
+  // number in the message still identifies those.
+  const char* name = nullptr;
+  if (api.get_error_name(result, &name) != CUDA_SUCCESS || name == nullptr) {
+    name = "unrecognised CUresult";
+  }
+  const char* description = nullptr;
+  if (api.get_error_string(result, &description) != CUDA_SUCCESS ||
+      description == nullptr) {
+    description = "no description";
+  }
+  std::string message =
+      absl::StrCat(call, "(", detail, ") failed: ", name, " (",
+                   static_cast<int>(result), "): ", description);
+  switch (result) {
+    case CUDA_ERROR_OUT_OF_MEMORY:
+      return absl::ResourceExhaustedError(std::move(message));
+    case CUDA_ERROR_INVALID_VALUE:
+    case CUDA_ERROR_INVALID_DEVICE:
+      return absl::InvalidArgumentError(std::move(message));
+    // No usable driver or device: the caller should fall back (to the
+    // simulator, or to the CPU), not treat this as a bug.
+    case CUDA_ERROR_NO_DEVICE:
+    case CUDA_ERROR_NOT_INITIALIZED:
+    case CUDA_ERROR_DEINITIALIZED:
+    case CUDA_ERROR_STUB_LIBRARY:
+    case CUDA_ERROR_DEVICE_UNAVAILABLE:
+    case CUDA_ERROR_DEVICE_NOT_LICENSED:
+    case CUDA_ERROR_SYSTEM_NOT_READY:
+    case CUDA_ERROR_SYSTEM_DRIVER_MISMATCH:
+    case CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE:
+      return absl::UnavailableError(std::move(message));
+    default:
+      return absl::InternalError(std::move(message));
+  }
+}
+
+struct LoadedDriver {
+  DriverApi api;
+  // OK when every required entry point resolved and cuInit succeeded.
+  absl::Status status;
+};
+
+template <typename Fn>
+bool Resolve(void* library, const char* symbol, Fn& slot) {
+  slot = reinterpret_cast<Fn>(dlsym(library, symbol));
+  return slot != nullptr;
+}
+
+LoadedDriver LoadDriver() {
+  LoadedDriver loaded;
+  // libcuda.so.1 is the driver's soname. The unversioned libcuda.so is
+  // normally the toolkit's link stub, which answers every call with
+  // CUDA_ERROR_STUB_LIBRARY, so it is not worth trying.
+  void* library = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+  if (library == nullptr) {
+    const char* why = dlerror();
+    loaded.status = absl::UnavailableError(
+        absl::StrCat("CUDA driver not available: cannot load libcuda.so.1 (",
+                     why != nullptr ? why : "unknown dlopen error", ")"));
+    return loaded;
+  }
+  // The handle is never dlclosed: backends, including ones destroyed by
+  // static destructors at exit, call through the table until the very end,
+  // and the driver does not support being unloaded anyway.
+
+  DriverApi& api = loaded.api;
+  std::string missing;
+  auto require = [&](const char* symbol, auto& slot) {
+    if (!Resolve(library, symbol, slot)) {
+      absl::StrAppend(&missing, missing.empty() ? "" : ", ", symbol);
+    }
+  };
+  require("cuGetErrorName", api.get_error_name);
+  require("cuGetErrorString", api.get_error_string);
+  require("cuInit", api.init);
+  require("cuDeviceGetCount", api.device_get_count);
+  require("cuDeviceGet", api.device_get);
+  require("cuDeviceGetAttribute", api.device_get_attribute);
+  require("cuDevicePrimaryCtxRetain", api.primary_ctx_retain);
+  require("cuDevicePrimaryCtxRelease_v2", api.primary_ctx_release);
+  require("cuCtxGetCurrent", api.ctx_get_current);
+  require("cuCtxPushCurrent_v2", api.ctx_push_current);
+  require("cuCtxPopCurrent_v2", api.ctx_pop_current);
+  require("cuCtxSynchronize", api.ctx_synchronize);
+  require("cuMemAlloc_v2", api.mem_alloc);
+  require("cuMemFree_v2", api.mem_free);
+  require("cuMemGetInfo_v2", api.mem_get_info);
+  require("cuEventCreate", api.event_create);
+  require("cuEventRecord", api.event_record);
+  require("cuEventQuery", api.event_query);
+  require("cuEventSynchronize", api.event_synchronize);
+  require("cuEventDestroy_v2", api.event_destroy);
+  if (!missing.empty()) {
+    loaded.status = absl::UnavailableError(absl::StrCat(
+        "CUDA driver in libcuda.so.1 is too old: missing ", missing));
+    return loaded;
+  }
+
+  bool vmm = true;
+  auto optional = [&](const char* symbol, auto& slot) {
+    vmm = Resolve(library, symbol, slot) && vmm;
+  };
+  optional("cuMemGetAllocationGranularity", api.mem_get_granularity);
+  optional("cuMemAddressReserve", api.mem_address_reserve);
+  optional("cuMemAddressFree", api.mem_address_free);
+  optional("cuMemCreate", api.mem_create);
+  optional("cuMemRelease", api.mem_release);
+  optional("cuMemMap", api.mem_map);
+  optional("cuMemSetAccess", api.mem_set_access);
+  optional("cuMemUnmap", api.mem_unmap);
+  api.has_virtual_memory = vmm;
+
+  if (CUresult result = api.init(0); result != CUDA_SUCCESS) {
+    // Whatever cuInit's reason (no device, a driver/kernel-module mismatch,
+    // even out of memory), the driver is unusable for this process, and
+    // callers test for exactly that code to fall back.
+    std::string message(CuResultToStatus(api, result, "cuInit").message());
+    // The stub cannot even name its own error, and loading it is a setup
+    // mistake (LD_LIBRARY_PATH pointing at the toolkit) worth spelling out.
+    if (result == CUDA_ERROR_STUB_LIBRARY) {
+      absl::StrAppend(&message,
+                      "; the libcuda.so.1 found is the CUDA toolkit's stub "
+                      "library, not a driver (check LD_LIBRARY_PATH)");
+    }
+    loaded.status = absl::UnavailableError(message);
+  }
+  return loaded;
+}
+
+// Loaded on first use, exactly once even when the first calls race (C++
+// function-local static). Deliberately leaked: a backend destroyed by another
+// static destructor at exit must still find the table.
+const LoadedDriver& Driver() {
+  static const LoadedDriver* const driver = new LoadedDriver(LoadDriver());
+  return *driver;
+}
+
+// Makes `context` current on this thread for the guard's lifetime and then
+// restores whatever the caller had. Restoring matters: the CUDA runtime
+// derives the current device from the current context, so leaving ours behind
+// would silently switch the device of a PyTorch thread working on another
+// GPU. In the common case the caller already has this primary context current
+// and the guard costs one cuCtxGetCurrent.
+class ScopedContext {
+ public:
+  ScopedContext(const DriverApi& api, CUcontext context) : api_(api) {
+    CUcontext current = nullptr;
+    result_ = api_.ctx_get_current(&current);
+    if (result_ != CUDA_SUCCESS) {
+      call_ = "cuCtxGetCurrent";
+      return;
+    }
+    if (current == context) return;
+    result_ = api_.ctx_push_current(context);
+    if (result_ != CUDA_SUCCESS) {
+      call_ = "cuCtxPushCurrent";
+      return;
+    }
+    pushed_ = true;
+  }
+
+  ScopedContext(const ScopedContext&) = delete;
+  ScopedContext& operator=(const ScopedContext&) = delete;
+
+  ~ScopedContext() {
+    if (!pushed_) return;
+    CUcontext popped = nullptr;
+    // Cannot fail unless the code inside the scope unbalanced the context
+    // stack, which nothing here does; there is no caller to report to anyway.
+    api_.ctx_pop_current(&popped);
+  }
+
+  bool ok() const { return result_ == CUDA_SUCCESS; }
+  absl::Status status() const {
+    return CuResultToStatus(api_, result_, call_,
+                            "making the primary context current");
+  }
+
+ private:
+  const DriverApi& api_;
+  CUresult result_ = CUDA_SUCCESS;
+  const char* call_ = "";
+  bool pushed_ = false;
+};
+
+// Pinned memory on `device`, the only kind of physical memory growable
+// segments use; granularity and cuMemCreate must agree on it.
+CUmemAllocationProp PinnedDeviceProp(int device) {
+  CUmemAllocationProp prop = {};
+  prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+  prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+  prop.location.id = device;
+  return prop;
+}
+
+// Recording an event is on the allocator's hot path (every cross-stream free)
+// while cuEventCreate is slow, so returned events are kept for reuse. The cap
+// bounds what a burst leaves behind; beyond it events are destroyed.
+constexpr std::size_t kMaxCachedEvents = 1024;
+
+// The page size reported when the device has no virtual memory management.
+constexpr std::size_t kDefaultPageSize = std::size_t{2} << 20;
+
+class CudaBackend final : public DeviceBackend {
+ public:
+  // Takes over one retain of `device`'s primary `context`. `page_size` is the
+  // mapping granularity, or 0 when virtual memory is unusable.
+  CudaBackend(const DriverApi& api, int device, CUdevice handle,
+              CUcontext context, std::size_t page_size)
+      : api_(api),
+        device_(device),
+        handle_(handle),
+        context_(context),
+        virtual_memory_(page_size != 0),
+        page_size_(page_size != 0 ? page_size : kDefaultPageSize) {}
+
+  CudaBackend(const CudaBackend&) = delete;
+  CudaBackend& operator=(const CudaBackend&) = delete;
+
+  ~CudaBackend() override {
+    std::vector<CUevent> events;
+    {
+      absl::MutexLock lock(&events_mu_);
+      events.swap(free_events_);
+    }
+    {
+      // Results are ignored: at process exit the driver may already be
+      // deinitialised, and there is nobody left to tell.
+      ScopedContext scope(api_, context_);
+      for (CUevent event : events) api_.event_destroy(event);
+    }
+    api_.primary_ctx_release(handle_);
+  }
+
+  int device() const override { return device_; }
+  const char* name() const override { return "cuda"; }
+
+  absl::StatusOr<DevicePtr> Allocate(std::size_t bytes) override {
+    ScopedContext scope(api_, context_);
+    if (!scope.ok()) return scope.status();
+    CUdeviceptr ptr = 0;
+    if (CUresult r = api_.mem_alloc(&ptr, bytes); r != CUDA_SUCCESS) {
+      return Error(r, "cuMemAlloc", absl::StrCat(bytes, " bytes"));
+    }
+    return static_cast<DevicePtr>(ptr);
+  }
+
+  absl::Status Deallocate(DevicePtr ptr, std::size_t bytes) override {
+    ScopedContext scope(api_, context_);
+    if (!scope.ok()) return scope.status();
+    if (CUresult r = api_.mem_free(static_cast<CUdeviceptr>(ptr));
+        r != CUDA_SUCCESS) {
+      return Error(r, "cuMemFree",
+                   absl::StrCat(Hex(ptr), ", ", bytes, " bytes"));
+    }
+    return absl::OkStatus();
+  }
+
+  absl::StatusOr<DeviceMemoryInfo> MemoryInfo() override {
+    ScopedContext scope(api_, context_);
+    if (!scope.ok()) return scope.status();
+    DeviceMemoryInfo info;
+    if (CUresult r = api_.mem_get_info(&info.free_bytes, &info.total_bytes);
+        r != CUDA_SUCCESS) {
+      return Error(r, "cuMemGetInfo");
+    }
+    return info;
+  }
+
+  absl::StatusOr<EventHandle> RecordEvent(StreamId stream) override
+      ABSL_LOCKS_EXCLUDED(events_mu_) {
+    ScopedContext scope(api_, context_);
+    if (!scope.ok()) return scope.status();
+    CUevent event = TakeCachedEvent();
+    if (event == nullptr) {
+      // Timing is disabled because the allocator only asks "done yet?", and
+      // timing events are markedly slower to record and query.
+      if (CUresult r = api_.event_create(&event, CU_EVENT_DISABLE_TIMING);
+          r != CUDA_SUCCESS) {
+        return Error(r, "cuEventCreate");
+      }
+    }
+    if (CUresult r =
+            api_.event_record(event, reinterpret_cast<CUstream>(stream));
+        r != CUDA_SUCCESS) {
+      CacheOrDestroyEvent(event);
+      return Error(r, "cuEventRecord", absl::StrCat("stream ", Hex(stream)));
+    }
+    return reinterpret_cast<EventHandle>(event);
+  }
+
+  absl::StatusOr<bool> QueryEvent(EventHandle event) override {
+    if (event == 0) return absl::InvalidArgumentError("QueryEvent: null event");
+    ScopedContext scope(api_, context_);
+    if (!scope.ok()) return scope.status();
+    CUresult r = api_.event_query(reinterpret_cast<CUevent>(event));
+    if (r == CUDA_SUCCESS) return true;
+    if (r == CUDA_ERROR_NOT_READY) return false;
+    return Error(r, "cuEventQuery", Hex(event));
+  }
+
+  absl::Status SynchronizeEvent(EventHandle event) override {
+    if (event == 0) {
+      return absl::InvalidArgumentError("SynchronizeEvent: null event");
+    }
+    ScopedContext scope(api_, context_);
+    if (!scope.ok()) return scope.status();
+    if (CUresult r = api_.event_synchronize(reinterpret_cast<CUevent>(event));
+        r != CUDA_SUCCESS) {
+      return Error(r, "cuEventSynchronize", Hex(event));
+    }
+    return absl::OkStatus();
+  }
+
+  void DestroyEvent(EventHandle event) override
+      ABSL_LOCKS_EXCLUDED(events_mu_) {
+    if (event == 0) return;
+    // Caching a still-pending event is fine: the next cuEventRecord simply
+    // moves it to the new point in a stream.
+    CacheOrDestroyEvent(reinterpret_cast<CUevent>(event));
+  }
+
+  absl::Status SynchronizeDevice() override {
+    ScopedContext scope(api_, context_);
+    if (!scope.ok()) return scope.status();
+    if (CUresult r = api_.ctx_synchronize(); r != CUDA_SUCCESS) {
+      return Error(r, "cuCtxSynchronize");
+    }
+    return absl::OkStatus();
+  }
+
+  bool SupportsVirtualMemory() const override { return virtual_memory_; }
+  std::size_t PageSize() const override { return page_size_; }
+
+  absl::StatusOr<DevicePtr> ReserveAddressRange(std::size_t bytes) override {
+    if (absl::Status s = CheckVirtualMemory("ReserveAddressRange"); !s.ok()) {
+      return s;
+    }
+    if (absl::Status s = CheckPageMultiple("ReserveAddressRange size", bytes);
+        !s.ok()) {
+      return s;
+    }
+    ScopedContext scope(api_, context_);
+    if (!scope.ok()) return scope.status();
+    CUdeviceptr base = 0;
+    if (CUresult r = api_.mem_address_reserve(&base, bytes, page_size_,
+                                              /*addr=*/0, /*flags=*/0);
+        r != CUDA_SUCCESS) {
+      return Error(r, "cuMemAddressReserve", absl::StrCat(bytes, " bytes"));
+    }
+    return static_cast<DevicePtr>(base);
+  }
+
+  absl::Status ReleaseAddressRange(DevicePtr base, std::size_t bytes) override {
+    if (absl::Status s = CheckVirtualMemory("ReleaseAddressRange"); !s.ok()) {
+      return s;
+    }
+    ScopedContext scope(api_, context_);
+    if (!scope.ok()) return scope.status();
+    if (CUresult r =
+            api_.mem_address_free(static_cast<CUdeviceptr>(base), bytes);
+        r != CUDA_SUCCESS) {
+      return Error(r, "cuMemAddressFree",
+                   absl::StrCat(Hex(base), ", ", bytes, " bytes"));
+    }
+    return absl::OkStatus();
+  }
+
+  absl::StatusOr<PhysicalHandle> CreatePhysical(std::size_t bytes) override {
+    if (absl::Status s = CheckVirtualMemory("CreatePhysical"); !s.ok()) {
+      return s;
+    }
+    if (absl::Status s = CheckPageMultiple("CreatePhysical size", bytes);
+        !s.ok()) {
+      return s;
+    }
+    ScopedContext scope(api_, context_);
+    if (!scope.ok()) return scope.status();
+    const CUmemAllocationProp prop = PinnedDeviceProp(device_);
+    CUmemGenericAllocationHandle handle = 0;
+    if (CUresult r = api_.mem_create(&handle, bytes, &prop, /*flags=*/0);
+        r != CUDA_SUCCESS) {
+      return Error(r, "cuMemCreate", absl::StrCat(bytes, " bytes"));
+    }
+    return static_cast<PhysicalHandle>(handle);
+  }
+
+  absl::Status ReleasePhysical(PhysicalHandle handle) override {
+    if (absl::Status s = CheckVirtualMemory("ReleasePhysical"); !s.ok()) {
+      return s;
+    }
+    ScopedContext scope(api_, context_);
+    if (!scope.ok()) return scope.status();
+    if (CUresult r =
+            api_.mem_release(static_cast<CUmemGenericAllocationHandle>(handle));
+        r != CUDA_SUCCESS) {
+      return Error(r, "cuMemRelease", Hex(handle));
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status Map(DevicePtr va, std::size_t bytes,
+                   PhysicalHandle handle) override {
+    if (absl::Status s = CheckVirtualMemory("Map"); !s.ok()) return s;
+    if (absl::Status s = CheckPageMultiple("Map address", va); !s.ok()) {
+      return s;
+    }
+    if (absl::Status s = CheckPageMultiple("Map size", bytes); !s.ok()) {
+      return s;
+    }
+    ScopedContext scope(api_, context_);
+    if (!scope.ok()) return scope.status();
+    const auto ptr = static_cast<CUdeviceptr>(va);
+    if (CUresult r = api_.mem_map(
+            ptr, bytes, /*offset=*/0,
+            static_cast<CUmemGenericAllocationHandle>(handle), /*flags=*/0);
+        r != CUDA_SUCCESS) {
+      return Error(
+          r, "cuMemMap",
+          absl::StrCat(Hex(va), ", ", bytes, " bytes, handle ", Hex(handle)));
+    }
+    // A mapping is not accessible until access is granted; only this device
+    // gets it because peers never touch the allocator's memory directly.
+    CUmemAccessDesc access = {};
+    access.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    access.location.id = device_;
+    access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+    if (CUresult r = api_.mem_set_access(ptr, bytes, &access, /*count=*/1);
+        r != CUDA_SUCCESS) {
+      absl::Status status = Error(r, "cuMemSetAccess",
+                                  absl::StrCat(Hex(va), ", ", bytes, " bytes"));
+      // The caller treats a failed Map as "nothing mapped", so undo it.
+      if (CUresult u = api_.mem_unmap(ptr, bytes); u != CUDA_SUCCESS) {
+        return Error(
+            u, "cuMemUnmap",
+            absl::StrCat(Hex(va), ", ", bytes,
+                         " bytes, left mapped after: ", status.message()));
+      }
+      return status;
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status Unmap(DevicePtr va, std::size_t bytes) override {
+    if (absl::Status s = CheckVirtualMemory("Unmap"); !s.ok()) return s;
+    ScopedContext scope(api_, context_);
+    if (!scope.ok()) return scope.status();
+    if (CUresult r = api_.mem_unmap(static_cast<CUdeviceptr>(va), bytes);
+        r != CUDA_SUCCESS) {
+      return Error(r, "cuMemUnmap",
+                   absl::StrCat(Hex(va), ", ", bytes, " bytes"));
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  static std::string Hex(std::uint64_t value) {
+    return absl::StrCat("0x", absl::Hex(value));
+  }
+
+  // Names the device in every driver error, since a process may drive several.
+  absl::Status Error(CUresult result, absl::string_view call,
+                     absl::string_view detail = {}) const {
+    return CuResultToStatus(api_, result,
+                            absl::StrCat("CUDA device ", device_, ": ", call),
+                            detail);
+  }
+
+  absl::Status CheckVirtualMemory(absl::string_view what) const {
+    if (virtual_memory_) return absl::OkStatus();
+    return absl::UnimplementedError(
+        absl::StrCat(what, ": CUDA device ", device_,
+                     " does not support virtual memory management"));
+  }
+
+  // The driver would reject these too, but with a bare CUDA_ERROR_INVALID_VALUE
+  // that does not say which argument was wrong.
+  absl::Status CheckPageMultiple(absl::string_view what,
+                                 std::uint64_t value) const {
+    if (value != 0 && value % page_size_ == 0) return absl::OkStatus();
+    return absl::InvalidArgumentError(
+        absl::StrCat(what, " ", value, " is not a positive multiple of the ",
+                     page_size_, "-byte page size of CUDA device ", device_));
+  }
+
+  CUevent TakeCachedEvent() ABSL_LOCKS_EXCLUDED(events_mu_) {
+    absl::MutexLock lock(&events_mu_);
+    if (free_events_.empty()) return nullptr;
+    CUevent event = free_events_.back();
+    free_events_.pop_back();
+    return event;
+  }
+
+  void CacheOrDestroyEvent(CUevent event) ABSL_LOCKS_EXCLUDED(events_mu_) {
+    {
+      absl::MutexLock lock(&events_mu_);
+      if (free_events_.size() < kMaxCachedEvents) {
+        free_events_.push_back(event);
+        return;
+      }
+    }
+    // Outside the lock: the driver call can take a while. The result is
+    // dropped because DestroyEvent has no way to report it, and a failure
+    // here only leaks one event.
+    ScopedContext scope(api_, context_);
+    api_.event_destroy(event);
+  }
+
+  const DriverApi& api_;
+  const int device_;
+  const CUdevice handle_;
+  const CUcontext context_;
+  const bool virtual_memory_;
+  const std::size_t page_size_;
+
+  absl::Mutex events_mu_;
+  // Events created in context_ and returned by DestroyEvent, ready for reuse.
+  std::vector<CUevent> free_events_ ABSL_GUARDED_BY(events_mu_);
+};
+
+}  // namespace
+
+absl::StatusOr<int> CudaDeviceCount() {
+  const LoadedDriver& driver = Driver();
+  if (!driver.status.ok()) return driver.status;
+  int count = 0;
+  if (CUresult r = driver.api.device_get_count(&count); r != CUDA_SUCCESS) {
+    return CuResultToStatus(driver.api, r, "cuDeviceGetCount");
+  }
+  return count;
+}
+
+bool CudaDeviceAvailable() {
+  absl::StatusOr<int> count = CudaDeviceCount();
+  return count.ok() && *count > 0;
+}
+
+absl::StatusOr<std::unique_ptr<DeviceBackend>> CreateCudaBackend(int device) {
+  const LoadedDriver& driver = Driver();
+  if (!driver.status.ok()) return driver.status;
+  const DriverApi& api = driver.api;
+
+  int count = 0;
+  if (CUresult r = api.device_get_count(&count); r != CUDA_SUCCESS) {
+    return CuResultToStatus(api, r, "cuDeviceGetCount");
+  }
+  if (count == 0) {
+    return absl::UnavailableError("no CUDA device present");
+  }
+  if (device < 0 || device >= count) {
+    return absl::InvalidArgumentError(absl::StrCat("CUDA device ", device,
+                                                   " is out of range: ", count,
+                                                   " device(s) present"));
+  }
+
+  const std::string detail = absl::StrCat("device ", device);
+  CUdevice handle = 0;
+  if (CUresult r = api.device_get(&handle, device); r != CUDA_SUCCESS) {
+    return CuResultToStatus(api, r, "cuDeviceGet", detail);
+  }
+  int vmm_supported = 0;
+  if (api.has_virtual_memory) {
+    if (CUresult r = api.device_get_attribute(
+            &vmm_supported,
+            CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED, handle);
+        r != CUDA_SUCCESS) {
+      return CuResultToStatus(api, r, "cuDeviceGetAttribute", detail);
+    }
+  }
+
+  CUcontext context = nullptr;
+  if (CUresult r = api.primary_ctx_retain(&context, handle);
+      r != CUDA_SUCCESS) {
+    return CuResultToStatus(api, r, "cuDevicePrimaryCtxRetain", detail);
+  }
+
+  std::size_t page_size = 0;
+  if (vmm_supported != 0) {
+    ScopedContext scope(api, context);
+    const CUmemAllocationProp prop = PinnedDeviceProp(device);
+    // On failure the backend runs without virtual memory rather than not at
+    // all: growable segments are an optimisation, classic segments still work.
+    if (!scope.ok() || api.mem_get_granularity(
+                           &page_size, &prop,
+                           CU_MEM_ALLOC_GRANULARITY_MINIMUM) != CUDA_SUCCESS) {
+      page_size = 0;
+    }
+  }
+  // The backend owns the retain from here on and releases it when destroyed.
+  return std::make_unique<CudaBackend>(api, device, handle, context, page_size);
+}
+
+}  // namespace ccalloc
