@@ -1,0 +1,39 @@
+#include "allocator/block_pool.h"
+
+#include "absl/strings/str_cat.h"
+
+namespace ccalloc {
+
+Block* BlockPool::BestFit(StreamId stream, std::size_t size,
+                          const SizePolicy& policy, bool expandable) const {
+  Block key;
+  key.stream = stream;
+  key.size = size;
+  key.ptr = 0;
+  auto it = blocks_.lower_bound(&key);
+  if (it == blocks_.end() || (*it)->stream != stream) return nullptr;
+  if (expandable) return *it;
+  return policy.CanServe((*it)->size, size) ? *it : nullptr;
+}
+
+bool BlockPool::Validate(std::string* why) const {
+  const Block* last = nullptr;
+  for (const Block* b : blocks_) {
+    std::string problem;
+    if (b->state != BlockState::kFree) {
+      problem = "indexed block is not free";
+    } else if (b->pool != kind_) {
+      problem = "indexed block belongs to the other pool";
+    } else if (last != nullptr && !Compare()(last, b)) {
+      problem = "index out of order";
+    }
+    if (!problem.empty()) {
+      if (why) *why = absl::StrCat("BlockPool: ", problem, " at 0x", absl::Hex(b->ptr));
+      return false;
+    }
+    last = b;
+  }
+  return true;
+}
+
+}  // namespace ccalloc

@@ -1,0 +1,141 @@
+// c_api.cc — the C API (ccalloc.h). Status becomes an error code here, and
+// the message is kept per thread for ccalloc_last_error().
+#include <cstring>
+#include <memory>
+#include <string>
+
+#include "absl/status/status.h"
+#include "ccalloc/allocator.h"
+#include "ccalloc/ccalloc.h"
+
+struct ccalloc_allocator {
+  std::unique_ptr<ccalloc::Allocator> impl;
+};
+
+namespace {
+
+thread_local std::string last_error;
+
+ccalloc_status Report(const absl::Status& status) {
+  if (status.ok()) return CCALLOC_OK;
+  last_error = std::string(status.message());
+  switch (status.code()) {
+    case absl::StatusCode::kResourceExhausted:
+      return CCALLOC_OUT_OF_MEMORY;
+    case absl::StatusCode::kInvalidArgument:
+    case absl::StatusCode::kNotFound:
+    case absl::StatusCode::kFailedPrecondition:
+      return CCALLOC_INVALID_ARGUMENT;
+    case absl::StatusCode::kUnavailable:
+      return CCALLOC_UNAVAILABLE;
+    default:
+      return CCALLOC_INTERNAL;
+  }
+}
+
+ccalloc_status NullAllocator() {
+  return Report(absl::InvalidArgumentError("allocator is NULL"));
+}
+
+size_t CopyOut(const std::string& text, char* buffer, size_t capacity) {
+  if (buffer != nullptr && capacity > 0) {
+    size_t n = text.size() < capacity - 1 ? text.size() : capacity - 1;
+    std::memcpy(buffer, text.data(), n);
+    buffer[n] = '\0';
+  }
+  return text.size() + 1;
+}
+
+}  // namespace
+
+extern "C" {
+
+ccalloc_status ccalloc_create(int device, const char* conf, ccalloc_allocator** out) {
+  if (out == nullptr) return Report(absl::InvalidArgumentError("out is NULL"));
+  *out = nullptr;
+  auto impl = ccalloc::Allocator::Create(device, conf == nullptr ? "" : conf,
+                                         /*from_env=*/conf == nullptr);
+  if (!impl.ok()) return Report(impl.status());
+  *out = new ccalloc_allocator{std::move(*impl)};
+  return CCALLOC_OK;
+}
+
+ccalloc_status ccalloc_create_simulated(size_t capacity, const char* conf,
+                                        ccalloc_allocator** out) {
+  if (out == nullptr) return Report(absl::InvalidArgumentError("out is NULL"));
+  *out = nullptr;
+  auto impl = ccalloc::Allocator::CreateSimulated(capacity, conf == nullptr ? "" : conf);
+  if (!impl.ok()) return Report(impl.status());
+  *out = new ccalloc_allocator{std::move(*impl)};
+  return CCALLOC_OK;
+}
+
+void ccalloc_destroy(ccalloc_allocator* allocator) { delete allocator; }
+
+ccalloc_status ccalloc_malloc(ccalloc_allocator* allocator, size_t size, void* stream,
+                              void** out) {
+  if (allocator == nullptr) return NullAllocator();
+  if (out == nullptr) return Report(absl::InvalidArgumentError("out is NULL"));
+  *out = nullptr;
+  absl::StatusOr<void*> ptr = allocator->impl->Allocate(size, stream);
+  if (!ptr.ok()) return Report(ptr.status());
+  *out = *ptr;
+  return CCALLOC_OK;
+}
+
+ccalloc_status ccalloc_free(ccalloc_allocator* allocator, void* ptr) {
+  if (allocator == nullptr) return NullAllocator();
+  return Report(allocator->impl->Free(ptr));
+}
+
+ccalloc_status ccalloc_record_stream(ccalloc_allocator* allocator, void* ptr, void* stream) {
+  if (allocator == nullptr) return NullAllocator();
+  return Report(allocator->impl->RecordStream(ptr, stream));
+}
+
+ccalloc_status ccalloc_empty_cache(ccalloc_allocator* allocator) {
+  if (allocator == nullptr) return NullAllocator();
+  return Report(allocator->impl->EmptyCache());
+}
+
+ccalloc_status ccalloc_set_memory_limit(ccalloc_allocator* allocator, size_t bytes) {
+  if (allocator == nullptr) return NullAllocator();
+  return Report(allocator->impl->SetMemoryLimit(bytes));
+}
+
+ccalloc_status ccalloc_set_memory_fraction(ccalloc_allocator* allocator, double fraction) {
+  if (allocator == nullptr) return NullAllocator();
+  return Report(allocator->impl->SetMemoryFraction(fraction));
+}
+
+ccalloc_status ccalloc_get_stat(ccalloc_allocator* allocator, const char* key,
+                                int64_t* value) {
+  if (allocator == nullptr) return NullAllocator();
+  if (key == nullptr || value == nullptr) {
+    return Report(absl::InvalidArgumentError("key or value is NULL"));
+  }
+  absl::StatusOr<std::int64_t> v = allocator->impl->Stat(key);
+  if (!v.ok()) return Report(v.status());
+  *value = *v;
+  return CCALLOC_OK;
+}
+
+ccalloc_status ccalloc_reset_peak_stats(ccalloc_allocator* allocator) {
+  if (allocator == nullptr) return NullAllocator();
+  allocator->impl->ResetPeakStats();
+  return CCALLOC_OK;
+}
+
+size_t ccalloc_stats_json(ccalloc_allocator* allocator, char* buffer, size_t capacity) {
+  if (allocator == nullptr) return 0;
+  return CopyOut(allocator->impl->StatsJson(), buffer, capacity);
+}
+
+size_t ccalloc_snapshot_json(ccalloc_allocator* allocator, char* buffer, size_t capacity) {
+  if (allocator == nullptr) return 0;
+  return CopyOut(allocator->impl->SnapshotJson(), buffer, capacity);
+}
+
+const char* ccalloc_last_error(void) { return last_error.c_str(); }
+
+}  // extern "C"

@@ -1,0 +1,962 @@
+// device_allocator.cc — see device_allocator.h for the design.
+#include "allocator/device_allocator.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+
+#ifndef CCALLOC_DEBUG_CHECKS
+#define CCALLOC_DEBUG_CHECKS 0
+#endif
+
+namespace ccalloc {
+namespace {
+
+constexpr std::size_t RoundUp(std::size_t size, std::size_t multiple) {
+  return (size + multiple - 1) / multiple * multiple;
+}
+
+int PoolIndex(PoolKind pool) { return pool == PoolKind::kSmall ? 1 : 2; }
+
+std::string Hex(std::uint64_t v) { return absl::StrCat("0x", absl::Hex(v)); }
+
+}  // namespace
+
+DeviceAllocator::DeviceAllocator(std::unique_ptr<DeviceBackend> backend,
+                                 const Options& options)
+    : backend_(std::move(backend)),
+      options_(options),
+      policy_(options),
+      expandable_(options.expandable_segments && backend_->SupportsVirtualMemory()) {
+  if (expandable_) {
+    page_size_ = backend_->PageSize();
+    // One range per stream and pool as large as the device: address space is
+    // cheap, and a range that never runs out means its blocks always coalesce.
+    std::size_t total = 64 * kGiB;
+    if (absl::StatusOr<DeviceMemoryInfo> info = backend_->MemoryInfo(); info.ok()) {
+      total = info->total_bytes;
+    }
+    va_size_ = RoundUp(std::max(total, page_size_), page_size_);
+  }
+  absl::MutexLock lock(&mu_);
+  stats_.max_split_size = options_.max_split_size == kNoMaxSplit
+                              ? -1
+                              : static_cast<std::int64_t>(options_.max_split_size);
+  if (options_.memory_limit > 0) memory_limit_ = options_.memory_limit;
+  if (options_.memory_fraction > 0) {
+    if (absl::StatusOr<DeviceMemoryInfo> info = backend_->MemoryInfo(); info.ok()) {
+      memory_limit_ = static_cast<std::size_t>(options_.memory_fraction *
+                                               static_cast<double>(info->total_bytes));
+    }
+  }
+}
+
+DeviceAllocator::~DeviceAllocator() {
+  absl::MutexLock lock(&mu_);
+  // Nothing may still be running on memory we hand back.
+  if (num_pending_ > 0 || !segments_.empty()) {
+    (void)backend_->SynchronizeDevice();
+  }
+  for (auto& [stream, queue] : pending_) {
+    for (const PendingEvent& p : queue) backend_->DestroyEvent(p.event);
+  }
+  pending_.clear();
+  for (auto& [base, segment] : segments_) {
+    if (segment->expandable) {
+      for (std::size_t i = 0; i < segment->pages.size(); ++i) {
+        if (segment->pages[i] == 0) continue;
+        (void)backend_->Unmap(segment->base + i * page_size_, page_size_);
+        (void)backend_->ReleasePhysical(segment->pages[i]);
+      }
+      (void)backend_->ReleaseAddressRange(segment->base, segment->size);
+    } else {
+      (void)backend_->Deallocate(segment->base, segment->size);
+    }
+    for (Block* b = segment->head; b != nullptr;) {
+      Block* next = b->next;
+      delete b;
+      b = next;
+    }
+  }
+  segments_.clear();
+}
+
+// ---------------------------------------------------------------------------
+// Allocation
+// ---------------------------------------------------------------------------
+
+absl::StatusOr<DevicePtr> DeviceAllocator::Allocate(std::size_t size, StreamId stream) {
+  if (size == 0) return DevicePtr{0};
+  absl::StatusOr<std::size_t> rounded = policy_.RoundSize(size);
+  if (!rounded.ok()) return rounded.status();
+  const PoolKind pool = SizePolicy::PoolFor(*rounded);
+
+  absl::MutexLock lock(&mu_);
+  // Reclaim blocks whose cross-stream work has finished before looking, so
+  // they are reused rather than new memory taken.
+  if (num_pending_ > 0) {
+    if (absl::Status s = ProcessEvents(); !s.ok()) return s;
+  }
+  absl::StatusOr<Block*> block = TryAllocate(*rounded, size, stream, pool);
+  if (!block.ok() && absl::IsResourceExhausted(block.status())) {
+    // Release cached memory that is wholly free, then retry.
+    absl::StatusOr<std::size_t> released =
+        ReleaseCached(expandable_ ? 0 : SizePolicy::SegmentSize(*rounded));
+    if (!released.ok()) return released.status();
+    if (*released > 0) {
+      ++stats_.num_alloc_retries;
+      block = TryAllocate(*rounded, size, stream, pool);
+    }
+  }
+  if (!block.ok() && absl::IsResourceExhausted(block.status())) {
+    // Free-all: wait for every stream, free everything cached, retry once.
+    if (absl::Status s = SynchronizeAndFreeEvents(); !s.ok()) return s;
+    absl::StatusOr<std::size_t> released = ReleaseCached(0);
+    if (!released.ok()) return released.status();
+    ++stats_.num_alloc_retries;
+    block = TryAllocate(*rounded, size, stream, pool);
+  }
+  if (!block.ok()) {
+    if (absl::IsResourceExhausted(block.status())) {
+      ++stats_.num_ooms;
+      return absl::ResourceExhaustedError(
+          OutOfMemoryReport(size, *rounded, stream, block.status()));
+    }
+    return block.status();
+  }
+  DebugCheck();
+  return (*block)->ptr;
+}
+
+absl::StatusOr<Block*> DeviceAllocator::TryAllocate(std::size_t rounded,
+                                                    std::size_t requested,
+                                                    StreamId stream, PoolKind pool) {
+  BlockPool& free_blocks = PoolOf(pool);
+  Block* block = free_blocks.BestFit(stream, rounded, policy_, expandable_);
+  if (!expandable_) {
+    if (block == nullptr) {
+      absl::StatusOr<Block*> grown = GrowClassic(rounded, stream, pool);
+      if (!grown.ok()) return grown.status();
+      block = *grown;
+    }
+    return Carve(block, rounded, requested);
+  }
+  if (block == nullptr) {
+    absl::StatusOr<Segment*> segment = NewExpandableSegment(rounded, stream, pool);
+    if (!segment.ok()) return segment.status();
+    block = (*segment)->head;
+  }
+  // Back the block's bytes with pages before handing it out; on failure the
+  // block is still free and indexed, so there is nothing to undo.
+  if (absl::Status s = EnsureMapped(block->segment, block->ptr, rounded); !s.ok()) {
+    return s;
+  }
+  return Carve(block, rounded, requested);
+}
+
+absl::StatusOr<Block*> DeviceAllocator::GrowClassic(std::size_t rounded, StreamId stream,
+                                                    PoolKind pool) {
+  const std::size_t segment_size = SizePolicy::SegmentSize(rounded);
+  if (options_.garbage_collection_threshold > 0 && memory_limit_ > 0) GarbageCollect();
+  if (!WithinLimit(segment_size)) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat("the memory limit (", FormatBytes(memory_limit_), ") would be exceeded"));
+  }
+  absl::StatusOr<DevicePtr> ptr = backend_->Allocate(segment_size);
+  if (!ptr.ok()) return ptr.status();
+
+  auto segment = std::make_unique<Segment>();
+  segment->base = *ptr;
+  segment->size = segment_size;
+  segment->stream = stream;
+  segment->pool = pool;
+  Block* block = new Block;
+  block->ptr = *ptr;
+  block->size = segment_size;
+  block->stream = stream;
+  block->pool = pool;
+  block->segment = segment.get();
+  segment->head = block;
+  segments_.emplace(*ptr, std::move(segment));
+
+  StatAdd(stats_.segment, pool, 1);
+  StatAdd(stats_.reserved_bytes, pool, static_cast<std::int64_t>(segment_size));
+  if (policy_.IsOversize(segment_size)) stats_.oversize_segments.Increase(1);
+  ++stats_.num_device_alloc;
+  PoolOf(pool).Insert(block);
+  return block;
+}
+
+absl::StatusOr<Segment*> DeviceAllocator::NewExpandableSegment(std::size_t rounded,
+                                                               StreamId stream,
+                                                               PoolKind pool) {
+  const std::size_t size = std::max(va_size_, RoundUp(rounded, page_size_));
+  absl::StatusOr<DevicePtr> base = backend_->ReserveAddressRange(size);
+  if (!base.ok()) return base.status();
+  auto segment = std::make_unique<Segment>();
+  segment->base = *base;
+  segment->size = size;
+  segment->stream = stream;
+  segment->pool = pool;
+  segment->expandable = true;
+  segment->pages.assign(size / page_size_, 0);
+  Block* block = new Block;
+  block->ptr = *base;
+  block->size = size;
+  block->stream = stream;
+  block->pool = pool;
+  block->segment = segment.get();
+  segment->head = block;
+  Segment* raw = segment.get();
+  segments_.emplace(*base, std::move(segment));
+  StatAdd(stats_.segment, pool, 1);
+  PoolOf(pool).Insert(block);
+  return raw;
+}
+
+absl::Status DeviceAllocator::EnsureMapped(Segment* segment, DevicePtr begin,
+                                           std::size_t bytes) {
+  const std::size_t first = (begin - segment->base) / page_size_;
+  const std::size_t last = (begin + bytes - 1 - segment->base) / page_size_;
+  std::size_t missing = 0;
+  for (std::size_t i = first; i <= last; ++i) missing += segment->pages[i] == 0;
+  if (missing == 0) return absl::OkStatus();
+
+  // Budget: new memory is taken while the cache of free mapped pages stays
+  // within release_slack of the peak allocated; beyond it (or beyond the
+  // memory limit) pages under free holes are moved here instead. The slack is
+  // the hysteresis that lets steady training steps map nothing.
+  const std::size_t need = missing * page_size_;
+  const std::size_t allocated_after =
+      static_cast<std::size_t>(stats_.allocated_bytes[kStatAll].current) + bytes;
+  const std::size_t peak = std::max(
+      static_cast<std::size_t>(stats_.allocated_bytes[kStatAll].peak), allocated_after);
+  const std::size_t allowed =
+      peak + std::max<std::size_t>(static_cast<std::size_t>(options_.release_slack *
+                                                            static_cast<double>(peak)),
+                                   2 * page_size_);
+  std::size_t to_move = 0;
+  if (reserved() + need > allowed) to_move = (reserved() + need - allowed) / page_size_ + 1;
+  if (memory_limit_ > 0 && reserved() + need > memory_limit_) {
+    to_move = std::max(to_move, (reserved() + need - memory_limit_ + page_size_ - 1) / page_size_);
+  }
+  to_move = std::min(to_move, missing);
+
+  std::vector<PhysicalHandle> spare;
+  if (to_move > 0) {
+    absl::StatusOr<std::vector<PhysicalHandle>> moved =
+        UnmapFreePages(to_move, /*release=*/false, begin, begin + bytes);
+    if (!moved.ok()) return moved.status();
+    spare = std::move(*moved);
+  }
+  absl::Status status;
+  for (std::size_t i = first; i <= last && status.ok(); ++i) {
+    if (segment->pages[i] != 0) continue;
+    PhysicalHandle handle = 0;
+    if (!spare.empty()) {
+      handle = spare.back();
+      spare.pop_back();
+    } else if (!WithinLimit(page_size_)) {
+      status = absl::ResourceExhaustedError(absl::StrCat(
+          "the memory limit (", FormatBytes(memory_limit_), ") would be exceeded"));
+      break;
+    } else {
+      absl::StatusOr<PhysicalHandle> created = backend_->CreatePhysical(page_size_);
+      if (!created.ok()) {
+        status = created.status();
+        break;
+      }
+      ++stats_.num_device_alloc;
+      handle = *created;
+    }
+    if (absl::Status s = backend_->Map(segment->base + i * page_size_, page_size_, handle);
+        !s.ok()) {
+      // A page that could not be mapped goes straight back: nothing is left
+      // half-mapped and nothing leaks.
+      if (backend_->ReleasePhysical(handle).ok()) ++stats_.num_device_free;
+      status = s;
+      break;
+    }
+    segment->pages[i] = handle;
+    ++segment->mapped_pages;
+    ++stats_.num_maps;
+    StatAdd(stats_.reserved_bytes, segment->pool, static_cast<std::int64_t>(page_size_));
+  }
+  // Moved pages that were not needed after all (a later step failed) are
+  // released rather than held outside any segment.
+  for (PhysicalHandle handle : spare) {
+    if (backend_->ReleasePhysical(handle).ok()) ++stats_.num_device_free;
+  }
+  return status;
+}
+
+absl::StatusOr<std::vector<PhysicalHandle>> DeviceAllocator::UnmapFreePages(
+    std::size_t max_pages, bool release, DevicePtr keep_begin, DevicePtr keep_end) {
+  std::vector<PhysicalHandle> handles;
+  if (max_pages == 0) return handles;
+  std::vector<Block*> candidates;
+  for (BlockPool* pool : {&small_pool_, &large_pool_}) {
+    for (Block* b : *pool) {
+      if (b->segment->expandable && b->size >= page_size_) candidates.push_back(b);
+    }
+  }
+  // Largest holes first: they are the least likely to be wanted whole again soon.
+  std::sort(candidates.begin(), candidates.end(),
+            [](const Block* a, const Block* b) { return a->size > b->size; });
+  absl::flat_hash_set<StreamId> synchronized;
+  std::size_t taken = 0;
+  for (Block* b : candidates) {
+    Segment* segment = b->segment;
+    // Only pages wholly inside the free block: its neighbours are in use.
+    std::size_t first = RoundUp(b->ptr - segment->base, page_size_) / page_size_;
+    std::size_t end = (b->end() - segment->base) / page_size_;
+    for (std::size_t i = first; i < end && taken < max_pages; ++i) {
+      if (segment->pages[i] == 0) continue;
+      DevicePtr va = segment->base + i * page_size_;
+      if (va < keep_end && va + page_size_ > keep_begin) continue;
+      // Work queued before the block was freed may still touch the page: wait
+      // for its stream once before taking pages away from under it.
+      if (synchronized.insert(segment->stream).second) {
+        if (absl::Status s = SynchronizeStream(segment->stream); !s.ok()) return s;
+      }
+      if (absl::Status s = backend_->Unmap(va, page_size_); !s.ok()) return s;
+      PhysicalHandle handle = segment->pages[i];
+      segment->pages[i] = 0;
+      --segment->mapped_pages;
+      ++stats_.num_unmaps;
+      StatAdd(stats_.reserved_bytes, segment->pool, -static_cast<std::int64_t>(page_size_));
+      ++taken;
+      if (release) {
+        if (absl::Status s = backend_->ReleasePhysical(handle); !s.ok()) return s;
+        ++stats_.num_device_free;
+      } else {
+        handles.push_back(handle);
+      }
+    }
+    if (taken >= max_pages) break;
+  }
+  return handles;
+}
+
+absl::Status DeviceAllocator::SynchronizeStream(StreamId stream) {
+  absl::StatusOr<EventHandle> event = backend_->RecordEvent(stream);
+  if (!event.ok()) return event.status();
+  absl::Status s = backend_->SynchronizeEvent(*event);
+  backend_->DestroyEvent(*event);
+  return s;
+}
+
+Block* DeviceAllocator::Carve(Block* block, std::size_t rounded, std::size_t requested) {
+  BlockPool& pool = PoolOf(block->pool);
+  pool.Erase(block);
+  AccountInactive(block, -1);
+  if (policy_.ShouldSplit(block->pool, block->size, rounded, block->segment->expandable)) {
+    Block* rest = new Block;
+    rest->ptr = block->ptr + rounded;
+    rest->size = block->size - rounded;
+    rest->stream = block->stream;
+    rest->pool = block->pool;
+    rest->segment = block->segment;
+    rest->prev = block;
+    rest->next = block->next;
+    if (rest->next != nullptr) rest->next->prev = rest;
+    block->next = rest;
+    block->size = rounded;
+    pool.Insert(rest);
+    AccountInactive(rest, +1);
+  }
+  block->state = BlockState::kAllocated;
+  block->requested = requested;
+  allocated_.emplace(block->ptr, block);
+
+  const auto size = static_cast<std::int64_t>(block->size);
+  StatAdd(stats_.allocation, block->pool, 1);
+  StatAdd(stats_.allocated_bytes, block->pool, size);
+  StatAdd(stats_.active, block->pool, 1);
+  StatAdd(stats_.active_bytes, block->pool, size);
+  StatAdd(stats_.requested_bytes, block->pool, static_cast<std::int64_t>(requested));
+  if (policy_.IsOversize(block->size)) stats_.oversize_allocations.Increase(1);
+  ++stats_.num_allocs;
+  return block;
+}
+
+// ---------------------------------------------------------------------------
+// Free
+// ---------------------------------------------------------------------------
+
+absl::Status DeviceAllocator::Free(DevicePtr ptr) {
+  if (ptr == 0) return absl::OkStatus();
+  absl::MutexLock lock(&mu_);
+  auto it = allocated_.find(ptr);
+  if (it == allocated_.end()) return absl::InvalidArgumentError(DescribeBadPointer(ptr));
+  Block* block = it->second;
+
+  // Record every event first: if one fails the free fails and nothing changed.
+  absl::InlinedVector<EventHandle, 2> events;
+  for (StreamId s : block->stream_uses) {
+    absl::StatusOr<EventHandle> event = backend_->RecordEvent(s);
+    if (!event.ok()) {
+      for (EventHandle e : events) backend_->DestroyEvent(e);
+      return event.status();
+    }
+    events.push_back(*event);
+  }
+
+  allocated_.erase(it);
+  StatAdd(stats_.allocation, block->pool, -1);
+  StatAdd(stats_.allocated_bytes, block->pool, -static_cast<std::int64_t>(block->size));
+  StatAdd(stats_.requested_bytes, block->pool, -static_cast<std::int64_t>(block->requested));
+  if (policy_.IsOversize(block->size)) stats_.oversize_allocations.Decrease(1);
+
+  if (events.empty()) {
+    FreeBlock(block);
+  } else {
+    block->state = BlockState::kPending;
+    block->pending_events = static_cast<int>(events.size());
+    for (std::size_t i = 0; i < events.size(); ++i) {
+      pending_[block->stream_uses[i]].push_back(PendingEvent{events[i], block});
+      ++num_pending_;
+    }
+  }
+  DebugCheck();
+  return absl::OkStatus();
+}
+
+void DeviceAllocator::FreeBlock(Block* block) {
+  block->state = BlockState::kFree;
+  block->stream_uses.clear();
+  block->requested = 0;
+  StatAdd(stats_.active, block->pool, -1);
+  StatAdd(stats_.active_bytes, block->pool, -static_cast<std::int64_t>(block->size));
+  if (block->prev != nullptr && block->prev->state == BlockState::kFree) {
+    Absorb(block, block->prev);
+  }
+  if (block->next != nullptr && block->next->state == BlockState::kFree) {
+    Absorb(block, block->next);
+  }
+  PoolOf(block->pool).Insert(block);
+  AccountInactive(block, +1);
+}
+
+// Merges free neighbour `src` into `dst` and deletes `src`.
+void DeviceAllocator::Absorb(Block* dst, Block* src) {
+  PoolOf(src->pool).Erase(src);
+  AccountInactive(src, -1);
+  if (src == dst->prev) {
+    dst->ptr = src->ptr;
+    dst->prev = src->prev;
+    if (dst->prev != nullptr) {
+      dst->prev->next = dst;
+    } else {
+      dst->segment->head = dst;
+    }
+  } else {
+    dst->next = src->next;
+    if (dst->next != nullptr) dst->next->prev = dst;
+  }
+  dst->size += src->size;
+  delete src;
+}
+
+absl::Status DeviceAllocator::RecordStream(DevicePtr ptr, StreamId stream) {
+  if (ptr == 0) return absl::OkStatus();
+  absl::MutexLock lock(&mu_);
+  auto it = allocated_.find(ptr);
+  if (it == allocated_.end()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("record_stream: ", DescribeBadPointer(ptr)));
+  }
+  Block* block = it->second;
+  // The allocating stream is ordered with itself already.
+  if (stream == block->stream) return absl::OkStatus();
+  if (std::find(block->stream_uses.begin(), block->stream_uses.end(), stream) ==
+      block->stream_uses.end()) {
+    block->stream_uses.push_back(stream);
+  }
+  return absl::OkStatus();
+}
+
+// ---------------------------------------------------------------------------
+// Events, release, limits
+// ---------------------------------------------------------------------------
+
+absl::Status DeviceAllocator::ProcessEvents() {
+  for (auto& [stream, queue] : pending_) {
+    while (!queue.empty()) {
+      absl::StatusOr<bool> done = backend_->QueryEvent(queue.front().event);
+      if (!done.ok()) return done.status();
+      if (!*done) break;
+      PendingEvent p = queue.front();
+      queue.pop_front();
+      --num_pending_;
+      backend_->DestroyEvent(p.event);
+      if (--p.block->pending_events == 0) FreeBlock(p.block);
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status DeviceAllocator::SynchronizeAndFreeEvents() {
+  if (absl::Status s = backend_->SynchronizeDevice(); !s.ok()) return s;
+  ++stats_.num_sync_all_streams;
+  for (auto& [stream, queue] : pending_) {
+    for (const PendingEvent& p : queue) {
+      backend_->DestroyEvent(p.event);
+      if (--p.block->pending_events == 0) FreeBlock(p.block);
+    }
+    queue.clear();
+  }
+  num_pending_ = 0;
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::size_t> DeviceAllocator::ReleaseCached(std::size_t target) {
+  const std::size_t before = reserved();
+  if (expandable_) {
+    absl::StatusOr<std::vector<PhysicalHandle>> unmapped =
+        UnmapFreePages(static_cast<std::size_t>(-1), /*release=*/true, 0, 0);
+    if (!unmapped.ok()) return unmapped.status();
+  }
+  std::vector<Segment*> free_segments;
+  for (auto& [base, segment] : segments_) {
+    const Block* head = segment->head;
+    if (head->state == BlockState::kFree && head->next == nullptr &&
+        segment->mapped_pages == 0) {
+      free_segments.push_back(segment.get());
+    }
+  }
+  if (target > 0) {
+    // Enough for `target`: the smallest single segment that covers it, else
+    // the largest ones until it is covered.
+    std::sort(free_segments.begin(), free_segments.end(),
+              [](const Segment* a, const Segment* b) { return a->size < b->size; });
+    auto fit = std::find_if(free_segments.begin(), free_segments.end(),
+                            [target](const Segment* s) { return s->size >= target; });
+    if (fit != free_segments.end()) {
+      free_segments = {*fit};
+    } else {
+      std::reverse(free_segments.begin(), free_segments.end());
+    }
+  }
+  for (Segment* segment : free_segments) {
+    if (target > 0 && before - reserved() >= target) break;
+    if (absl::Status s = ReleaseSegment(segment); !s.ok()) return s;
+  }
+  return before - reserved();
+}
+
+absl::Status DeviceAllocator::ReleaseSegment(Segment* segment) {
+  Block* head = segment->head;
+  if (segment->expandable) {
+    if (absl::Status s = backend_->ReleaseAddressRange(segment->base, segment->size);
+        !s.ok()) {
+      return s;
+    }
+  } else {
+    if (absl::Status s = backend_->Deallocate(segment->base, segment->size); !s.ok()) {
+      return s;
+    }
+    StatAdd(stats_.reserved_bytes, segment->pool, -static_cast<std::int64_t>(segment->size));
+    if (policy_.IsOversize(segment->size)) stats_.oversize_segments.Decrease(1);
+    ++stats_.num_device_free;
+  }
+  PoolOf(segment->pool).Erase(head);
+  AccountInactive(head, -1);
+  StatAdd(stats_.segment, segment->pool, -1);
+  delete head;
+  segments_.erase(segment->base);
+  return absl::OkStatus();
+}
+
+void DeviceAllocator::GarbageCollect() {
+  const auto threshold = static_cast<std::size_t>(
+      options_.garbage_collection_threshold * static_cast<double>(memory_limit_));
+  if (reserved() <= threshold) return;
+  std::vector<Segment*> free_segments;
+  for (auto& [base, segment] : segments_) {
+    if (!segment->expandable && segment->head->state == BlockState::kFree &&
+        segment->head->next == nullptr) {
+      free_segments.push_back(segment.get());
+    }
+  }
+  // Largest first: the fewest releases that get back under the threshold.
+  std::sort(free_segments.begin(), free_segments.end(),
+            [](const Segment* a, const Segment* b) { return a->size > b->size; });
+  for (Segment* segment : free_segments) {
+    if (reserved() <= threshold) break;
+    if (!ReleaseSegment(segment).ok()) break;
+  }
+}
+
+absl::Status DeviceAllocator::EmptyCache() {
+  absl::MutexLock lock(&mu_);
+  // Like torch.cuda.empty_cache(): blocks waiting on other streams are waited
+  // for, so that everything the program has freed can go back.
+  for (auto& [stream, queue] : pending_) {
+    for (const PendingEvent& p : queue) {
+      if (absl::Status s = backend_->SynchronizeEvent(p.event); !s.ok()) return s;
+    }
+  }
+  if (absl::Status s = ProcessEvents(); !s.ok()) return s;
+  absl::StatusOr<std::size_t> released = ReleaseCached(0);
+  if (!released.ok()) return released.status();
+  DebugCheck();
+  return absl::OkStatus();
+}
+
+absl::Status DeviceAllocator::SetMemoryLimit(std::size_t bytes) {
+  absl::MutexLock lock(&mu_);
+  memory_limit_ = bytes;
+  return absl::OkStatus();
+}
+
+absl::Status DeviceAllocator::SetMemoryFraction(double fraction) {
+  if (!(fraction > 0.0 && fraction <= 1.0)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("memory fraction ", fraction, " is not in (0, 1]"));
+  }
+  absl::StatusOr<DeviceMemoryInfo> info = backend_->MemoryInfo();
+  if (!info.ok()) return info.status();
+  absl::MutexLock lock(&mu_);
+  memory_limit_ =
+      static_cast<std::size_t>(fraction * static_cast<double>(info->total_bytes));
+  return absl::OkStatus();
+}
+
+std::size_t DeviceAllocator::memory_limit() const {
+  absl::MutexLock lock(&mu_);
+  return memory_limit_;
+}
+
+bool DeviceAllocator::WithinLimit(std::size_t extra) const {
+  return memory_limit_ == 0 || reserved() + extra <= memory_limit_;
+}
+
+// ---------------------------------------------------------------------------
+// Statistics and reports
+// ---------------------------------------------------------------------------
+
+void DeviceAllocator::StatAdd(StatArray& array, PoolKind pool, std::int64_t amount) {
+  if (amount >= 0) {
+    array[kStatAll].Increase(amount);
+    array[PoolIndex(pool)].Increase(amount);
+  } else {
+    array[kStatAll].Decrease(-amount);
+    array[PoolIndex(pool)].Decrease(-amount);
+  }
+}
+
+void DeviceAllocator::AccountInactive(const Block* block, int sign) {
+  // A free block of a growable segment is address space, not memory held, so
+  // only classic segments count here (as in PyTorch).
+  if (block->state != BlockState::kFree || !block->is_split() || block->segment->expandable) {
+    return;
+  }
+  StatAdd(stats_.inactive_split, block->pool, sign);
+  StatAdd(stats_.inactive_split_bytes, block->pool,
+          sign * static_cast<std::int64_t>(block->size));
+}
+
+MemoryStats DeviceAllocator::GetStats() const {
+  absl::MutexLock lock(&mu_);
+  return stats_;
+}
+
+void DeviceAllocator::ResetPeakStats() {
+  absl::MutexLock lock(&mu_);
+  stats_.ResetPeaks();
+}
+
+void DeviceAllocator::ResetAccumulatedStats() {
+  absl::MutexLock lock(&mu_);
+  stats_.ResetAccumulated();
+}
+
+FragmentationNow DeviceAllocator::Fragmentation() const {
+  absl::MutexLock lock(&mu_);
+  return FragmentationLocked();
+}
+
+FragmentationNow DeviceAllocator::FragmentationLocked() const {
+  FragmentationNow f;
+  f.free_cached_bytes = static_cast<std::uint64_t>(stats_.reserved_bytes[kStatAll].current -
+                                                   stats_.active_bytes[kStatAll].current);
+  for (const BlockPool* pool : {&small_pool_, &large_pool_}) {
+    for (const Block* b : *pool) {
+      std::uint64_t usable = b->size;
+      if (b->segment->expandable) {
+        // Only the mapped part of a hole is memory held.
+        usable = 0;
+        const Segment* s = b->segment;
+        std::size_t first = (b->ptr - s->base) / page_size_;
+        std::size_t last = (b->end() - 1 - s->base) / page_size_;
+        for (std::size_t i = first; i <= last; ++i) {
+          if (s->pages[i] == 0) continue;
+          DevicePtr lo = std::max(b->ptr, s->base + i * page_size_);
+          DevicePtr hi = std::min(b->end(), s->base + (i + 1) * page_size_);
+          usable += hi - lo;
+        }
+      }
+      f.largest_free_block = std::max(f.largest_free_block, usable);
+    }
+  }
+  if (f.free_cached_bytes > 0) {
+    f.ratio = static_cast<double>(f.free_cached_bytes - std::min(f.free_cached_bytes,
+                                                                 f.largest_free_block)) /
+              static_cast<double>(f.free_cached_bytes);
+  }
+  return f;
+}
+
+Snapshot DeviceAllocator::TakeSnapshot() const {
+  absl::MutexLock lock(&mu_);
+  Snapshot snap;
+  snap.device = backend_->device();
+  snap.stats = stats_;
+  snap.fragmentation = FragmentationLocked();
+  for (const auto& [base, segment] : segments_) {
+    SegmentInfo info;
+    info.address = segment->base;
+    info.total_size = segment->size;
+    info.stream = segment->stream;
+    info.small_pool = segment->pool == PoolKind::kSmall;
+    info.expandable = segment->expandable;
+    info.mapped_size = segment->expandable ? segment->mapped_pages * page_size_ : segment->size;
+    for (const Block* b = segment->head; b != nullptr; b = b->next) {
+      BlockInfo bi;
+      bi.address = b->ptr;
+      bi.size = b->size;
+      bi.requested_size = b->requested;
+      switch (b->state) {
+        case BlockState::kAllocated:
+          bi.status = BlockStatus::kActiveAllocated;
+          info.allocated_size += b->size;
+          info.active_size += b->size;
+          info.requested_size += b->requested;
+          break;
+        case BlockState::kPending:
+          bi.status = BlockStatus::kActivePendingFree;
+          info.active_size += b->size;
+          break;
+        case BlockState::kFree:
+          bi.status = BlockStatus::kInactive;
+          break;
+      }
+      info.blocks.push_back(bi);
+    }
+    if (segment->expandable) {
+      for (std::size_t i = 0; i < segment->pages.size(); ++i) {
+        if (segment->pages[i] == 0) continue;
+        DevicePtr lo = segment->base + i * page_size_;
+        if (!info.mapped_ranges.empty() && info.mapped_ranges.back().second == lo) {
+          info.mapped_ranges.back().second = lo + page_size_;
+        } else {
+          info.mapped_ranges.emplace_back(lo, lo + page_size_);
+        }
+      }
+    }
+    snap.segments.push_back(std::move(info));
+  }
+  return snap;
+}
+
+std::string DeviceAllocator::OutOfMemoryReport(std::size_t size, std::size_t rounded,
+                                               StreamId stream,
+                                               const absl::Status& cause) const {
+  FragmentationNow f = FragmentationLocked();
+  std::string device_free = "unknown";
+  if (absl::StatusOr<DeviceMemoryInfo> info = backend_->MemoryInfo(); info.ok()) {
+    device_free = absl::StrCat(FormatBytes(info->free_bytes), " of ",
+                               FormatBytes(info->total_bytes));
+  }
+  return absl::StrFormat(
+      "CUDA out of memory (ccalloc): tried to allocate %s (%d bytes, rounded to %d) on "
+      "device %d, stream %s. Reserved %s, allocated %s, free in cache %s, largest free "
+      "block %s, fragmentation %.1f%%; memory limit %s; device free %s. Cause: %s",
+      FormatBytes(size), size, rounded, backend_->device(), Hex(stream),
+      FormatBytes(reserved()),
+      FormatBytes(static_cast<std::uint64_t>(stats_.allocated_bytes[kStatAll].current)),
+      FormatBytes(f.free_cached_bytes), FormatBytes(f.largest_free_block), 100.0 * f.ratio,
+      memory_limit_ == 0 ? std::string("none") : FormatBytes(memory_limit_), device_free,
+      cause.message());
+}
+
+std::string DeviceAllocator::DescribeBadPointer(DevicePtr ptr) const {
+  auto it = segments_.upper_bound(ptr);
+  if (it != segments_.begin()) {
+    --it;
+    const Segment& segment = *it->second;
+    if (ptr < segment.end()) {
+      for (const Block* b = segment.head; b != nullptr; b = b->next) {
+        if (ptr < b->ptr || ptr >= b->end()) continue;
+        if (b->ptr == ptr && b->state == BlockState::kPending) {
+          return absl::StrCat("double free of ", Hex(ptr),
+                              ": the block is already freed (waiting for other streams)");
+        }
+        if (b->state != BlockState::kAllocated) {
+          return absl::StrCat("double free of ", Hex(ptr),
+                              ": the address lies in free cached memory");
+        }
+        return absl::StrCat("free of ", Hex(ptr), ": an interior pointer of the block at ",
+                            Hex(b->ptr), " (", b->size, " bytes); pass the block's start");
+      }
+    }
+  }
+  return absl::StrCat("free of ", Hex(ptr), ": not allocated by this allocator (device ",
+                      backend_->device(), ")");
+}
+
+// ---------------------------------------------------------------------------
+// Invariants
+// ---------------------------------------------------------------------------
+
+bool DeviceAllocator::Validate(std::string* why) const {
+  absl::MutexLock lock(&mu_);
+  return ValidateLocked(why);
+}
+
+void DeviceAllocator::DebugCheck() const {
+#if CCALLOC_DEBUG_CHECKS
+  std::string why;
+  if (!ValidateLocked(&why)) {
+    std::fprintf(stderr, "ccalloc: invariant broken: %s\n", why.c_str());
+    std::abort();
+  }
+#endif
+}
+
+bool DeviceAllocator::ValidateLocked(std::string* why) const {
+  auto fail = [why](std::string message) {
+    if (why != nullptr) *why = std::move(message);
+    return false;
+  };
+  std::int64_t allocation[3] = {}, allocated_bytes[3] = {}, active[3] = {},
+               active_bytes[3] = {}, reserved[3] = {}, segments[3] = {},
+               inactive[3] = {}, inactive_bytes[3] = {}, requested[3] = {};
+  std::size_t free_blocks = 0;
+  std::size_t allocated_blocks = 0;
+  std::size_t pending_refs = 0;
+  for (const auto& [base, segment] : segments_) {
+    const int p = PoolIndex(segment->pool);
+    segments[p] += 1;
+    if (segment->head == nullptr || segment->head->prev != nullptr ||
+        segment->head->ptr != segment->base) {
+      return fail(absl::StrCat("segment ", Hex(base), ": bad head"));
+    }
+    DevicePtr expect = segment->base;
+    const Block* prev = nullptr;
+    for (const Block* b = segment->head; b != nullptr; prev = b, b = b->next) {
+      if (b->segment != segment.get() || b->prev != prev || b->ptr != expect ||
+          b->size == 0 || b->pool != segment->pool || b->stream != segment->stream) {
+        return fail(absl::StrCat("segment ", Hex(base), ": block ", Hex(b->ptr),
+                                 " does not tile the segment"));
+      }
+      expect = b->end();
+      const auto size = static_cast<std::int64_t>(b->size);
+      switch (b->state) {
+        case BlockState::kFree: {
+          ++free_blocks;
+          if (prev != nullptr && prev->state == BlockState::kFree) {
+            return fail(absl::StrCat("free blocks ", Hex(prev->ptr), " and ", Hex(b->ptr),
+                                     " are not coalesced"));
+          }
+          const BlockPool& pool = b->pool == PoolKind::kSmall ? small_pool_ : large_pool_;
+          if (!pool.Contains(const_cast<Block*>(b))) {
+            return fail(absl::StrCat("free block ", Hex(b->ptr), " is not indexed"));
+          }
+          if (b->is_split() && !segment->expandable) {
+            inactive[p] += 1;
+            inactive_bytes[p] += size;
+          }
+          break;
+        }
+        case BlockState::kAllocated: {
+          ++allocated_blocks;
+          auto it = allocated_.find(b->ptr);
+          if (it == allocated_.end() || it->second != b) {
+            return fail(absl::StrCat("allocated block ", Hex(b->ptr), " is not in the map"));
+          }
+          allocation[p] += 1;
+          allocated_bytes[p] += size;
+          active[p] += 1;
+          active_bytes[p] += size;
+          requested[p] += static_cast<std::int64_t>(b->requested);
+          break;
+        }
+        case BlockState::kPending:
+          if (b->pending_events <= 0) {
+            return fail(absl::StrCat("pending block ", Hex(b->ptr), " has no events"));
+          }
+          pending_refs += static_cast<std::size_t>(b->pending_events);
+          active[p] += 1;
+          active_bytes[p] += size;
+          break;
+      }
+      if (segment->expandable && b->state != BlockState::kFree) {
+        std::size_t first = (b->ptr - segment->base) / page_size_;
+        std::size_t last = (b->end() - 1 - segment->base) / page_size_;
+        for (std::size_t i = first; i <= last; ++i) {
+          if (segment->pages[i] == 0) {
+            return fail(absl::StrCat("block ", Hex(b->ptr), " in use over an unmapped page"));
+          }
+        }
+      }
+    }
+    if (expect != segment->end()) {
+      return fail(absl::StrCat("segment ", Hex(base), ": blocks do not reach its end"));
+    }
+    if (segment->expandable) {
+      std::size_t mapped = 0;
+      for (PhysicalHandle h : segment->pages) mapped += h != 0;
+      if (mapped != segment->mapped_pages) {
+        return fail(absl::StrCat("segment ", Hex(base), ": mapped page count is off"));
+      }
+      reserved[p] += static_cast<std::int64_t>(mapped * page_size_);
+    } else {
+      reserved[p] += static_cast<std::int64_t>(segment->size);
+    }
+  }
+  if (free_blocks != small_pool_.size() + large_pool_.size()) {
+    return fail("the pools index blocks that are not free");
+  }
+  if (allocated_blocks != allocated_.size()) return fail("the allocated map has strays");
+  std::size_t queued = 0;
+  for (const auto& [stream, queue] : pending_) queued += queue.size();
+  if (queued != num_pending_ || queued != pending_refs) {
+    return fail("pending event queues disagree with the blocks");
+  }
+  std::string pool_why;
+  if (!small_pool_.Validate(&pool_why) || !large_pool_.Validate(&pool_why)) {
+    return fail(pool_why);
+  }
+  if (!stats_.Validate()) return fail("counters are inconsistent");
+  struct Check {
+    const char* name;
+    const StatArray& stat;
+    const std::int64_t* expect;
+  };
+  for (const Check& c : {Check{"allocation", stats_.allocation, allocation},
+                         Check{"allocated_bytes", stats_.allocated_bytes, allocated_bytes},
+                         Check{"active", stats_.active, active},
+                         Check{"active_bytes", stats_.active_bytes, active_bytes},
+                         Check{"reserved_bytes", stats_.reserved_bytes, reserved},
+                         Check{"segment", stats_.segment, segments},
+                         Check{"inactive_split", stats_.inactive_split, inactive},
+                         Check{"inactive_split_bytes", stats_.inactive_split_bytes,
+                               inactive_bytes},
+                         Check{"requested_bytes", stats_.requested_bytes, requested}}) {
+    for (int p = 1; p <= 2; ++p) {
+      if (c.stat[p].current != c.expect[p]) {
+        return fail(absl::StrCat("counter ", c.name, "[", p, "] is ", c.stat[p].current,
+                                 " but the blocks say ", c.expect[p]));
+      }
+    }
+  }
+  return true;
+}
+
+}  // namespace ccalloc

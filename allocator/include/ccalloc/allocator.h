@@ -1,0 +1,65 @@
+// allocator.h — C++ API of ccalloc: one caching allocator per device.
+//
+//   auto alloc = ccalloc::Allocator::Create(/*device=*/0);   // CCALLOC_CONF
+//   absl::StatusOr<void*> p = (*alloc)->Allocate(1 << 20, stream);
+//   (*alloc)->Free(*p);
+//
+// Errors are absl::Status: ResourceExhausted for out of memory (the message
+// carries the report), InvalidArgument for bad input, Unavailable when there is
+// no device. Every method is thread-safe.
+#ifndef CCALLOC_ALLOCATOR_H_
+#define CCALLOC_ALLOCATOR_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include "absl/strings/string_view.h"
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+
+namespace ccalloc {
+
+class DeviceAllocator;
+
+class Allocator {
+ public:
+  // An allocator on CUDA device `device`. `conf` uses PYTORCH_CUDA_ALLOC_CONF
+  // syntax; nullopt-like empty view with `from_env` reads CCALLOC_CONF.
+  static absl::StatusOr<std::unique_ptr<Allocator>> Create(int device,
+                                                           absl::string_view conf = {},
+                                                           bool from_env = true);
+  // An allocator on a simulated device of `capacity` bytes (fake addresses).
+  static absl::StatusOr<std::unique_ptr<Allocator>> CreateSimulated(
+      std::size_t capacity, absl::string_view conf = {});
+  ~Allocator();
+
+  absl::StatusOr<void*> Allocate(std::size_t size, void* stream = nullptr);
+  absl::Status Free(void* ptr);
+  absl::Status RecordStream(void* ptr, void* stream);
+  absl::Status EmptyCache();
+  absl::Status SetMemoryLimit(std::size_t bytes);
+  absl::Status SetMemoryFraction(double fraction);
+
+  // Counters under torch.cuda.memory_stats() keys.
+  std::vector<std::pair<std::string, std::int64_t>> Stats() const;
+  absl::StatusOr<std::int64_t> Stat(absl::string_view key) const;
+  void ResetPeakStats();
+  std::string StatsJson() const;
+  std::string SnapshotJson() const;
+  std::string Summary() const;
+
+  // The engine, for tools that need more than this API (internal header).
+  DeviceAllocator& device_allocator() { return *impl_; }
+
+ private:
+  explicit Allocator(std::unique_ptr<DeviceAllocator> impl);
+  std::unique_ptr<DeviceAllocator> impl_;
+};
+
+}  // namespace ccalloc
+
+#endif  // CCALLOC_ALLOCATOR_H_

@@ -1,0 +1,228 @@
+// options.cc — CCALLOC_CONF parsing. Keeps PyTorch's names and value ranges so
+// that a PYTORCH_CUDA_ALLOC_CONF string can be copied over as it is.
+#include "allocator/options.h"
+
+#include <cmath>
+#include <cstdlib>
+#include <vector>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+
+namespace ccalloc {
+namespace {
+
+absl::Status BadValue(absl::string_view key, absl::string_view value,
+                      absl::string_view why) {
+  return absl::InvalidArgumentError(absl::StrCat("CCALLOC_CONF: bad value '", value,
+                                                 "' for key '", key, "': ", why));
+}
+
+absl::StatusOr<bool> ParseBool(absl::string_view key, absl::string_view value) {
+  if (value == "True" || value == "true" || value == "1") return true;
+  if (value == "False" || value == "false" || value == "0") return false;
+  return BadValue(key, value, "expected True or False");
+}
+
+bool IsPowerOfTwo(std::uint64_t v) { return v != 0 && (v & (v - 1)) == 0; }
+
+absl::StatusOr<std::uint32_t> ParseDivision(absl::string_view key,
+                                            absl::string_view value) {
+  std::uint32_t d = 0;
+  if (!absl::SimpleAtoi(value, &d)) return BadValue(key, value, "not an integer");
+  // 0 and 1 both mean "no power-of-two rounding" for that interval.
+  if (d > 1 && !IsPowerOfTwo(d)) {
+    return BadValue(key, value, "divisions must be a power of two");
+  }
+  return d;
+}
+
+// "4" (every interval) or "[256:1,512:2,>:8]" (interval start in MiB → divisions;
+// '>' sets every interval after the last one named).
+absl::Status ParseRoundup(absl::string_view value, Options& options) {
+  constexpr absl::string_view kKey = "roundup_power2_divisions";
+  if (!absl::StartsWith(value, "[")) {
+    absl::StatusOr<std::uint32_t> d = ParseDivision(kKey, value);
+    if (!d.ok()) return d.status();
+    options.roundup_power2_divisions.fill(*d);
+    return absl::OkStatus();
+  }
+  if (!absl::EndsWith(value, "]")) return BadValue(kKey, value, "missing ']'");
+  absl::string_view body = value.substr(1, value.size() - 2);
+  int last_index = -1;
+  for (absl::string_view item : absl::StrSplit(body, ',', absl::SkipEmpty())) {
+    std::vector<absl::string_view> kv = absl::StrSplit(item, ':');
+    if (kv.size() != 2) return BadValue(kKey, item, "expected <MiB>:<divisions>");
+    absl::StatusOr<std::uint32_t> d = ParseDivision(kKey, kv[1]);
+    if (!d.ok()) return d.status();
+    if (kv[0] == ">") {
+      for (int i = last_index + 1; i < kRoundupIntervals; ++i) {
+        options.roundup_power2_divisions[i] = *d;
+      }
+      continue;
+    }
+    std::uint64_t mib = 0;
+    if (!absl::SimpleAtoi(kv[0], &mib) || !IsPowerOfTwo(mib)) {
+      return BadValue(kKey, item, "interval start must be a power of two in MiB");
+    }
+    int index = 0;
+    while ((std::uint64_t{1} << index) < mib) ++index;
+    if (index >= kRoundupIntervals) return BadValue(kKey, item, "interval too large");
+    if (index <= last_index) return BadValue(kKey, item, "intervals must increase");
+    options.roundup_power2_divisions[index] = *d;
+    last_index = index;
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<double> ParseFraction(absl::string_view key, absl::string_view value,
+                                     bool allow_one) {
+  double f = 0;
+  if (!absl::SimpleAtod(value, &f) || !std::isfinite(f)) {
+    return BadValue(key, value, "not a number");
+  }
+  if (f <= 0.0 || f > 1.0 || (!allow_one && f == 1.0)) {
+    return BadValue(key, value, allow_one ? "must be in (0, 1]" : "must be in (0, 1)");
+  }
+  return f;
+}
+
+}  // namespace
+
+absl::StatusOr<std::size_t> ParseByteSize(absl::string_view text) {
+  absl::string_view t = absl::StripAsciiWhitespace(text);
+  std::size_t split = 0;
+  while (split < t.size() &&
+         (absl::ascii_isdigit(static_cast<unsigned char>(t[split])) || t[split] == '.')) {
+    ++split;
+  }
+  double number = 0;
+  if (split == 0 || !absl::SimpleAtod(t.substr(0, split), &number)) {
+    return absl::InvalidArgumentError(absl::StrCat("bad byte size '", text, "'"));
+  }
+  std::string unit = absl::AsciiStrToLower(absl::StripAsciiWhitespace(t.substr(split)));
+  double scale = 1;
+  if (unit.empty() || unit == "b") {
+    scale = 1;
+  } else if (unit == "k" || unit == "kb" || unit == "kib") {
+    scale = 1024.0;
+  } else if (unit == "m" || unit == "mb" || unit == "mib") {
+    scale = 1024.0 * 1024;
+  } else if (unit == "g" || unit == "gb" || unit == "gib") {
+    scale = 1024.0 * 1024 * 1024;
+  } else if (unit == "t" || unit == "tb" || unit == "tib") {
+    scale = 1024.0 * 1024 * 1024 * 1024;
+  } else {
+    return absl::InvalidArgumentError(absl::StrCat("bad unit in byte size '", text, "'"));
+  }
+  double bytes = number * scale;
+  if (bytes >= 9.0e18) {
+    return absl::InvalidArgumentError(absl::StrCat("byte size '", text, "' too large"));
+  }
+  return static_cast<std::size_t>(bytes);
+}
+
+Options DefaultOptions() {
+  Options options;
+  return options;
+}
+
+Options PytorchNativeOptions() {
+  Options options;
+  options.expandable_segments = false;
+  return options;
+}
+
+absl::StatusOr<Options> ParseOptions(absl::string_view conf, const Options& base) {
+  Options options = base;
+  for (absl::string_view raw : absl::StrSplit(conf, ',', absl::SkipWhitespace())) {
+    absl::string_view item = absl::StripAsciiWhitespace(raw);
+    std::size_t colon = item.find(':');
+    if (colon == absl::string_view::npos) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("CCALLOC_CONF: '", item, "' is not key:value"));
+    }
+    absl::string_view key = absl::StripAsciiWhitespace(item.substr(0, colon));
+    absl::string_view value = absl::StripAsciiWhitespace(item.substr(colon + 1));
+    if (key == "max_split_size_mb") {
+      std::uint64_t mb = 0;
+      if (!absl::SimpleAtoi(value, &mb)) return BadValue(key, value, "not an integer");
+      // Oversize blocks serve requests within 20 MiB of their size, so a limit at
+      // or below that would make every large block unsplittable (as PyTorch).
+      if (mb <= 20) return BadValue(key, value, "must be > 20");
+      if (mb > (kNoMaxSplit >> 20)) return BadValue(key, value, "too large");
+      options.max_split_size = mb * kMiB;
+    } else if (key == "roundup_power2_divisions") {
+      if (absl::Status s = ParseRoundup(value, options); !s.ok()) return s;
+    } else if (key == "garbage_collection_threshold") {
+      absl::StatusOr<double> f = ParseFraction(key, value, /*allow_one=*/false);
+      if (!f.ok()) return f.status();
+      options.garbage_collection_threshold = *f;
+    } else if (key == "expandable_segments") {
+      absl::StatusOr<bool> b = ParseBool(key, value);
+      if (!b.ok()) return b.status();
+      options.expandable_segments = *b;
+    } else if (key == "backend") {
+      // ccalloc is the allocator; asking for another one here is a mistake.
+      if (value != "native") {
+        return BadValue(key, value, "ccalloc replaces the backend; only 'native' is accepted");
+      }
+    } else if (key == "release_lock_on_cudamalloc" ||
+               key == "pinned_use_cuda_host_register" ||
+               key == "pinned_use_background_threads") {
+      // Meaningful only to PyTorch's own allocators: validated, then ignored.
+      if (absl::StatusOr<bool> b = ParseBool(key, value); !b.ok()) return b.status();
+    } else if (key == "pinned_num_register_threads") {
+      std::uint32_t n = 0;
+      if (!absl::SimpleAtoi(value, &n) || n == 0) {
+        return BadValue(key, value, "expected a positive integer");
+      }
+    } else if (key == "memory_limit") {
+      absl::StatusOr<std::size_t> bytes = ParseByteSize(value);
+      if (!bytes.ok()) return BadValue(key, value, bytes.status().message());
+      options.memory_limit = *bytes;
+    } else if (key == "memory_fraction") {
+      absl::StatusOr<double> f = ParseFraction(key, value, /*allow_one=*/true);
+      if (!f.ok()) return f.status();
+      options.memory_fraction = *f;
+    } else if (key == "release_slack") {
+      double f = 0;
+      if (!absl::SimpleAtod(value, &f) || !(f >= 0.0 && f <= 1.0)) {
+        return BadValue(key, value, "must be in [0, 1]");
+      }
+      options.release_slack = f;
+    } else {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "CCALLOC_CONF: unknown key '", key,
+          "' (known: max_split_size_mb, roundup_power2_divisions, "
+          "garbage_collection_threshold, expandable_segments, backend, memory_limit, "
+          "memory_fraction, release_slack)"));
+    }
+  }
+  return options;
+}
+
+absl::StatusOr<Options> OptionsFromEnvironment(const Options& base) {
+  const char* conf = std::getenv("CCALLOC_CONF");
+  if (conf == nullptr) return base;
+  return ParseOptions(conf, base);
+}
+
+std::string Options::ToString() const {
+  std::string out = absl::StrCat(
+      "max_split_size_mb:",
+      max_split_size == kNoMaxSplit ? std::string("unlimited")
+                                    : absl::StrCat(max_split_size / kMiB),
+      ",roundup_power2_divisions:[", absl::StrJoin(roundup_power2_divisions, ","), "]",
+      ",garbage_collection_threshold:", garbage_collection_threshold,
+      ",expandable_segments:", expandable_segments ? "True" : "False",
+      ",memory_limit:", memory_limit, ",memory_fraction:", memory_fraction,
+      ",release_slack:", release_slack);
+  return out;
+}
+
+}  // namespace ccalloc

@@ -1,0 +1,71 @@
+// options.h — every knob of the allocator, and the parser for CCALLOC_CONF.
+//
+// The syntax and key names are PyTorch's PYTORCH_CUDA_ALLOC_CONF
+// ("key:value,key:value"), so a user's settings carry over unchanged. Keys that
+// only concern PyTorch's pinned host allocator are accepted and ignored; an
+// unknown key or a bad value is an InvalidArgument naming it, never a silent
+// default.
+#ifndef CCALLOC_ALLOCATOR_OPTIONS_H_
+#define CCALLOC_ALLOCATOR_OPTIONS_H_
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include "absl/strings/string_view.h"
+
+#include "absl/status/statusor.h"
+
+namespace ccalloc {
+
+inline constexpr std::size_t kMiB = std::size_t{1} << 20;
+inline constexpr std::size_t kGiB = std::size_t{1} << 30;
+inline constexpr std::size_t kNoMaxSplit = std::numeric_limits<std::size_t>::max();
+// roundup_power2_divisions has one entry per power-of-two interval from 1 MiB up.
+inline constexpr int kRoundupIntervals = 16;
+
+struct Options {
+  // --- PyTorch keys -------------------------------------------------------
+  // Blocks of at least this size are never split (max_split_size_mb).
+  std::size_t max_split_size = kNoMaxSplit;
+  // Divisions per power-of-two interval (index 0: sizes below 2 MiB, then
+  // one per doubling); 0 or 1 means plain 512-byte rounding.
+  std::array<std::uint32_t, kRoundupIntervals> roundup_power2_divisions{};
+  // Free cached memory early once reserved exceeds this fraction of the
+  // memory limit (0 disables it).
+  double garbage_collection_threshold = 0.0;
+  // Growable virtual-memory segments instead of one device allocation each.
+  bool expandable_segments = false;
+
+  // --- ccalloc keys -------------------------------------------------------
+  // Cap on reserved bytes (memory_limit, with units: "24GiB", "512MB").
+  std::size_t memory_limit = 0;
+  // Cap as a fraction of the device's total memory (memory_fraction).
+  double memory_fraction = 0.0;
+  // Growable segments: free mapped pages may reach this fraction of the peak
+  // allocated bytes before pages are moved rather than new ones created.
+  double release_slack = 0.005;
+
+  std::string ToString() const;
+};
+
+// ccalloc's default: the best policy it has.
+Options DefaultOptions();
+// A faithful model of PyTorch's native caching allocator with default
+// settings; the baseline every other policy is judged against.
+Options PytorchNativeOptions();
+
+// Parses `conf` on top of `base`. Empty `conf` returns `base`.
+absl::StatusOr<Options> ParseOptions(absl::string_view conf,
+                                     const Options& base = DefaultOptions());
+// Parses the CCALLOC_CONF environment variable (unset: `base`).
+absl::StatusOr<Options> OptionsFromEnvironment(
+    const Options& base = DefaultOptions());
+
+// "24GiB", "512MB", "1.5G", "1048576" → bytes (binary units).
+absl::StatusOr<std::size_t> ParseByteSize(absl::string_view text);
+
+}  // namespace ccalloc
+
+#endif  // CCALLOC_ALLOCATOR_OPTIONS_H_

@@ -1,0 +1,263 @@
+#include "allocator/sim_backend.h"
+
+#include "absl/strings/str_cat.h"
+
+namespace ccalloc {
+namespace {
+
+// Far from zero so that a fake address is never mistaken for a host pointer in
+// a debugger, and 2 MiB aligned like real device allocations.
+constexpr DevicePtr kFirstAddress = DevicePtr{1} << 44;
+constexpr std::size_t kAllocationAlignment = std::size_t{2} << 20;
+
+absl::Status InjectedFailure(const char* what) {
+  return absl::ResourceExhaustedError(absl::StrCat("sim: injected failure in ", what));
+}
+
+}  // namespace
+
+SimBackend::SimBackend(Config config)
+    : config_(config), capacity_(config.capacity), next_address_(kFirstAddress) {}
+
+SimBackend::~SimBackend() = default;
+
+bool SimBackend::ShouldFail(SimOp op) {
+  std::int64_t& nth = fail_nth_[static_cast<int>(op)];
+  if (nth > 0 && --nth == 0) {
+    ++counts_.failures_injected;
+    return true;
+  }
+  if (fail_probability_ > 0.0 &&
+      std::uniform_real_distribution<double>(0.0, 1.0)(rng_) < fail_probability_) {
+    ++counts_.failures_injected;
+    return true;
+  }
+  return false;
+}
+
+DevicePtr SimBackend::NextAddress(std::size_t bytes, std::size_t alignment) {
+  DevicePtr ptr = (next_address_ + alignment - 1) / alignment * alignment;
+  // Addresses are never reused: a gap after each range catches off-by-one
+  // overlaps in the allocator as a visible discontinuity.
+  next_address_ = ptr + bytes + alignment;
+  return ptr;
+}
+
+absl::StatusOr<DevicePtr> SimBackend::Allocate(std::size_t bytes) {
+  absl::MutexLock lock(&mu_);
+  ++counts_.allocate_calls;
+  if (bytes == 0) return absl::InvalidArgumentError("sim: zero-byte allocation");
+  if (ShouldFail(SimOp::kAllocate) || (fail_above_ != 0 && bytes > fail_above_)) {
+    return InjectedFailure("Allocate");
+  }
+  if (bytes > FreeBytes()) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat("sim: out of memory allocating ", bytes, " bytes (",
+                     FreeBytes(), " free)"));
+  }
+  DevicePtr ptr = NextAddress(bytes, kAllocationAlignment);
+  allocations_.emplace(ptr, bytes);
+  counts_.bytes_in_use += bytes;
+  ++counts_.live_allocations;
+  return ptr;
+}
+
+absl::Status SimBackend::Deallocate(DevicePtr ptr, std::size_t bytes) {
+  absl::MutexLock lock(&mu_);
+  ++counts_.deallocate_calls;
+  auto it = allocations_.find(ptr);
+  if (it == allocations_.end() || it->second != bytes) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("sim: Deallocate of unknown allocation 0x", absl::Hex(ptr)));
+  }
+  counts_.bytes_in_use -= bytes;
+  --counts_.live_allocations;
+  allocations_.erase(it);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<DeviceMemoryInfo> SimBackend::MemoryInfo() {
+  absl::MutexLock lock(&mu_);
+  return DeviceMemoryInfo{FreeBytes(), capacity_};
+}
+
+absl::StatusOr<EventHandle> SimBackend::RecordEvent(StreamId stream) {
+  absl::MutexLock lock(&mu_);
+  if (ShouldFail(SimOp::kRecordEvent)) return InjectedFailure("RecordEvent");
+  EventHandle handle = next_event_++;
+  events_.emplace(handle, EventState{stream, config_.auto_complete_events});
+  ++counts_.live_events;
+  return handle;
+}
+
+absl::StatusOr<bool> SimBackend::QueryEvent(EventHandle event) {
+  absl::MutexLock lock(&mu_);
+  if (ShouldFail(SimOp::kQueryEvent)) return InjectedFailure("QueryEvent");
+  auto it = events_.find(event);
+  if (it == events_.end()) return absl::InvalidArgumentError("sim: unknown event");
+  return it->second.complete;
+}
+
+absl::Status SimBackend::SynchronizeEvent(EventHandle event) {
+  absl::MutexLock lock(&mu_);
+  auto it = events_.find(event);
+  if (it == events_.end()) return absl::InvalidArgumentError("sim: unknown event");
+  it->second.complete = true;
+  return absl::OkStatus();
+}
+
+void SimBackend::DestroyEvent(EventHandle event) {
+  absl::MutexLock lock(&mu_);
+  if (events_.erase(event) == 1) --counts_.live_events;
+}
+
+absl::Status SimBackend::SynchronizeDevice() {
+  absl::MutexLock lock(&mu_);
+  ++counts_.synchronize_calls;
+  for (auto& [handle, state] : events_) state.complete = true;
+  return absl::OkStatus();
+}
+
+absl::StatusOr<DevicePtr> SimBackend::ReserveAddressRange(std::size_t bytes) {
+  if (!config_.virtual_memory) return DeviceBackend::ReserveAddressRange(bytes);
+  absl::MutexLock lock(&mu_);
+  if (bytes == 0 || bytes % config_.page_size != 0) {
+    return absl::InvalidArgumentError("sim: range not a multiple of the page size");
+  }
+  DevicePtr base = NextAddress(bytes, config_.page_size);
+  ranges_.emplace(base, bytes);
+  ++counts_.live_ranges;
+  return base;
+}
+
+absl::Status SimBackend::ReleaseAddressRange(DevicePtr base, std::size_t bytes) {
+  absl::MutexLock lock(&mu_);
+  auto it = ranges_.find(base);
+  if (it == ranges_.end() || it->second != bytes) {
+    return absl::InvalidArgumentError("sim: ReleaseAddressRange of unknown range");
+  }
+  for (const auto& [va, mapping] : mappings_) {
+    if (va >= base && va < base + bytes) {
+      return absl::FailedPreconditionError("sim: releasing a range with live mappings");
+    }
+  }
+  ranges_.erase(it);
+  --counts_.live_ranges;
+  return absl::OkStatus();
+}
+
+absl::StatusOr<PhysicalHandle> SimBackend::CreatePhysical(std::size_t bytes) {
+  absl::MutexLock lock(&mu_);
+  if (bytes == 0 || bytes % config_.page_size != 0) {
+    return absl::InvalidArgumentError("sim: physical size not a multiple of the page size");
+  }
+  if (ShouldFail(SimOp::kCreatePhysical) || (fail_above_ != 0 && bytes > fail_above_)) {
+    return InjectedFailure("CreatePhysical");
+  }
+  if (bytes > FreeBytes()) {
+    return absl::ResourceExhaustedError(absl::StrCat("sim: out of memory creating ",
+                                                     bytes, " bytes of pages"));
+  }
+  PhysicalHandle handle = next_physical_++;
+  physical_.emplace(handle, bytes);
+  counts_.bytes_in_use += bytes;
+  ++counts_.live_physical;
+  return handle;
+}
+
+absl::Status SimBackend::ReleasePhysical(PhysicalHandle handle) {
+  absl::MutexLock lock(&mu_);
+  auto it = physical_.find(handle);
+  if (it == physical_.end()) return absl::InvalidArgumentError("sim: unknown physical handle");
+  if (physical_map_count_[handle] != 0) {
+    return absl::FailedPreconditionError("sim: releasing mapped physical memory");
+  }
+  counts_.bytes_in_use -= it->second;
+  physical_.erase(it);
+  physical_map_count_.erase(handle);
+  --counts_.live_physical;
+  return absl::OkStatus();
+}
+
+absl::Status SimBackend::Map(DevicePtr va, std::size_t bytes, PhysicalHandle handle) {
+  absl::MutexLock lock(&mu_);
+  ++counts_.map_calls;
+  if (ShouldFail(SimOp::kMap)) return InjectedFailure("Map");
+  auto phys = physical_.find(handle);
+  if (phys == physical_.end() || phys->second != bytes) {
+    return absl::InvalidArgumentError("sim: Map of unknown physical handle or wrong size");
+  }
+  bool in_range = false;
+  for (const auto& [base, size] : ranges_) {
+    if (va >= base && va + bytes <= base + size) in_range = true;
+  }
+  if (!in_range || va % config_.page_size != 0) {
+    return absl::InvalidArgumentError("sim: Map outside a reserved range");
+  }
+  if (!mappings_.emplace(va, Mapping{bytes, handle}).second) {
+    return absl::FailedPreconditionError("sim: address already mapped");
+  }
+  ++physical_map_count_[handle];
+  ++counts_.live_mappings;
+  return absl::OkStatus();
+}
+
+absl::Status SimBackend::Unmap(DevicePtr va, std::size_t bytes) {
+  absl::MutexLock lock(&mu_);
+  ++counts_.unmap_calls;
+  auto it = mappings_.find(va);
+  if (it == mappings_.end() || it->second.bytes != bytes) {
+    return absl::InvalidArgumentError("sim: Unmap of a range that is not mapped");
+  }
+  --physical_map_count_[it->second.handle];
+  mappings_.erase(it);
+  --counts_.live_mappings;
+  return absl::OkStatus();
+}
+
+void SimBackend::FailNth(SimOp op, std::int64_t n) {
+  absl::MutexLock lock(&mu_);
+  fail_nth_[static_cast<int>(op)] = n;
+}
+
+void SimBackend::FailAbove(std::size_t bytes) {
+  absl::MutexLock lock(&mu_);
+  fail_above_ = bytes;
+}
+
+void SimBackend::FailRandomly(double probability, std::uint64_t seed) {
+  absl::MutexLock lock(&mu_);
+  fail_probability_ = probability;
+  rng_.seed(seed);
+}
+
+void SimBackend::SetCapacity(std::size_t bytes) {
+  absl::MutexLock lock(&mu_);
+  capacity_ = bytes;
+}
+
+void SimBackend::CompleteStream(StreamId stream) {
+  absl::MutexLock lock(&mu_);
+  for (auto& [handle, state] : events_) {
+    if (state.stream == stream) state.complete = true;
+  }
+}
+
+void SimBackend::CompleteAll() {
+  absl::MutexLock lock(&mu_);
+  for (auto& [handle, state] : events_) state.complete = true;
+}
+
+SimBackend::Counts SimBackend::counts() const {
+  absl::MutexLock lock(&mu_);
+  return counts_;
+}
+
+bool SimBackend::NothingOutstanding() const {
+  absl::MutexLock lock(&mu_);
+  return counts_.bytes_in_use == 0 && counts_.live_allocations == 0 &&
+         counts_.live_physical == 0 && counts_.live_mappings == 0 &&
+         counts_.live_ranges == 0 && counts_.live_events == 0;
+}
+
+}  // namespace ccalloc

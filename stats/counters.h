@@ -1,0 +1,82 @@
+// counters.h — allocator counters with PyTorch's torch.cuda.memory_stats() names.
+//
+// Plain data: the core updates a MemoryStats under its lock and hands out
+// copies, so readers never see a half-updated set. Flatten() produces exactly
+// the keys torch.cuda.memory_stats() has ("allocated_bytes.all.current", ...)
+// plus ccalloc's own under "ccalloc." so the two never collide.
+#ifndef CCALLOC_STATS_COUNTERS_H_
+#define CCALLOC_STATS_COUNTERS_H_
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace ccalloc {
+
+struct Stat {
+  std::int64_t current = 0;
+  std::int64_t peak = 0;
+  std::int64_t allocated = 0;  // total ever added
+  std::int64_t freed = 0;      // total ever removed
+
+  void Increase(std::int64_t amount) {
+    current += amount;
+    allocated += amount;
+    if (current > peak) peak = current;
+  }
+  void Decrease(std::int64_t amount) {
+    current -= amount;
+    freed += amount;
+  }
+  void ResetPeak() { peak = current; }
+  void ResetAccumulated() { allocated = freed = 0; }
+  // current == allocated - freed and 0 <= current <= peak.
+  bool Validate() const {
+    return current >= 0 && current <= peak && current == allocated - freed;
+  }
+};
+
+// Index 0 is "all", 1 "small_pool", 2 "large_pool".
+using StatArray = std::array<Stat, 3>;
+inline constexpr int kStatAll = 0;
+
+struct MemoryStats {
+  StatArray allocation;            // blocks handed out and not yet freed
+  StatArray segment;               // device allocations (or growable ranges)
+  StatArray active;                // allocated + freed but awaiting stream events
+  StatArray inactive_split;        // free blocks that are part of a split segment
+  StatArray allocated_bytes;
+  StatArray reserved_bytes;        // device memory held (mapped pages for VMM)
+  StatArray active_bytes;
+  StatArray inactive_split_bytes;
+  StatArray requested_bytes;       // bytes asked for, before rounding
+  Stat oversize_allocations;
+  Stat oversize_segments;
+  std::int64_t num_alloc_retries = 0;
+  std::int64_t num_ooms = 0;
+  std::int64_t num_sync_all_streams = 0;
+  std::int64_t num_device_alloc = 0;
+  std::int64_t num_device_free = 0;
+  std::int64_t max_split_size = 0;
+  // ccalloc's own.
+  std::int64_t num_maps = 0;     // pages mapped into growable segments
+  std::int64_t num_unmaps = 0;   // pages unmapped from growable segments
+  std::int64_t num_allocs = 0;   // successful Allocate calls (for rates)
+
+  void ResetPeaks();
+  void ResetAccumulated();
+  bool Validate() const;
+};
+
+// Every counter under its torch.cuda.memory_stats() key, sorted by key.
+std::vector<std::pair<std::string, std::int64_t>> Flatten(const MemoryStats& stats);
+
+// Fragmentation over a run: 1 - peak allocated / peak reserved (0 when
+// nothing was reserved).
+double RunFragmentation(const MemoryStats& stats);
+
+}  // namespace ccalloc
+
+#endif  // CCALLOC_STATS_COUNTERS_H_

@@ -1,0 +1,68 @@
+// snapshot.h — a picture of every segment and block, and its exporters.
+//
+// The snapshot is what a user looks at to see where memory went: each segment
+// with its blocks in address order and their states (PyTorch's names:
+// active_allocated, active_pending_free, inactive), and for growable segments
+// the ranges that are backed by physical pages.
+#ifndef CCALLOC_STATS_SNAPSHOT_H_
+#define CCALLOC_STATS_SNAPSHOT_H_
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "stats/counters.h"
+
+namespace ccalloc {
+
+enum class BlockStatus : std::uint8_t { kActiveAllocated, kActivePendingFree, kInactive };
+const char* BlockStatusName(BlockStatus status);
+
+struct BlockInfo {
+  std::uint64_t address = 0;
+  std::uint64_t size = 0;
+  std::uint64_t requested_size = 0;
+  BlockStatus status = BlockStatus::kInactive;
+};
+
+struct SegmentInfo {
+  std::uint64_t address = 0;
+  std::uint64_t total_size = 0;      // bytes of address space
+  std::uint64_t mapped_size = 0;     // bytes backed by memory (== total for classic)
+  std::uint64_t allocated_size = 0;
+  std::uint64_t active_size = 0;
+  std::uint64_t requested_size = 0;
+  std::uint64_t stream = 0;
+  bool small_pool = false;
+  bool expandable = false;
+  std::vector<BlockInfo> blocks;
+  // Growable segments: [begin, end) address ranges that are mapped.
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> mapped_ranges;
+};
+
+// Fragmentation now: (free - largest free block) / free over cached memory.
+struct FragmentationNow {
+  std::uint64_t free_cached_bytes = 0;  // reserved - active
+  std::uint64_t largest_free_block = 0;
+  double ratio = 0.0;
+};
+
+struct Snapshot {
+  int device = 0;
+  std::vector<SegmentInfo> segments;  // by address
+  MemoryStats stats;
+  FragmentationNow fragmentation;
+};
+
+std::string StatsToJson(const MemoryStats& stats);
+std::string SnapshotToJson(const Snapshot& snapshot);
+// A human-readable table, in the spirit of torch.cuda.memory_summary().
+std::string SummaryText(const Snapshot& snapshot);
+
+// Pretty byte counts: "1.50 GiB", "512 B".
+std::string FormatBytes(std::uint64_t bytes);
+
+}  // namespace ccalloc
+
+#endif  // CCALLOC_STATS_SNAPSHOT_H_
