@@ -2,7 +2,6 @@
 
 #include <zlib.h>
 
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -353,20 +352,15 @@ struct RealTrace {
 
 class RealTraceTest : public ::testing::TestWithParam<RealTrace> {};
 
-TEST_P(RealTraceTest, ReadsQuicklyAndValidates) {
+TEST_P(RealTraceTest, ReadsAndValidates) {
   const std::string path = (TracesDir() / GetParam().file).string();
-  const auto start = std::chrono::steady_clock::now();
   absl::StatusOr<Trace> t = ReadTrace(path);
-  const auto elapsed = std::chrono::steady_clock::now() - start;
   ASSERT_TRUE(t.ok()) << t.status();
   EXPECT_EQ(t->events.size(), GetParam().events);
   EXPECT_TRUE(ValidateTrace(*t).ok());
   // Both runs used the default stream only. (Sizes are not all multiples of
   // 512 despite traces/README.md: they are PyTorch's requested sizes.)
   for (const TraceEvent& e : t->events) ASSERT_EQ(e.stream, 0u);
-  // Takes ~10 ms in an optimized build; the bound only catches something
-  // quadratic, with room for sanitizers and debug builds.
-  EXPECT_LT(elapsed, std::chrono::seconds(2));
 
   // Writing and reading back changes nothing.
   const std::string copy = TempPath(std::string("copy_") + GetParam().file);
