@@ -42,6 +42,14 @@ DeviceAllocator::DeviceAllocator(std::unique_ptr<DeviceBackend> backend,
     }
     va_size_ = RoundUp(std::max(total, page_size_), page_size_);
   }
+#if !CCALLOC_DEBUG_CHECKS
+  // Debian's Abseil is built with the mutex deadlock detector on: it costs a
+  // graph lookup per lock, a third of an uncontended allocate+free. ccalloc
+  // never holds two of its own locks in different orders (the backend's lock
+  // is always taken inside the allocator's), so release builds turn it off;
+  // debug-check builds keep it.
+  absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
+#endif
   absl::MutexLock lock(&mu_);
   stats_.max_split_size = options_.max_split_size == kNoMaxSplit
                               ? -1
@@ -83,6 +91,20 @@ DeviceAllocator::~DeviceAllocator() {
     }
   }
   segments_.clear();
+  for (Block* b : spare_blocks_) delete b;
+  spare_blocks_.clear();
+}
+
+Block* DeviceAllocator::NewBlock() {
+  if (spare_blocks_.empty()) return new Block;
+  Block* block = spare_blocks_.back();
+  spare_blocks_.pop_back();
+  return block;
+}
+
+void DeviceAllocator::DeleteBlock(Block* block) {
+  *block = Block{};
+  spare_blocks_.push_back(block);
 }
 
 // ---------------------------------------------------------------------------
@@ -174,7 +196,7 @@ absl::StatusOr<Block*> DeviceAllocator::GrowClassic(std::size_t rounded, StreamI
   segment->size = segment_size;
   segment->stream = stream;
   segment->pool = pool;
-  Block* block = new Block;
+  Block* block = NewBlock();
   block->ptr = *ptr;
   block->size = segment_size;
   block->stream = stream;
@@ -204,7 +226,7 @@ absl::StatusOr<Segment*> DeviceAllocator::NewExpandableSegment(std::size_t round
   segment->pool = pool;
   segment->expandable = true;
   segment->pages.assign(size / page_size_, 0);
-  Block* block = new Block;
+  Block* block = NewBlock();
   block->ptr = *base;
   block->size = size;
   block->stream = stream;
@@ -352,10 +374,12 @@ absl::Status DeviceAllocator::SynchronizeStream(StreamId stream) {
 
 Block* DeviceAllocator::Carve(Block* block, std::size_t rounded, std::size_t requested) {
   BlockPool& pool = PoolOf(block->pool);
-  pool.Erase(block);
   AccountInactive(block, -1);
+  // The remainder is indexed before the block leaves the index: an absl
+  // btree that becomes empty frees its root node and the next insert
+  // allocates it again, two mallocs per allocate/free pair otherwise.
   if (policy_.ShouldSplit(block->pool, block->size, rounded, block->segment->expandable)) {
-    Block* rest = new Block;
+    Block* rest = NewBlock();
     rest->ptr = block->ptr + rounded;
     rest->size = block->size - rounded;
     rest->stream = block->stream;
@@ -365,9 +389,12 @@ Block* DeviceAllocator::Carve(Block* block, std::size_t rounded, std::size_t req
     rest->next = block->next;
     if (rest->next != nullptr) rest->next->prev = rest;
     block->next = rest;
-    block->size = rounded;
     pool.Insert(rest);
+    pool.Erase(block);
+    block->size = rounded;
     AccountInactive(rest, +1);
+  } else {
+    pool.Erase(block);
   }
   block->state = BlockState::kAllocated;
   block->requested = requested;
@@ -432,34 +459,40 @@ void DeviceAllocator::FreeBlock(Block* block) {
   block->requested = 0;
   StatAdd(stats_.active, block->pool, -1);
   StatAdd(stats_.active_bytes, block->pool, -static_cast<std::int64_t>(block->size));
-  if (block->prev != nullptr && block->prev->state == BlockState::kFree) {
-    Absorb(block, block->prev);
+  Block* prev = block->prev != nullptr && block->prev->state == BlockState::kFree
+                    ? block->prev
+                    : nullptr;
+  Block* next = block->next != nullptr && block->next->state == BlockState::kFree
+                    ? block->next
+                    : nullptr;
+  if (prev != nullptr) AccountInactive(prev, -1);
+  if (next != nullptr) AccountInactive(next, -1);
+  // The merged block is indexed before its neighbours leave the index, so the
+  // index never becomes empty on the way (see Carve).
+  if (prev != nullptr) {
+    block->ptr = prev->ptr;
+    block->size += prev->size;
   }
-  if (block->next != nullptr && block->next->state == BlockState::kFree) {
-    Absorb(block, block->next);
-  }
-  PoolOf(block->pool).Insert(block);
-  AccountInactive(block, +1);
-}
-
-// Merges free neighbour `src` into `dst` and deletes `src`.
-void DeviceAllocator::Absorb(Block* dst, Block* src) {
-  PoolOf(src->pool).Erase(src);
-  AccountInactive(src, -1);
-  if (src == dst->prev) {
-    dst->ptr = src->ptr;
-    dst->prev = src->prev;
-    if (dst->prev != nullptr) {
-      dst->prev->next = dst;
+  if (next != nullptr) block->size += next->size;
+  BlockPool& pool = PoolOf(block->pool);
+  pool.Insert(block);
+  if (prev != nullptr) {
+    pool.Erase(prev);
+    block->prev = prev->prev;
+    if (block->prev != nullptr) {
+      block->prev->next = block;
     } else {
-      dst->segment->head = dst;
+      block->segment->head = block;
     }
-  } else {
-    dst->next = src->next;
-    if (dst->next != nullptr) dst->next->prev = dst;
+    DeleteBlock(prev);
   }
-  dst->size += src->size;
-  delete src;
+  if (next != nullptr) {
+    pool.Erase(next);
+    block->next = next->next;
+    if (block->next != nullptr) block->next->prev = block;
+    DeleteBlock(next);
+  }
+  AccountInactive(block, +1);
 }
 
 absl::Status DeviceAllocator::RecordStream(DevicePtr ptr, StreamId stream) {
@@ -567,7 +600,7 @@ absl::Status DeviceAllocator::ReleaseSegment(Segment* segment) {
   PoolOf(segment->pool).Erase(head);
   AccountInactive(head, -1);
   StatAdd(stats_.segment, segment->pool, -1);
-  delete head;
+  DeleteBlock(head);
   segments_.erase(segment->base);
   return absl::OkStatus();
 }

@@ -128,6 +128,9 @@ absl::StatusOr<std::size_t> ParseByteSize(absl::string_view text) {
 
 Options DefaultOptions() {
   Options options;
+  // Growable segments keep reserved memory within release_slack of the peak
+  // allocated; "expandable_segments:False" brings back classic segments.
+  options.expandable_segments = true;
   return options;
 }
 

@@ -35,7 +35,9 @@ struct Options {
   // Free cached memory early once reserved exceeds this fraction of the
   // memory limit (0 disables it).
   double garbage_collection_threshold = 0.0;
-  // Growable virtual-memory segments instead of one device allocation each.
+  // Growable virtual-memory segments instead of one device allocation each
+  // (on by default in DefaultOptions(); backends without virtual memory fall
+  // back to classic segments).
   bool expandable_segments = false;
 
   // --- ccalloc keys -------------------------------------------------------
