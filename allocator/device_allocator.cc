@@ -75,10 +75,17 @@ DeviceAllocator::~DeviceAllocator() {
   pending_.clear();
   for (auto& [base, segment] : segments_) {
     if (segment->expandable) {
-      for (std::size_t i = 0; i < segment->pages.size(); ++i) {
-        if (segment->pages[i] == 0) continue;
-        (void)backend_->Unmap(segment->base + i * page_size_, page_size_);
-        (void)backend_->ReleasePhysical(segment->pages[i]);
+      for (std::size_t i = 0; i < segment->pages.size();) {
+        const PhysicalHandle handle = segment->pages[i];
+        std::size_t end = i + 1;
+        while (end < segment->pages.size() && handle != 0 && segment->pages[end] == handle) {
+          ++end;
+        }
+        if (handle != 0) {
+          (void)backend_->Unmap(segment->base + i * page_size_, (end - i) * page_size_);
+          (void)backend_->ReleasePhysical(handle);
+        }
+        i = end;
       }
       (void)backend_->ReleaseAddressRange(segment->base, segment->size);
     } else {
@@ -248,10 +255,10 @@ absl::Status DeviceAllocator::EnsureMapped(Segment* segment, DevicePtr begin,
   for (std::size_t i = first; i <= last; ++i) missing += segment->pages[i] == 0;
   if (missing == 0) return absl::OkStatus();
 
-  // Budget: new memory is taken while the cache of free mapped pages stays
+  // Budget: new memory is taken while the cache of free mapped memory stays
   // within release_slack of the peak allocated; beyond it (or beyond the
-  // memory limit) pages under free holes are moved here instead. The slack is
-  // the hysteresis that lets steady training steps map nothing.
+  // memory limit) wholly free chunks under holes are given back first. The
+  // slack is the hysteresis that lets steady training steps map nothing.
   const std::size_t need = missing * page_size_;
   const std::size_t allocated_after =
       static_cast<std::size_t>(stats_.allocated_bytes[kStatAll].current) + bytes;
@@ -261,65 +268,78 @@ absl::Status DeviceAllocator::EnsureMapped(Segment* segment, DevicePtr begin,
       peak + std::max<std::size_t>(static_cast<std::size_t>(options_.release_slack *
                                                             static_cast<double>(peak)),
                                    2 * page_size_);
-  std::size_t to_move = 0;
-  if (reserved() + need > allowed) to_move = (reserved() + need - allowed) / page_size_ + 1;
+  std::size_t excess = 0;
+  if (reserved() + need > allowed) excess = reserved() + need - allowed;
   if (memory_limit_ > 0 && reserved() + need > memory_limit_) {
-    to_move = std::max(to_move, (reserved() + need - memory_limit_ + page_size_ - 1) / page_size_);
+    excess = std::max(excess, reserved() + need - memory_limit_);
   }
-  to_move = std::min(to_move, missing);
+  if (excess > 0) {
+    absl::StatusOr<std::size_t> released =
+        UnmapFreeChunks(std::min(excess, need), begin, begin + bytes);
+    if (!released.ok()) return released.status();
+  }
 
-  std::vector<PhysicalHandle> spare;
-  if (to_move > 0) {
-    absl::StatusOr<std::vector<PhysicalHandle>> moved =
-        UnmapFreePages(to_move, /*release=*/false, begin, begin + bytes);
-    if (!moved.ok()) return moved.status();
-    spare = std::move(*moved);
-  }
-  absl::Status status;
-  for (std::size_t i = first; i <= last && status.ok(); ++i) {
-    if (segment->pages[i] != 0) continue;
-    PhysicalHandle handle = 0;
-    if (!spare.empty()) {
-      handle = spare.back();
-      spare.pop_back();
-    } else if (!WithinLimit(page_size_)) {
-      status = absl::ResourceExhaustedError(absl::StrCat(
-          "the memory limit (", FormatBytes(memory_limit_), ") would be exceeded"));
-      break;
-    } else {
-      absl::StatusOr<PhysicalHandle> created = backend_->CreatePhysical(page_size_);
-      if (!created.ok()) {
-        status = created.status();
-        break;
+  // Map each run of missing pages. Pages the block covers only partly get a
+  // handle of their own, so that a neighbour keeping one alive never pins the
+  // rest; the pages wholly inside the block share one chunk, because the
+  // driver's cost is per handle (on an H200: ~30 us per 2 MiB handle mapped,
+  // ~140 us for one 1 GiB handle).
+  // A chunk is pinned as a whole by any block that later overlaps part of
+  // it, so chunks are kept to a fraction of the block: on the shared traces
+  // 1/8 keeps reserved within 1.007x of allocated with ~9x fewer driver calls
+  // than mapping page by page.
+  const std::size_t chunk_cap = std::max(
+      page_size_, std::min(options_.max_map_chunk, bytes / options_.map_chunk_divisor));
+  const bool first_partial = (begin - segment->base) % page_size_ != 0;
+  const bool last_partial = (begin + bytes - segment->base) % page_size_ != 0;
+  std::size_t i = first;
+  while (i <= last) {
+    if (segment->pages[i] != 0) {
+      ++i;
+      continue;
+    }
+    std::size_t run = 1;
+    const bool edge = (i == first && first_partial) || (i == last && last_partial);
+    if (!edge) {
+      while (i + run <= last && segment->pages[i + run] == 0 &&
+             !(i + run == last && last_partial) &&
+             run * page_size_ < chunk_cap) {
+        ++run;
       }
-      ++stats_.num_device_alloc;
-      handle = *created;
     }
-    if (absl::Status s = backend_->Map(segment->base + i * page_size_, page_size_, handle);
-        !s.ok()) {
-      // A page that could not be mapped goes straight back: nothing is left
-      // half-mapped and nothing leaks.
-      if (backend_->ReleasePhysical(handle).ok()) ++stats_.num_device_free;
-      status = s;
-      break;
-    }
-    segment->pages[i] = handle;
-    ++segment->mapped_pages;
-    ++stats_.num_maps;
-    StatAdd(stats_.reserved_bytes, segment->pool, static_cast<std::int64_t>(page_size_));
+    if (absl::Status s = MapChunk(segment, i, run); !s.ok()) return s;
+    i += run;
   }
-  // Moved pages that were not needed after all (a later step failed) are
-  // released rather than held outside any segment.
-  for (PhysicalHandle handle : spare) {
-    if (backend_->ReleasePhysical(handle).ok()) ++stats_.num_device_free;
-  }
-  return status;
+  return absl::OkStatus();
 }
 
-absl::StatusOr<std::vector<PhysicalHandle>> DeviceAllocator::UnmapFreePages(
-    std::size_t max_pages, bool release, DevicePtr keep_begin, DevicePtr keep_end) {
-  std::vector<PhysicalHandle> handles;
-  if (max_pages == 0) return handles;
+absl::Status DeviceAllocator::MapChunk(Segment* segment, std::size_t first_page,
+                                       std::size_t pages) {
+  const std::size_t bytes = pages * page_size_;
+  if (!WithinLimit(bytes)) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "the memory limit (", FormatBytes(memory_limit_), ") would be exceeded"));
+  }
+  absl::StatusOr<PhysicalHandle> handle = backend_->CreatePhysical(bytes);
+  if (!handle.ok()) return handle.status();
+  ++stats_.num_device_alloc;
+  if (absl::Status s = backend_->Map(segment->base + first_page * page_size_, bytes, *handle);
+      !s.ok()) {
+    // A chunk that could not be mapped goes straight back: nothing is left
+    // half-mapped and nothing leaks.
+    if (backend_->ReleasePhysical(*handle).ok()) ++stats_.num_device_free;
+    return s;
+  }
+  for (std::size_t p = first_page; p < first_page + pages; ++p) segment->pages[p] = *handle;
+  segment->mapped_pages += pages;
+  ++stats_.num_maps;
+  StatAdd(stats_.reserved_bytes, segment->pool, static_cast<std::int64_t>(bytes));
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::size_t> DeviceAllocator::UnmapFreeChunks(std::size_t target,
+                                                            DevicePtr keep_begin,
+                                                            DevicePtr keep_end) {
   std::vector<Block*> candidates;
   for (BlockPool* pool : {&small_pool_, &large_pool_}) {
     for (Block* b : *pool) {
@@ -330,38 +350,46 @@ absl::StatusOr<std::vector<PhysicalHandle>> DeviceAllocator::UnmapFreePages(
   std::sort(candidates.begin(), candidates.end(),
             [](const Block* a, const Block* b) { return a->size > b->size; });
   absl::flat_hash_set<StreamId> synchronized;
-  std::size_t taken = 0;
+  std::size_t released = 0;
   for (Block* b : candidates) {
     Segment* segment = b->segment;
     // Only pages wholly inside the free block: its neighbours are in use.
-    std::size_t first = RoundUp(b->ptr - segment->base, page_size_) / page_size_;
-    std::size_t end = (b->end() - segment->base) / page_size_;
-    for (std::size_t i = first; i < end && taken < max_pages; ++i) {
-      if (segment->pages[i] == 0) continue;
-      DevicePtr va = segment->base + i * page_size_;
-      if (va < keep_end && va + page_size_ > keep_begin) continue;
-      // Work queued before the block was freed may still touch the page: wait
-      // for its stream once before taking pages away from under it.
+    const std::size_t lo = RoundUp(b->ptr - segment->base, page_size_) / page_size_;
+    const std::size_t hi = (b->end() - segment->base) / page_size_;
+    std::size_t i = lo;
+    while (i < hi && released < target) {
+      const PhysicalHandle handle = segment->pages[i];
+      if (handle == 0) {
+        ++i;
+        continue;
+      }
+      // The whole chunk must lie inside the free pages and outside the range
+      // being mapped: a chunk is unmapped only as the unit it was mapped as.
+      std::size_t start = i;
+      while (start > 0 && segment->pages[start - 1] == handle) --start;
+      std::size_t end = i + 1;
+      while (end < segment->pages.size() && segment->pages[end] == handle) ++end;
+      const DevicePtr va = segment->base + start * page_size_;
+      const std::size_t bytes = (end - start) * page_size_;
+      i = end;
+      if (start < lo || end > hi || (va < keep_end && va + bytes > keep_begin)) continue;
+      // Work queued before the block was freed may still touch the pages:
+      // wait for its stream once before taking memory away from under it.
       if (synchronized.insert(segment->stream).second) {
         if (absl::Status s = SynchronizeStream(segment->stream); !s.ok()) return s;
       }
-      if (absl::Status s = backend_->Unmap(va, page_size_); !s.ok()) return s;
-      PhysicalHandle handle = segment->pages[i];
-      segment->pages[i] = 0;
-      --segment->mapped_pages;
+      if (absl::Status s = backend_->Unmap(va, bytes); !s.ok()) return s;
+      for (std::size_t p = start; p < end; ++p) segment->pages[p] = 0;
+      segment->mapped_pages -= end - start;
       ++stats_.num_unmaps;
-      StatAdd(stats_.reserved_bytes, segment->pool, -static_cast<std::int64_t>(page_size_));
-      ++taken;
-      if (release) {
-        if (absl::Status s = backend_->ReleasePhysical(handle); !s.ok()) return s;
-        ++stats_.num_device_free;
-      } else {
-        handles.push_back(handle);
-      }
+      StatAdd(stats_.reserved_bytes, segment->pool, -static_cast<std::int64_t>(bytes));
+      released += bytes;
+      if (absl::Status s = backend_->ReleasePhysical(handle); !s.ok()) return s;
+      ++stats_.num_device_free;
     }
-    if (taken >= max_pages) break;
+    if (released >= target) break;
   }
-  return handles;
+  return released;
 }
 
 absl::Status DeviceAllocator::SynchronizeStream(StreamId stream) {
@@ -550,8 +578,8 @@ absl::Status DeviceAllocator::SynchronizeAndFreeEvents() {
 absl::StatusOr<std::size_t> DeviceAllocator::ReleaseCached(std::size_t target) {
   const std::size_t before = reserved();
   if (expandable_) {
-    absl::StatusOr<std::vector<PhysicalHandle>> unmapped =
-        UnmapFreePages(static_cast<std::size_t>(-1), /*release=*/true, 0, 0);
+    absl::StatusOr<std::size_t> unmapped =
+        UnmapFreeChunks(static_cast<std::size_t>(-1), 0, 0);
     if (!unmapped.ok()) return unmapped.status();
   }
   std::vector<Segment*> free_segments;

@@ -13,12 +13,13 @@
 // the device on this path.
 //
 // Growable (expandable) segments reserve a large virtual range per stream and
-// pool and map physical pages into it on demand; neighbours therefore always
-// coalesce. Pages under free holes stay mapped until memory is needed
-// elsewhere: then they are moved (unmapped and mapped where needed) instead of
-// new memory being taken, once the free mapped memory exceeds
-// Options::release_slack of the peak allocated. That keeps reserved memory
-// within a fraction of a percent of what the program has allocated.
+// pool and map physical memory into it on demand; neighbours therefore always
+// coalesce. Memory under free holes stays mapped until it is needed elsewhere:
+// once the free mapped memory would exceed Options::release_slack of the peak
+// allocated, wholly free chunks are given back before new memory is taken.
+// That keeps reserved memory within a fraction of a percent of what the
+// program has allocated. A block's interior pages are mapped as one chunk (the
+// driver's cost is per handle), its partial edge pages as single pages.
 //
 // Thread safety: one mutex guards everything; the backend is only called with
 // it held, so the backend needs no ordering of its own.
@@ -112,14 +113,14 @@ class DeviceAllocator {
   // pages mapped so far stay mapped (cached, counted) and no block changes.
   absl::Status EnsureMapped(Segment* segment, DevicePtr begin, std::size_t bytes)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Unmaps up to `max_pages` pages lying wholly inside free blocks of growable
-  // segments, largest blocks first, skipping [keep_begin, keep_end). With
-  // `release` the memory goes back to the device; otherwise the handles are
-  // returned for remapping.
-  absl::StatusOr<std::vector<PhysicalHandle>> UnmapFreePages(std::size_t max_pages,
-                                                             bool release,
-                                                             DevicePtr keep_begin,
-                                                             DevicePtr keep_end)
+  // Creates and maps one chunk of `pages` pages at `first_page`.
+  absl::Status MapChunk(Segment* segment, std::size_t first_page, std::size_t pages)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Unmaps and releases chunks lying wholly inside free blocks of growable
+  // segments, largest blocks first, skipping [keep_begin, keep_end), until
+  // `target` bytes are released. Returns the bytes released.
+  absl::StatusOr<std::size_t> UnmapFreeChunks(std::size_t target, DevicePtr keep_begin,
+                                              DevicePtr keep_end)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status SynchronizeStream(StreamId stream) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 

@@ -192,6 +192,18 @@ absl::StatusOr<Options> ParseOptions(absl::string_view conf, const Options& base
       absl::StatusOr<double> f = ParseFraction(key, value, /*allow_one=*/true);
       if (!f.ok()) return f.status();
       options.memory_fraction = *f;
+    } else if (key == "max_map_chunk_mb") {
+      std::uint64_t mb = 0;
+      if (!absl::SimpleAtoi(value, &mb) || mb < 2 || mb > (std::uint64_t{1} << 20)) {
+        return BadValue(key, value, "must be an integer in [2, 1048576]");
+      }
+      options.max_map_chunk = mb * kMiB;
+    } else if (key == "map_chunk_divisor") {
+      std::uint32_t d = 0;
+      if (!absl::SimpleAtoi(value, &d) || d == 0 || d > 4096) {
+        return BadValue(key, value, "must be an integer in [1, 4096]");
+      }
+      options.map_chunk_divisor = d;
     } else if (key == "release_slack") {
       double f = 0;
       if (!absl::SimpleAtod(value, &f) || !(f >= 0.0 && f <= 1.0)) {
@@ -203,7 +215,7 @@ absl::StatusOr<Options> ParseOptions(absl::string_view conf, const Options& base
           "CCALLOC_CONF: unknown key '", key,
           "' (known: max_split_size_mb, roundup_power2_divisions, "
           "garbage_collection_threshold, expandable_segments, backend, memory_limit, "
-          "memory_fraction, release_slack)"));
+          "memory_fraction, release_slack, max_map_chunk_mb, map_chunk_divisor)"));
     }
   }
   return options;
@@ -224,7 +236,8 @@ std::string Options::ToString() const {
       ",garbage_collection_threshold:", garbage_collection_threshold,
       ",expandable_segments:", expandable_segments ? "True" : "False",
       ",memory_limit:", memory_limit, ",memory_fraction:", memory_fraction,
-      ",release_slack:", release_slack);
+      ",release_slack:", release_slack, ",max_map_chunk_mb:", max_map_chunk / kMiB,
+                                 ",map_chunk_divisor:", map_chunk_divisor);
   return out;
 }
 
