@@ -1,0 +1,451 @@
+// torch_plugin.cc — ccalloc as PyTorch's CUDA allocator, through
+// torch.cuda.memory.CUDAPluggableAllocator (libccalloc_torch.so).
+//
+// PyTorch opens this library with ctypes and calls ccalloc_torch_malloc and
+// ccalloc_torch_free through std::function objects; the Python package
+// (python/ccalloc/torch.py) installs the hooks and reads the statistics.
+// What PyTorch's side does (torch/csrc/cuda/CUDAPluggableAllocator.cpp and
+// Module.cpp) shapes this file:
+//
+//  * malloc's result is not checked: a null pointer becomes a tensor at
+//    address 0 and the next kernel faults. So a failed allocation throws a
+//    C++ exception, which PyTorch turns into a Python RuntimeError carrying
+//    the message (an OutOfMemoryError when the Python package puts its small
+//    shim, built against c10, in front; see ccalloc_torch_try_malloc).
+//  * free is called from tensor deleters, inside destructors: it never throws.
+//  * emptyCache, setMemoryFraction and recordStream reach the plugin only
+//    through hooks set from Python on the allocator object (set_reset_fn,
+//    set_memory_fraction_fn, set_record_stream_fn); the *_hook functions
+//    below have exactly those signatures.
+//  * getDeviceStats, snapshot, resetPeakStats and resetAccumulatedStats of a
+//    pluggable allocator raise "does not yet support"; the Python package
+//    serves them from the JSON exports here instead.
+//
+// One DeviceAllocator per device, created on first use with CCALLOC_CONF (or
+// the string given to ccalloc_torch_configure) over DefaultOptions(), and
+// never destroyed: PyTorch frees tensors during its own static destruction,
+// after our destructors would have run, and the driver may be gone by then.
+//
+// CCALLOC_TORCH_SIMULATE=<capacity> (e.g. "8GiB") makes new allocators use a
+// SimBackend of that capacity instead of the GPU: host-only tests of this
+// library and of the Python package run on machines without one.
+//
+// Only the C functions below are exported (allocator/plugin.cmake hides the
+// rest with a version script).
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <utility>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
+#include "allocator/backend.h"
+#include "allocator/cuda_backend.h"
+#include "allocator/device_allocator.h"
+#include "allocator/options.h"
+#include "allocator/sim_backend.h"
+#include "ccalloc/ccalloc.h"
+#include "stats/counters.h"
+#include "stats/snapshot.h"
+
+// The runtime's stream handle, declared opaquely so that no CUDA header is
+// needed (cuda_runtime_api.h declares the same type).
+typedef struct CUstream_st* cudaStream_t;
+
+#define CCALLOC_TORCH_API extern "C" __attribute__((visibility("default")))
+
+namespace ccalloc {
+namespace {
+
+// c10::DeviceIndex is an int8_t, so PyTorch never names a device above 127.
+constexpr int kMaxDevices = 128;
+
+// The allocators, published once created. Reads on the hot path are one
+// acquire load; creation is serialised by creation_mu.
+std::atomic<DeviceAllocator*> allocators[kMaxDevices];
+
+absl::Mutex creation_mu(absl::kConstInit);
+// Set by ccalloc_torch_configure; unset means "read CCALLOC_CONF".
+std::optional<std::string>* conf_override ABSL_GUARDED_BY(creation_mu) = nullptr;
+
+thread_local std::string last_error;
+thread_local int last_error_code = CCALLOC_OK;
+
+int CodeOf(const absl::Status& status) {
+  switch (status.code()) {
+    case absl::StatusCode::kOk:
+      return CCALLOC_OK;
+    case absl::StatusCode::kResourceExhausted:
+      return CCALLOC_OUT_OF_MEMORY;
+    case absl::StatusCode::kInvalidArgument:
+    case absl::StatusCode::kNotFound:
+    case absl::StatusCode::kFailedPrecondition:
+    case absl::StatusCode::kOutOfRange:
+      return CCALLOC_INVALID_ARGUMENT;
+    case absl::StatusCode::kUnavailable:
+      return CCALLOC_UNAVAILABLE;
+    default:
+      return CCALLOC_INTERNAL;
+  }
+}
+
+// Keeps the message for ccalloc_torch_last_error() and returns the code. The
+// out-of-memory report already names ccalloc; every other message gets the
+// prefix so that a user who sees it in a PyTorch traceback knows its source.
+int Report(const absl::Status& status) {
+  if (status.ok()) return CCALLOC_OK;
+  last_error_code = CodeOf(status);
+  last_error = last_error_code == CCALLOC_OUT_OF_MEMORY
+                   ? std::string(status.message())
+                   : absl::StrCat("ccalloc: ", status.message());
+  return last_error_code;
+}
+
+absl::Status CheckDevice(int device) {
+  if (device < 0 || device >= kMaxDevices) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("device ", device, " is out of range [0, ", kMaxDevices, ")"));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<Options> CurrentOptions() ABSL_EXCLUSIVE_LOCKS_REQUIRED(creation_mu) {
+  if (conf_override != nullptr && conf_override->has_value()) {
+    return ParseOptions(**conf_override, DefaultOptions());
+  }
+  return OptionsFromEnvironment(DefaultOptions());
+}
+
+absl::StatusOr<std::unique_ptr<DeviceBackend>> MakeBackend(int device) {
+  const char* simulate = std::getenv("CCALLOC_TORCH_SIMULATE");
+  if (simulate == nullptr || *simulate == '\0') return CreateCudaBackend(device);
+  absl::StatusOr<std::size_t> capacity = ParseByteSize(simulate);
+  if (!capacity.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "CCALLOC_TORCH_SIMULATE='", simulate, "': ", capacity.status().message()));
+  }
+  SimBackend::Config config;
+  config.capacity = *capacity;
+  config.device = device;
+  // Nothing runs on a simulated device, so recorded work is finished at once.
+  config.auto_complete_events = true;
+  return std::unique_ptr<DeviceBackend>(std::make_unique<SimBackend>(config));
+}
+
+// The allocator of `device` if it exists (nullptr otherwise, also for a bad
+// device number).
+DeviceAllocator* Existing(int device) {
+  if (device < 0 || device >= kMaxDevices) return nullptr;
+  return allocators[device].load(std::memory_order_acquire);
+}
+
+absl::StatusOr<DeviceAllocator*> GetOrCreate(int device) {
+  if (absl::Status s = CheckDevice(device); !s.ok()) return s;
+  if (DeviceAllocator* a = allocators[device].load(std::memory_order_acquire)) return a;
+  absl::MutexLock lock(&creation_mu);
+  if (DeviceAllocator* a = allocators[device].load(std::memory_order_relaxed)) return a;
+  // Errors are not remembered: a fixed configuration or a device that shows
+  // up later gets a fresh try.
+  absl::StatusOr<Options> options = CurrentOptions();
+  if (!options.ok()) return options.status();
+  absl::StatusOr<std::unique_ptr<DeviceBackend>> backend = MakeBackend(device);
+  if (!backend.ok()) return backend.status();
+  // Deliberately leaked (see the banner).
+  auto* created = new DeviceAllocator(std::move(*backend), *options);
+  allocators[device].store(created, std::memory_order_release);
+  return created;
+}
+
+// Runs `f` on the allocator of `device`, or on every existing one when
+// device < 0; the first error wins but every allocator is visited.
+template <typename F>
+absl::Status ForDevices(int device, F f) {
+  if (device >= 0) {
+    if (absl::Status s = CheckDevice(device); !s.ok()) return s;
+    DeviceAllocator* a = Existing(device);
+    return a == nullptr ? absl::OkStatus() : f(*a);
+  }
+  absl::Status first;
+  for (int d = 0; d < kMaxDevices; ++d) {
+    if (DeviceAllocator* a = Existing(d)) first.Update(f(*a));
+  }
+  return first;
+}
+
+// Asks every allocator whether it owns `ptr` (PyTorch's record_stream hook
+// does not say which device the tensor is on). NotFound when none does.
+absl::Status RecordStreamAnywhere(void* ptr, cudaStream_t stream) {
+  if (ptr == nullptr) return absl::OkStatus();
+  const DevicePtr p = reinterpret_cast<DevicePtr>(ptr);
+  const StreamId s = reinterpret_cast<StreamId>(stream);
+  for (int d = 0; d < kMaxDevices; ++d) {
+    DeviceAllocator* a = Existing(d);
+    if (a == nullptr) continue;
+    absl::Status status = a->RecordStream(p, s);
+    // InvalidArgument means "not mine": ask the next device.
+    if (!absl::IsInvalidArgument(status)) return status;
+  }
+  return absl::NotFoundError(absl::StrCat(
+      "record_stream: 0x", absl::Hex(p), " was not allocated by ccalloc on any device"));
+}
+
+// snprintf-like: copies at most capacity - 1 bytes and a NUL, returns the
+// length the whole text needs including the NUL.
+std::size_t CopyOut(const std::string& text, char* buffer, std::size_t capacity) {
+  if (buffer != nullptr && capacity > 0) {
+    std::size_t n = text.size() < capacity - 1 ? text.size() : capacity - 1;
+    std::memcpy(buffer, text.data(), n);
+    buffer[n] = '\0';
+  }
+  return text.size() + 1;
+}
+
+}  // namespace
+}  // namespace ccalloc
+
+using ccalloc::Report;
+
+// --- What PyTorch calls ------------------------------------------------------
+
+// Like ccalloc_torch_malloc, but reports failure through the return code and
+// ccalloc_torch_last_error() instead of an exception. The Python package's
+// shim calls this and raises c10::OutOfMemoryError itself, which PyTorch
+// turns into torch.OutOfMemoryError. Size 0 gives a null pointer and OK.
+CCALLOC_TORCH_API int ccalloc_torch_try_malloc(size_t size, int device, cudaStream_t stream,
+                                               void** out) {
+  if (out == nullptr) return Report(absl::InvalidArgumentError("out is NULL"));
+  *out = nullptr;
+  absl::StatusOr<ccalloc::DeviceAllocator*> allocator = ccalloc::GetOrCreate(device);
+  if (!allocator.ok()) return Report(allocator.status());
+  absl::StatusOr<ccalloc::DevicePtr> ptr =
+      (*allocator)->Allocate(size, reinterpret_cast<ccalloc::StreamId>(stream));
+  if (!ptr.ok()) return Report(ptr.status());
+  *out = reinterpret_cast<void*>(*ptr);
+  return CCALLOC_OK;
+}
+
+// PyTorch's malloc_fn. Throws std::runtime_error with ccalloc's report when
+// the allocation fails (PyTorch would otherwise use the null pointer).
+CCALLOC_TORCH_API void* ccalloc_torch_malloc(size_t size, int device, cudaStream_t stream) {
+  void* ptr = nullptr;
+  if (ccalloc_torch_try_malloc(size, device, stream, &ptr) != CCALLOC_OK) {
+    throw std::runtime_error(ccalloc::last_error);
+  }
+  return ptr;
+}
+
+// PyTorch's free_fn. Runs inside tensor destructors, so it never throws: a
+// pointer ccalloc did not hand out (or a second free) is reported on stderr
+// and through ccalloc_torch_last_error(), and changes nothing.
+CCALLOC_TORCH_API void ccalloc_torch_free(void* ptr, size_t size, int device,
+                                          cudaStream_t stream) noexcept {
+  if (ptr == nullptr) return;
+  ccalloc::DeviceAllocator* allocator = ccalloc::Existing(device);
+  absl::Status status =
+      allocator == nullptr
+          ? absl::InvalidArgumentError(absl::StrCat("free: no allocator on device ", device))
+          : allocator->Free(reinterpret_cast<ccalloc::DevicePtr>(ptr));
+  if (!status.ok()) {
+    Report(status);
+    std::fprintf(stderr, "%s\n", ccalloc::last_error.c_str());
+  }
+}
+
+// set_reset_fn: torch.cuda.empty_cache() on every device that has an allocator.
+CCALLOC_TORCH_API void ccalloc_torch_empty_cache_hook(void) {
+  absl::Status status = ccalloc::ForDevices(
+      -1, [](ccalloc::DeviceAllocator& a) { return a.EmptyCache(); });
+  if (Report(status) != CCALLOC_OK) throw std::runtime_error(ccalloc::last_error);
+}
+
+// set_memory_fraction_fn: torch.cuda.set_per_process_memory_fraction().
+CCALLOC_TORCH_API void ccalloc_torch_memory_fraction_hook(double fraction, int device) {
+  absl::StatusOr<ccalloc::DeviceAllocator*> allocator = ccalloc::GetOrCreate(device);
+  absl::Status status =
+      allocator.ok() ? (*allocator)->SetMemoryFraction(fraction) : allocator.status();
+  if (Report(status) != CCALLOC_OK) throw std::runtime_error(ccalloc::last_error);
+}
+
+// set_record_stream_fn: Tensor.record_stream(). Like PyTorch's own allocator,
+// a pointer that is not ours (a tensor from another library) is ignored;
+// any other failure throws.
+CCALLOC_TORCH_API void ccalloc_torch_record_stream_hook(void* ptr, cudaStream_t stream) {
+  absl::Status status = ccalloc::RecordStreamAnywhere(ptr, stream);
+  if (status.ok()) return;
+  Report(status);
+  if (!absl::IsNotFound(status)) throw std::runtime_error(ccalloc::last_error);
+}
+
+// --- What the Python package calls -------------------------------------------
+// Every int-returning function returns a ccalloc_status (0 is OK); the message
+// of a failure is in ccalloc_torch_last_error() on the same thread. A device
+// below 0 means "every device that has an allocator" where noted.
+
+// Configuration for allocators created from now on (PYTORCH_CUDA_ALLOC_CONF
+// syntax, over DefaultOptions()); NULL goes back to CCALLOC_CONF. A bad string
+// is an InvalidArgument and changes nothing.
+CCALLOC_TORCH_API int ccalloc_torch_configure(const char* conf) {
+  absl::MutexLock lock(&ccalloc::creation_mu);
+  if (conf != nullptr) {
+    absl::StatusOr<ccalloc::Options> options =
+        ccalloc::ParseOptions(conf, ccalloc::DefaultOptions());
+    if (!options.ok()) return Report(options.status());
+  }
+  if (ccalloc::conf_override == nullptr) {
+    ccalloc::conf_override = new std::optional<std::string>();
+  }
+  if (conf == nullptr) {
+    ccalloc::conf_override->reset();
+  } else {
+    *ccalloc::conf_override = std::string(conf);
+  }
+  return CCALLOC_OK;
+}
+
+// The options of the device's allocator, or the ones a new allocator would get.
+CCALLOC_TORCH_API size_t ccalloc_torch_options(int device, char* buffer, size_t capacity) {
+  if (absl::Status s = ccalloc::CheckDevice(device); !s.ok()) {
+    Report(s);
+    return 0;
+  }
+  if (ccalloc::DeviceAllocator* a = ccalloc::Existing(device)) {
+    return ccalloc::CopyOut(a->options().ToString(), buffer, capacity);
+  }
+  absl::MutexLock lock(&ccalloc::creation_mu);
+  absl::StatusOr<ccalloc::Options> options = ccalloc::CurrentOptions();
+  if (!options.ok()) {
+    Report(options.status());
+    return 0;
+  }
+  return ccalloc::CopyOut(options->ToString(), buffer, capacity);
+}
+
+CCALLOC_TORCH_API int ccalloc_torch_empty_cache(int device) {
+  return Report(ccalloc::ForDevices(
+      device, [](ccalloc::DeviceAllocator& a) { return a.EmptyCache(); }));
+}
+
+CCALLOC_TORCH_API int ccalloc_torch_set_memory_fraction(int device, double fraction) {
+  absl::StatusOr<ccalloc::DeviceAllocator*> allocator = ccalloc::GetOrCreate(device);
+  if (!allocator.ok()) return Report(allocator.status());
+  return Report((*allocator)->SetMemoryFraction(fraction));
+}
+
+// A cap on reserved bytes; 0 removes it.
+CCALLOC_TORCH_API int ccalloc_torch_set_memory_limit(int device, size_t bytes) {
+  absl::StatusOr<ccalloc::DeviceAllocator*> allocator = ccalloc::GetOrCreate(device);
+  if (!allocator.ok()) return Report(allocator.status());
+  return Report((*allocator)->SetMemoryLimit(bytes));
+}
+
+CCALLOC_TORCH_API int ccalloc_torch_memory_limit(int device, size_t* bytes) {
+  if (bytes == nullptr) return Report(absl::InvalidArgumentError("bytes is NULL"));
+  absl::StatusOr<ccalloc::DeviceAllocator*> allocator = ccalloc::GetOrCreate(device);
+  if (!allocator.ok()) return Report(allocator.status());
+  *bytes = (*allocator)->memory_limit();
+  return CCALLOC_OK;
+}
+
+// Total and free bytes of the device as its backend sees them (for the
+// simulated device, its capacity).
+CCALLOC_TORCH_API int ccalloc_torch_device_memory(int device, size_t* free_bytes,
+                                                  size_t* total_bytes) {
+  if (free_bytes == nullptr || total_bytes == nullptr) {
+    return Report(absl::InvalidArgumentError("free_bytes or total_bytes is NULL"));
+  }
+  absl::StatusOr<ccalloc::DeviceAllocator*> allocator = ccalloc::GetOrCreate(device);
+  if (!allocator.ok()) return Report(allocator.status());
+  absl::StatusOr<ccalloc::DeviceMemoryInfo> info = (*allocator)->backend().MemoryInfo();
+  if (!info.ok()) return Report(info.status());
+  *free_bytes = info->free_bytes;
+  *total_bytes = info->total_bytes;
+  return CCALLOC_OK;
+}
+
+// NotFound (CCALLOC_INVALID_ARGUMENT) when no allocator owns ptr.
+CCALLOC_TORCH_API int ccalloc_torch_record_stream(void* ptr, cudaStream_t stream) {
+  return Report(ccalloc::RecordStreamAnywhere(ptr, stream));
+}
+
+CCALLOC_TORCH_API int ccalloc_torch_reset_peak_stats(int device) {
+  return Report(ccalloc::ForDevices(device, [](ccalloc::DeviceAllocator& a) {
+    a.ResetPeakStats();
+    return absl::OkStatus();
+  }));
+}
+
+CCALLOC_TORCH_API int ccalloc_torch_reset_accumulated_stats(int device) {
+  return Report(ccalloc::ForDevices(device, [](ccalloc::DeviceAllocator& a) {
+    a.ResetAccumulatedStats();
+    return absl::OkStatus();
+  }));
+}
+
+// JSON documents, snprintf-like: at most `capacity` bytes are written
+// (including the NUL) and the length the whole document needs is returned;
+// 0 means an error (bad device). A device without an allocator yet has only
+// zero counters and no segments. The documents can grow between two calls:
+// call again while the result exceeds the capacity.
+CCALLOC_TORCH_API size_t ccalloc_torch_stats_json(int device, char* buffer, size_t capacity) {
+  if (absl::Status s = ccalloc::CheckDevice(device); !s.ok()) {
+    Report(s);
+    return 0;
+  }
+  ccalloc::DeviceAllocator* a = ccalloc::Existing(device);
+  return ccalloc::CopyOut(
+      ccalloc::StatsToJson(a == nullptr ? ccalloc::MemoryStats{} : a->GetStats()), buffer,
+      capacity);
+}
+
+CCALLOC_TORCH_API size_t ccalloc_torch_snapshot_json(int device, char* buffer,
+                                                     size_t capacity) {
+  if (absl::Status s = ccalloc::CheckDevice(device); !s.ok()) {
+    Report(s);
+    return 0;
+  }
+  ccalloc::Snapshot snapshot;
+  snapshot.device = device;
+  if (ccalloc::DeviceAllocator* a = ccalloc::Existing(device)) snapshot = a->TakeSnapshot();
+  return ccalloc::CopyOut(ccalloc::SnapshotToJson(snapshot), buffer, capacity);
+}
+
+CCALLOC_TORCH_API size_t ccalloc_torch_summary(int device, char* buffer, size_t capacity) {
+  if (absl::Status s = ccalloc::CheckDevice(device); !s.ok()) {
+    Report(s);
+    return 0;
+  }
+  ccalloc::Snapshot snapshot;
+  snapshot.device = device;
+  if (ccalloc::DeviceAllocator* a = ccalloc::Existing(device)) snapshot = a->TakeSnapshot();
+  return ccalloc::CopyOut(ccalloc::SummaryText(snapshot), buffer, capacity);
+}
+
+// Writes up to `capacity` device numbers that have an allocator, ascending;
+// returns how many there are.
+CCALLOC_TORCH_API int ccalloc_torch_devices(int* out, int capacity) {
+  int count = 0;
+  for (int d = 0; d < ccalloc::kMaxDevices; ++d) {
+    if (ccalloc::Existing(d) == nullptr) continue;
+    if (out != nullptr && count < capacity) out[count] = d;
+    ++count;
+  }
+  return count;
+}
+
+// The message of the last failed call on this thread ("" if none).
+CCALLOC_TORCH_API const char* ccalloc_torch_last_error(void) {
+  return ccalloc::last_error.c_str();
+}
+
+// Its ccalloc_status (0 if no call failed on this thread).
+CCALLOC_TORCH_API int ccalloc_torch_last_error_code(void) { return ccalloc::last_error_code; }

@@ -1,0 +1,329 @@
+// ccalloc-gpu-bench: host cost per allocate or free on a real GPU, ccalloc
+// against the CUDA allocators, in one process.
+//
+//   (a) ccalloc on CudaBackend, both policies (pytorch-native, ccalloc)
+//   (b) cudaMalloc / cudaFree
+//   (c) cudaMallocAsync / cudaFreeAsync on the default stream, from the
+//       device's default memory pool with its release threshold at UINT64_MAX
+//       so that it caches (as PyTorch's cudaMallocAsync backend sets it)
+//
+// The patterns are bench/patterns.h (hot pair of 512 B, 64 KiB, 4 MiB,
+// 64 MiB; churn with W = 100 and 1000), the same ones ccalloc-bench and
+// bench/torch_alloc_bench.py time. Each measurement is repeated (7 times by
+// default); a repetition times a batch of operations with steady_clock and
+// divides by their number, and the report gives the median. Time is host
+// time: stream-ordered frees return before the GPU has done anything.
+//
+// Not Google Benchmark: a plain program can put any allocator in the same
+// table. The CUDA runtime is linked statically and opens the driver itself,
+// so the binary starts anywhere; without a device it says so and exits 0.
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "allocator/cuda_backend.h"
+#include "allocator/device_allocator.h"
+#include "allocator/options.h"
+#include "bench/patterns.h"
+
+namespace ccalloc::bench {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+[[noreturn]] void Die(const std::string& what) {
+  std::fprintf(stderr, "ccalloc-gpu-bench: %s\n", what.c_str());
+  std::exit(1);
+}
+
+void Check(cudaError_t e, const char* what) {
+  if (e != cudaSuccess) Die(absl::StrCat(what, ": ", cudaGetErrorString(e)));
+}
+
+// One allocator under test. Allocate returns null on failure (then the
+// benchmark stops with a message): a benchmark has nothing to recover.
+class Allocator {
+ public:
+  virtual ~Allocator() = default;
+  virtual std::string name() const = 0;
+  virtual void* Allocate(std::size_t bytes) = 0;
+  virtual void Free(void* ptr) = 0;
+};
+
+class CcallocAllocator : public Allocator {
+ public:
+  CcallocAllocator(std::string policy, const Options& options, int device) : name_(policy) {
+    absl::StatusOr<std::unique_ptr<DeviceBackend>> backend = CreateCudaBackend(device);
+    if (!backend.ok()) Die(std::string(backend.status().message()));
+    allocator_ = std::make_unique<DeviceAllocator>(std::move(*backend), options);
+  }
+  std::string name() const override { return absl::StrCat("ccalloc:", name_); }
+  void* Allocate(std::size_t bytes) override {
+    absl::StatusOr<DevicePtr> p = allocator_->Allocate(bytes, 0);
+    if (!p.ok()) Die(std::string(p.status().message()));
+    return reinterpret_cast<void*>(*p);
+  }
+  void Free(void* ptr) override {
+    if (absl::Status s = allocator_->Free(reinterpret_cast<DevicePtr>(ptr)); !s.ok()) {
+      Die(std::string(s.message()));
+    }
+  }
+
+ private:
+  std::string name_;
+  std::unique_ptr<DeviceAllocator> allocator_;
+};
+
+class CudaMallocAllocator : public Allocator {
+ public:
+  std::string name() const override { return "cudaMalloc"; }
+  void* Allocate(std::size_t bytes) override {
+    void* p = nullptr;
+    Check(cudaMalloc(&p, bytes), "cudaMalloc");
+    return p;
+  }
+  void Free(void* ptr) override { Check(cudaFree(ptr), "cudaFree"); }
+};
+
+class CudaMallocAsyncAllocator : public Allocator {
+ public:
+  explicit CudaMallocAsyncAllocator(int device) {
+    Check(cudaDeviceGetDefaultMemPool(&pool_, device), "cudaDeviceGetDefaultMemPool");
+    std::uint64_t threshold = UINT64_MAX;
+    Check(cudaMemPoolSetAttribute(pool_, cudaMemPoolAttrReleaseThreshold, &threshold),
+          "cudaMemPoolSetAttribute(release threshold)");
+  }
+  ~CudaMallocAsyncAllocator() override {
+    // Give the cached memory back so the next allocator starts from the same
+    // device state.
+    (void)cudaDeviceSynchronize();
+    (void)cudaMemPoolTrimTo(pool_, 0);
+  }
+  std::string name() const override { return "cudaMallocAsync"; }
+  void* Allocate(std::size_t bytes) override {
+    void* p = nullptr;
+    Check(cudaMallocAsync(&p, bytes, cudaStreamLegacy), "cudaMallocAsync");
+    return p;
+  }
+  void Free(void* ptr) override { Check(cudaFreeAsync(ptr, cudaStreamLegacy), "cudaFreeAsync"); }
+
+ private:
+  cudaMemPool_t pool_ = nullptr;
+};
+
+struct Measurement {
+  std::string allocator;
+  std::string pattern;  // "hot_pair/65536", "churn/W:1000"
+  double ns_per_op = 0;
+  std::vector<double> reps;
+};
+
+double Median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+// Times `step` (which performs `ops_per_step` operations) in batches: a
+// calibration finds the batch that takes about `target`, then `reps` batches
+// are timed.
+std::vector<double> TimeSteps(const std::function<void()>& step, double ops_per_step, int reps,
+                              std::chrono::milliseconds target) {
+  std::size_t batch = 1;
+  for (;;) {
+    const auto start = Clock::now();
+    for (std::size_t i = 0; i < batch; ++i) step();
+    const auto took = Clock::now() - start;
+    if (took >= target / 4 || batch >= (std::size_t{1} << 24)) {
+      const double per_step = std::chrono::duration<double>(took).count() / batch;
+      batch = std::max<std::size_t>(
+          1, static_cast<std::size_t>(std::chrono::duration<double>(target).count() / per_step));
+      break;
+    }
+    batch *= 4;
+  }
+  std::vector<double> out;
+  for (int r = 0; r < reps; ++r) {
+    const auto start = Clock::now();
+    for (std::size_t i = 0; i < batch; ++i) step();
+    const auto took = Clock::now() - start;
+    out.push_back(std::chrono::duration<double, std::nano>(took).count() /
+                  (static_cast<double>(batch) * ops_per_step));
+  }
+  return out;
+}
+
+Measurement HotPair(Allocator& a, std::size_t bytes, int reps) {
+  a.Free(a.Allocate(bytes));  // the cached path is what is measured
+  auto step = [&] {
+    void* p = a.Allocate(bytes);
+    a.Free(p);
+  };
+  Measurement m;
+  m.allocator = a.name();
+  m.pattern = absl::StrCat("hot_pair/", bytes);
+  m.reps = TimeSteps(step, 2.0, reps, std::chrono::milliseconds(40));
+  m.ns_per_op = Median(m.reps);
+  return m;
+}
+
+Measurement Churn(Allocator& a, int window, int reps) {
+  const ChurnSchedule schedule = MakeChurnSchedule(window);
+  std::vector<void*> live;
+  for (std::size_t bytes : schedule.prefill) live.push_back(a.Allocate(bytes));
+  std::size_t next = 0;
+  auto step = [&] {
+    const std::size_t i = next++ & (kChurnSteps - 1);
+    void*& slot = live[schedule.victims[i]];
+    a.Free(slot);
+    slot = a.Allocate(schedule.sizes[i]);
+  };
+  // Warm the cache with one pass over the schedule (at most two seconds:
+  // cudaMalloc has no cache to warm and is slow).
+  const auto warm_until = Clock::now() + std::chrono::seconds(2);
+  for (std::size_t i = 0; i < kChurnSteps && Clock::now() < warm_until; ++i) step();
+  Measurement m;
+  m.allocator = a.name();
+  m.pattern = absl::StrCat("churn/W:", window);
+  m.reps = TimeSteps(step, 2.0, reps, std::chrono::milliseconds(60));
+  m.ns_per_op = Median(m.reps);
+  for (void* p : live) a.Free(p);
+  return m;
+}
+
+std::string Json(const std::string& device, const std::vector<Measurement>& ms) {
+  std::string out = absl::StrCat("{\"device\": \"", device, "\", \"results\": [");
+  for (std::size_t k = 0; k < ms.size(); ++k) {
+    std::vector<std::string> reps;
+    for (double r : ms[k].reps) reps.push_back(absl::StrFormat("%.2f", r));
+    absl::StrAppend(&out, k == 0 ? "\n" : ",\n",
+                    absl::StrFormat("  {\"allocator\": \"%s\", \"pattern\": \"%s\", "
+                                    "\"ns_per_op\": %.2f, \"reps\": [%s]}",
+                                    ms[k].allocator, ms[k].pattern, ms[k].ns_per_op,
+                                    absl::StrJoin(reps, ", ")));
+  }
+  out += "\n]}\n";
+  return out;
+}
+
+int Main(int argc, char** argv) {
+  std::string json_path;
+  int reps = 7;
+  int device = 0;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    auto value = [&]() -> std::string {
+      if (i + 1 >= argc) Die(absl::StrCat(arg, " needs a value"));
+      return argv[++i];
+    };
+    if (arg == "--json") {
+      json_path = value();
+    } else if (arg == "--reps") {
+      if (!absl::SimpleAtoi(value(), &reps) || reps < 1 || reps > 100) Die("--reps: 1..100");
+    } else if (arg == "--device") {
+      if (!absl::SimpleAtoi(value(), &device) || device < 0) Die("--device: an ordinal");
+    } else if (arg == "-h" || arg == "--help") {
+      std::printf(
+          "usage: ccalloc-gpu-bench [--json FILE] [--reps N (7)] [--device N (0)]\n"
+          "Host ns per allocate or free: ccalloc (both policies), cudaMalloc and\n"
+          "cudaMallocAsync, on the hot-pair and churn patterns of bench/patterns.h.\n");
+      return 0;
+    } else {
+      Die(absl::StrCat("unknown argument '", arg, "' (see --help)"));
+    }
+  }
+
+  int count = 0;
+  if (!CudaDeviceAvailable() || cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
+    std::printf("no CUDA device: skipped\n");
+    return 0;
+  }
+  if (device >= count) Die(absl::StrCat("--device ", device, ": only ", count, " devices"));
+  Check(cudaSetDevice(device), "cudaSetDevice");
+  cudaDeviceProp prop{};
+  Check(cudaGetDeviceProperties(&prop, device), "cudaGetDeviceProperties");
+  Check(cudaFree(nullptr), "cudaFree(0)");  // create the primary context up front
+  std::printf("device %d: %s; %d repetitions, median shown; host ns per allocate or free\n",
+              device, prop.name, reps);
+
+  Options ours = DefaultOptions();
+  ours.expandable_segments = true;
+  using Factory = std::function<std::unique_ptr<Allocator>()>;
+  const std::vector<Factory> factories = {
+      [&] { return std::make_unique<CcallocAllocator>("pytorch-native",
+                                                      PytorchNativeOptions(), device); },
+      [&] { return std::make_unique<CcallocAllocator>("ccalloc", ours, device); },
+      [] { return std::make_unique<CudaMallocAllocator>(); },
+      [&] { return std::make_unique<CudaMallocAsyncAllocator>(device); },
+  };
+
+  std::vector<std::string> patterns;
+  for (std::size_t bytes : kHotPairSizes) patterns.push_back(absl::StrCat("hot_pair/", bytes));
+  for (int w : kChurnWindows) patterns.push_back(absl::StrCat("churn/W:", w));
+
+  std::vector<Measurement> all;
+  std::vector<std::string> names;
+  for (const Factory& make : factories) {
+    for (const std::string& pattern : patterns) {
+      // A fresh allocator per pattern: no pattern inherits another's cache.
+      std::unique_ptr<Allocator> a = make();
+      if (names.empty() || names.back() != a->name()) names.push_back(a->name());
+      std::fprintf(stderr, "  %s %s...\n", a->name().c_str(), pattern.c_str());
+      Measurement m;
+      if (pattern.rfind("hot_pair/", 0) == 0) {
+        std::size_t bytes = 0;
+        (void)absl::SimpleAtoi(pattern.substr(9), &bytes);
+        m = HotPair(*a, bytes, reps);
+      } else {
+        int w = 0;
+        (void)absl::SimpleAtoi(pattern.substr(8), &w);
+        m = Churn(*a, w, reps);
+      }
+      Check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+      all.push_back(m);
+    }
+  }
+
+  auto find = [&](const std::string& alloc, const std::string& pattern) -> double {
+    for (const Measurement& m : all) {
+      if (m.allocator == alloc && m.pattern == pattern) return m.ns_per_op;
+    }
+    return 0;
+  };
+  std::printf("%-16s", "pattern");
+  for (const std::string& n : names) std::printf(" %22s", n.c_str());
+  std::printf("   %s\n", "ccalloc:ccalloc vs cudaMalloc / vs cudaMallocAsync");
+  for (const std::string& p : patterns) {
+    std::printf("%-16s", p.c_str());
+    for (const std::string& n : names) std::printf(" %22.1f", find(n, p));
+    const double ours_ns = find("ccalloc:ccalloc", p);
+    std::printf("   %.3fx / %.3fx\n", ours_ns / find("cudaMalloc", p),
+                ours_ns / find("cudaMallocAsync", p));
+  }
+  std::printf("(ratios below 1 mean ccalloc takes less host time per operation)\n");
+  if (!json_path.empty()) {
+    std::ofstream out(json_path);
+    out << Json(prop.name, all);
+    if (!out) Die(absl::StrCat("cannot write ", json_path));
+    std::fprintf(stderr, "wrote %s\n", json_path.c_str());
+  }
+  return 0;
+}
+
+}  // namespace
+}  // namespace ccalloc::bench
+
+int main(int argc, char** argv) { return ccalloc::bench::Main(argc, argv); }

@@ -1,0 +1,792 @@
+// replay.cc — see replay.h.
+#include "bench/replay.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <memory>
+#include <string_view>
+#include <utility>
+
+#include "absl/status/status.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "allocator/backend.h"
+#include "allocator/cuda_backend.h"
+#include "allocator/device_allocator.h"
+#include "allocator/sim_backend.h"
+#include "bench/scenarios.h"
+#include "stats/counters.h"
+#include "stats/snapshot.h"
+
+namespace ccalloc::replay {
+namespace {
+
+constexpr absl::string_view kNative = "pytorch-native";
+constexpr absl::string_view kCcalloc = "ccalloc";
+
+// ---------------------------------------------------------------------------
+// Replaying
+// ---------------------------------------------------------------------------
+
+absl::StatusOr<std::unique_ptr<DeviceAllocator>> MakeAllocator(const Policy& policy,
+                                                               const ReplayConfig& config) {
+  Options options = policy.options;
+  std::unique_ptr<DeviceBackend> backend;
+  if (config.device >= 0) {
+    absl::StatusOr<std::unique_ptr<DeviceBackend>> cuda = CreateCudaBackend(config.device);
+    if (!cuda.ok()) return cuda.status();
+    backend = std::move(*cuda);
+    // A real card has the memory it has; the capacity becomes a limit instead
+    // (the tighter one wins when the policy has its own).
+    if (config.capacity > 0 &&
+        (options.memory_limit == 0 || config.capacity < options.memory_limit)) {
+      options.memory_limit = config.capacity;
+    }
+  } else {
+    SimBackend::Config sim;
+    sim.capacity = config.capacity > 0 ? config.capacity : kDefaultSimCapacity;
+    // A replay models a GPU that keeps up: cross-stream frees become reusable
+    // at the next allocation.
+    sim.auto_complete_events = true;
+    backend = std::make_unique<SimBackend>(sim);
+  }
+  return std::make_unique<DeviceAllocator>(std::move(backend), options);
+}
+
+// Plays events one at a time into an allocator. A refused allocation leaves
+// its id at pointer 0, so that its free (Free(0) is a no-op) is skipped too.
+class Player {
+ public:
+  Player(const Trace& trace, DeviceAllocator& allocator, bool single_stream)
+      : trace_(trace),
+        allocator_(allocator),
+        single_stream_(single_stream),
+        ptrs_(trace.num_ids, 0),
+        alloc_stream_(trace.num_ids, 0) {}
+
+  absl::Status Step(std::size_t i) {
+    const TraceEvent& e = trace_.events[i];
+    if (e.op == TraceEvent::Op::kAlloc) {
+      const StreamId stream = single_stream_ ? 0 : static_cast<StreamId>(e.stream);
+      absl::StatusOr<DevicePtr> ptr = allocator_.Allocate(e.bytes, stream);
+      if (ptr.ok()) {
+        ptrs_[e.id] = *ptr;
+        alloc_stream_[e.id] = e.stream;
+        return absl::OkStatus();
+      }
+      if (!absl::IsResourceExhausted(ptr.status())) return Annotate(ptr.status(), i);
+      ptrs_[e.id] = 0;
+      ++ooms_;
+      if (first_oom_event_ < 0) {
+        first_oom_event_ = static_cast<std::int64_t>(i);
+        first_oom_message_ = std::string(ptr.status().message());
+      }
+      return absl::OkStatus();
+    }
+    const DevicePtr ptr = ptrs_[e.id];
+    if (ptr == 0) return absl::OkStatus();
+    ptrs_[e.id] = 0;
+    // The free names the stream whose work must finish before reuse: another
+    // stream than the allocation's means the block was record_stream'ed.
+    if (!single_stream_ && e.stream != alloc_stream_[e.id]) {
+      if (absl::Status s = allocator_.RecordStream(ptr, static_cast<StreamId>(e.stream));
+          !s.ok()) {
+        return Annotate(s, i);
+      }
+    }
+    if (absl::Status s = allocator_.Free(ptr); !s.ok()) return Annotate(s, i);
+    return absl::OkStatus();
+  }
+
+  std::int64_t ooms() const { return ooms_; }
+  std::int64_t first_oom_event() const { return first_oom_event_; }
+  const std::string& first_oom_message() const { return first_oom_message_; }
+
+ private:
+  absl::Status Annotate(const absl::Status& s, std::size_t i) const {
+    const TraceEvent& e = trace_.events[i];
+    return absl::Status(
+        s.code(), absl::StrCat(trace_.name, ": event ", i, " (",
+                               e.op == TraceEvent::Op::kAlloc ? "allocate" : "free",
+                               " id ", e.id, ", ", e.bytes, " bytes): ", s.message()));
+  }
+
+  const Trace& trace_;
+  DeviceAllocator& allocator_;
+  const bool single_stream_;
+  std::vector<DevicePtr> ptrs_;
+  std::vector<std::uint64_t> alloc_stream_;
+  std::int64_t ooms_ = 0;
+  std::int64_t first_oom_event_ = -1;
+  std::string first_oom_message_;
+};
+
+// "\r<label>: <phase> 42%" on stderr, redrawn about 200 times per pass.
+class Progress {
+ public:
+  Progress(bool on, std::string label, std::size_t total)
+      : on_(on && total > 0), label_(std::move(label)), total_(total),
+        every_(std::max<std::size_t>(1, total / 200)) {}
+  ~Progress() {
+    if (on_) std::fprintf(stderr, "\r\033[K");
+  }
+  void Update(std::size_t i, absl::string_view phase) {
+    if (!on_ || i % every_ != 0) return;
+    std::fprintf(stderr, "\r\033[K%s: %.*s %3d%%", label_.c_str(),
+                 static_cast<int>(phase.size()), phase.data(),
+                 static_cast<int>(100.0 * static_cast<double>(i) / static_cast<double>(total_)));
+    std::fflush(stderr);
+  }
+
+ private:
+  const bool on_;
+  const std::string label_;
+  const std::size_t total_;
+  const std::size_t every_;
+};
+
+double Median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+double PerThousand(std::int64_t count, std::uint64_t allocs) {
+  return allocs == 0 ? 0.0 : 1000.0 * static_cast<double>(count) / static_cast<double>(allocs);
+}
+
+// ---------------------------------------------------------------------------
+// Formatting helpers
+// ---------------------------------------------------------------------------
+
+// 51698 -> "51,698".
+std::string Grouped(std::int64_t v) {
+  std::string digits = absl::StrCat(v < 0 ? -v : v);
+  std::string out;
+  for (std::size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return v < 0 ? absl::StrCat("-", out) : out;
+}
+
+std::string Percent(double f) { return absl::StrFormat("%.1f%%", 100.0 * f); }
+
+std::string CapacityText(const ReplayResult& r) {
+  if (r.capacity_bytes == 0) return "no limit";
+  return FormatBytes(r.capacity_bytes);
+}
+
+// A plain text table: first column left-aligned, the rest right-aligned.
+class TextTable {
+ public:
+  explicit TextTable(std::vector<std::string> header) { rows_.push_back(std::move(header)); }
+  void Add(std::vector<std::string> row) {
+    row.resize(rows_[0].size());
+    rows_.push_back(std::move(row));
+  }
+  void AddRule() { rules_.push_back(rows_.size()); }
+  std::string Render() const {
+    std::vector<std::size_t> width(rows_[0].size(), 0);
+    for (const auto& row : rows_) {
+      for (std::size_t c = 0; c < row.size(); ++c) width[c] = std::max(width[c], row[c].size());
+    }
+    std::size_t total = 0;
+    for (std::size_t w : width) total += w + 2;
+    std::string out;
+    auto rule = [&] { out += std::string(total - 2, '-') + "\n"; };
+    for (std::size_t r = 0; r < rows_.size(); ++r) {
+      if (std::find(rules_.begin(), rules_.end(), r) != rules_.end()) rule();
+      std::string line;
+      for (std::size_t c = 0; c < rows_[r].size(); ++c) {
+        const std::string& cell = rows_[r][c];
+        const std::string pad(width[c] - cell.size(), ' ');
+        line += c == 0 ? cell + pad : pad + cell;
+        if (c + 1 < rows_[r].size()) line += "  ";
+      }
+      while (!line.empty() && line.back() == ' ') line.pop_back();
+      out += line + "\n";
+      if (r == 0) rule();
+    }
+    return out;
+  }
+
+ private:
+  std::vector<std::vector<std::string>> rows_;
+  std::vector<std::size_t> rules_;
+};
+
+std::string JsonString(absl::string_view s) {
+  std::string out = "\"";
+  for (char c : s) {
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\t': out += "\\t"; break;
+      case '\r': out += "\\r"; break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20) {
+          out += absl::StrFormat("\\u%04x", static_cast<unsigned char>(c));
+        } else {
+          out += c;
+        }
+    }
+  }
+  return out + "\"";
+}
+
+std::string JsonNumber(double v) {
+  if (!std::isfinite(v)) return "null";
+  return absl::StrFormat("%.6g", v);
+}
+
+std::string XmlEscape(absl::string_view s) {
+  std::string out;
+  for (char c : s) {
+    switch (c) {
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '&': out += "&amp;"; break;
+      case '"': out += "&quot;"; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
+absl::Status CheckTimelines(const std::vector<ReplayResult>& results) {
+  if (results.empty()) return absl::InvalidArgumentError("no results");
+  for (const ReplayResult& r : results) {
+    if (r.timeline_reserved.size() != r.events || r.timeline_allocated.size() != r.events ||
+        r.events != results[0].events || r.trace != results[0].trace) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "policy ", r.policy, " on ", r.trace,
+          " has no full timeline (replay with record_timeline) or belongs to another trace"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------
+// Policies and traces
+// ---------------------------------------------------------------------------
+
+std::vector<std::string> PresetNames() { return {std::string(kNative), std::string(kCcalloc)}; }
+
+absl::StatusOr<Policy> PresetPolicy(absl::string_view name) {
+  if (name == kNative) return Policy{std::string(kNative), PytorchNativeOptions()};
+  if (name == kCcalloc) {
+    Options options = DefaultOptions();
+    options.expandable_segments = true;
+    return Policy{std::string(kCcalloc), options};
+  }
+  return absl::InvalidArgumentError(absl::StrCat(
+      "unknown policy '", name, "' (presets: ", absl::StrJoin(PresetNames(), ", "),
+      "; a custom policy comes from --conf)"));
+}
+
+absl::StatusOr<Policy> CustomPolicy(absl::string_view conf, std::string name) {
+  absl::StatusOr<Options> options = ParseOptions(conf, DefaultOptions());
+  if (!options.ok()) return options.status();
+  return Policy{std::move(name), *options};
+}
+
+absl::StatusOr<Trace> LoadTrace(const std::string& spec) {
+  constexpr absl::string_view kPrefix = "scenario:";
+  if (!absl::StartsWith(spec, kPrefix)) return ReadTrace(spec);
+  absl::string_view rest = absl::string_view(spec).substr(kPrefix.size());
+  std::uint64_t seed = 1;
+  if (std::size_t colon = rest.find(':'); colon != absl::string_view::npos) {
+    if (!absl::SimpleAtoi(rest.substr(colon + 1), &seed)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("bad seed in '", spec, "' (scenario:<name>[:<seed>])"));
+    }
+    rest = rest.substr(0, colon);
+  }
+  return scenarios::MakeScenario(std::string_view(rest.data(), rest.size()), seed);
+}
+
+// ---------------------------------------------------------------------------
+// Replay
+// ---------------------------------------------------------------------------
+
+absl::StatusOr<ReplayResult> Replay(const Trace& trace, const Policy& policy,
+                                    const ReplayConfig& config) {
+  if (absl::Status s = ValidateTrace(trace); !s.ok()) return s;
+  if (config.timing_repetitions < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("timing repetitions must be >= 0, not ", config.timing_repetitions));
+  }
+  const bool single_stream = config.device >= 0;
+  const std::size_t n = trace.events.size();
+
+  ReplayResult r;
+  r.trace = trace.name;
+  r.policy = policy.name;
+  r.options = policy.options.ToString();
+  r.backend = config.device >= 0 ? absl::StrCat("cuda:", config.device) : "sim";
+  r.capacity_bytes = config.device >= 0 ? config.capacity
+                     : config.capacity > 0 ? config.capacity
+                                           : kDefaultSimCapacity;
+  r.events = n;
+  for (const TraceEvent& e : trace.events) {
+    (e.op == TraceEvent::Op::kAlloc ? r.allocs : r.frees) += 1;
+  }
+  Progress progress(config.progress, absl::StrCat(trace.name, " / ", policy.name), n);
+
+  // --- The measured pass: counters (and timeline) after every event. -------
+  {
+    absl::StatusOr<std::unique_ptr<DeviceAllocator>> allocator = MakeAllocator(policy, config);
+    if (!allocator.ok()) return allocator.status();
+    Player player(trace, **allocator, single_stream);
+    if (config.record_timeline) {
+      r.timeline_allocated.reserve(n);
+      r.timeline_reserved.reserve(n);
+    }
+    std::int64_t max_reserved = -1;
+    for (std::size_t i = 0; i < n; ++i) {
+      progress.Update(i, "replay");
+      if (absl::Status s = player.Step(i); !s.ok()) return s;
+      const MemoryStats stats = (*allocator)->GetStats();
+      const std::int64_t reserved = stats.reserved_bytes[kStatAll].current;
+      if (reserved > max_reserved) {
+        max_reserved = reserved;
+        r.peak_reserved_event = static_cast<std::int64_t>(i);
+      }
+      if (config.record_timeline) {
+        r.timeline_allocated.push_back(stats.allocated_bytes[kStatAll].current);
+        r.timeline_reserved.push_back(reserved);
+      }
+    }
+    const MemoryStats stats = (*allocator)->GetStats();
+    r.peak_allocated_bytes = stats.allocated_bytes[kStatAll].peak;
+    r.peak_reserved_bytes = stats.reserved_bytes[kStatAll].peak;
+    r.end_allocated_bytes = stats.allocated_bytes[kStatAll].current;
+    r.end_reserved_bytes = stats.reserved_bytes[kStatAll].current;
+    r.ratio = r.peak_allocated_bytes > 0 ? static_cast<double>(r.peak_reserved_bytes) /
+                                               static_cast<double>(r.peak_allocated_bytes)
+                                         : 0.0;
+    r.run_fragmentation = RunFragmentation(stats);
+    r.fragmentation_at_end = (*allocator)->Fragmentation().ratio;
+    r.device_allocs = stats.num_device_alloc;
+    r.device_frees = stats.num_device_free;
+    r.maps = stats.num_maps;
+    r.unmaps = stats.num_unmaps;
+    r.maps_per_1k_allocs = PerThousand(r.maps, r.allocs);
+    r.unmaps_per_1k_allocs = PerThousand(r.unmaps, r.allocs);
+    r.retries = stats.num_alloc_retries;
+    r.free_alls = stats.num_sync_all_streams;
+    r.ooms = player.ooms();
+    r.first_oom_event = player.first_oom_event();
+    r.first_oom_message = player.first_oom_message();
+    r.fits = r.ooms == 0;
+  }
+
+  // --- Fragmentation when reserved peaked: replay up to that event. --------
+  // A separate pass because computing it after every event would cost more
+  // than the replay itself.
+  if (r.peak_reserved_event >= 0) {
+    absl::StatusOr<std::unique_ptr<DeviceAllocator>> allocator = MakeAllocator(policy, config);
+    if (!allocator.ok()) return allocator.status();
+    Player player(trace, **allocator, single_stream);
+    for (std::size_t i = 0; i <= static_cast<std::size_t>(r.peak_reserved_event); ++i) {
+      if (absl::Status s = player.Step(i); !s.ok()) return s;
+    }
+    r.fragmentation_at_peak = (*allocator)->Fragmentation().ratio;
+  }
+
+  // --- Timed passes: allocator calls only, on a fresh allocator each. ------
+  for (int rep = 0; rep < config.timing_repetitions && n > 0; ++rep) {
+    absl::StatusOr<std::unique_ptr<DeviceAllocator>> allocator = MakeAllocator(policy, config);
+    if (!allocator.ok()) return allocator.status();
+    Player player(trace, **allocator, single_stream);
+    progress.Update(0, absl::StrCat("timing ", rep + 1, "/", config.timing_repetitions));
+    const auto start = std::chrono::steady_clock::now();
+    for (std::size_t i = 0; i < n; ++i) {
+      if (absl::Status s = player.Step(i); !s.ok()) return s;
+    }
+    const auto stop = std::chrono::steady_clock::now();
+    r.ns_per_op_passes.push_back(
+        static_cast<double>(std::chrono::duration_cast<std::chrono::nanoseconds>(stop - start)
+                                .count()) /
+        static_cast<double>(n));
+  }
+  r.ns_per_op = Median(r.ns_per_op_passes);
+  return r;
+}
+
+// ---------------------------------------------------------------------------
+// Reference data
+// ---------------------------------------------------------------------------
+
+std::vector<ReferenceRow> ReferenceRows(absl::string_view trace_name) {
+  // traces/README.md: PyTorch 2.11 on one H100, the same runs the traces were
+  // recorded from.
+  if (trace_name == "gpt2") {
+    return {{"PyTorch native *", 30886, 51698},
+            {"PyTorch expandable_segments *", 30886, 31558},
+            {"PyTorch cudaMallocAsync *", 30886, 32800}};
+  }
+  if (trace_name == "resnet") {
+    return {{"PyTorch native *", 5724, 7628},
+            {"PyTorch expandable_segments *", 5724, 5806},
+            {"PyTorch cudaMallocAsync *", 5724, 6208}};
+  }
+  return {};
+}
+
+// ---------------------------------------------------------------------------
+// Reports
+// ---------------------------------------------------------------------------
+
+std::string FormatTable(const std::vector<ReplayResult>& results) {
+  TextTable table({"policy", "peak alloc MiB", "peak rsv MiB", "ratio", "frag run",
+                   "frag@peak", "frag@end", "dev allocs", "dev frees", "maps", "unmaps",
+                   "(un)maps/1k", "retries", "free-alls", "OOMs", "ns/op"});
+  for (const ReplayResult& r : results) {
+    table.Add({r.policy, Grouped(ToMiB(r.peak_allocated_bytes)),
+               Grouped(ToMiB(r.peak_reserved_bytes)), absl::StrFormat("%.3f", r.ratio),
+               Percent(r.run_fragmentation), Percent(r.fragmentation_at_peak),
+               Percent(r.fragmentation_at_end), Grouped(r.device_allocs),
+               Grouped(r.device_frees), Grouped(r.maps), Grouped(r.unmaps),
+               absl::StrFormat("%.1f", r.maps_per_1k_allocs + r.unmaps_per_1k_allocs),
+               Grouped(r.retries), Grouped(r.free_alls), Grouped(r.ooms),
+               r.ns_per_op_passes.empty() ? "-" : absl::StrFormat("%.0f", r.ns_per_op)});
+  }
+  if (!results.empty()) {
+    std::vector<ReferenceRow> refs = ReferenceRows(results[0].trace);
+    if (!refs.empty()) table.AddRule();
+    for (const ReferenceRow& ref : refs) {
+      const double ratio = static_cast<double>(ref.peak_reserved_mib) /
+                           static_cast<double>(ref.peak_allocated_mib);
+      table.Add({ref.label, Grouped(ref.peak_allocated_mib), Grouped(ref.peak_reserved_mib),
+                 absl::StrFormat("%.3f", ratio), Percent(1.0 - 1.0 / ratio), "-", "-", "-",
+                 "-", "-", "-", "-", "-", "-", "-", "-"});
+    }
+  }
+  std::string out = table.Render();
+  if (!results.empty() && !ReferenceRows(results[0].trace).empty()) {
+    out += "* PyTorch 2.11's own allocators on the run this trace was recorded from (one H100),\n"
+           "  as published in traces/README.md: reference data, not replayed.\n";
+  }
+  return out;
+}
+
+std::string FormatComparison(const std::vector<ReplayResult>& results) {
+  std::string out;
+  const ReplayResult* native = nullptr;
+  for (const ReplayResult& r : results) {
+    if (r.policy == kNative) native = &r;
+  }
+  std::int64_t measured_native = -1;
+  std::int64_t measured_expandable = -1;
+  if (!results.empty()) {
+    std::vector<ReferenceRow> refs = ReferenceRows(results[0].trace);
+    if (refs.size() >= 2) {
+      measured_native = refs[0].peak_reserved_mib;
+      measured_expandable = refs[1].peak_reserved_mib;
+    }
+  }
+  for (const ReplayResult& r : results) {
+    const std::int64_t mib = ToMiB(r.peak_reserved_bytes);
+    if (&r == native) {
+      if (measured_native >= 0) {
+        absl::StrAppend(&out, r.policy, " vs PyTorch native (measured): ", Grouped(mib),
+                        " vs ", Grouped(measured_native), " MiB peak reserved: ",
+                        mib == measured_native
+                            ? "identical"
+                            : absl::StrCat("differs by ", Grouped(mib - measured_native),
+                                           " MiB"),
+                        "\n");
+      }
+      continue;
+    }
+    if (native != nullptr) {
+      const std::int64_t base = ToMiB(native->peak_reserved_bytes);
+      const std::int64_t saved = base - mib;
+      absl::StrAppend(
+          &out, r.policy, " vs ", native->policy, ": peak reserved ", Grouped(mib), " vs ",
+          Grouped(base), " MiB (", saved >= 0 ? "saves " : "costs ",
+          Grouped(saved >= 0 ? saved : -saved), " MiB, ",
+          absl::StrFormat("%.1f%%", base > 0 ? 100.0 * static_cast<double>(saved) /
+                                                   static_cast<double>(base)
+                                             : 0.0),
+          "); ratio ", absl::StrFormat("%.3f vs %.3f", r.ratio, native->ratio));
+      if (!r.ns_per_op_passes.empty() && !native->ns_per_op_passes.empty()) {
+        absl::StrAppend(&out, absl::StrFormat("; host %.0f vs %.0f ns/op", r.ns_per_op,
+                                              native->ns_per_op));
+      }
+      out += "\n";
+    }
+    if (measured_expandable >= 0) {
+      absl::StrAppend(&out, r.policy, " vs PyTorch expandable_segments (measured): ",
+                      Grouped(mib), " vs ", Grouped(measured_expandable), " MiB (",
+                      mib <= measured_expandable ? "saves " : "costs ",
+                      Grouped(mib <= measured_expandable ? measured_expandable - mib
+                                                         : mib - measured_expandable),
+                      " MiB)\n");
+    }
+  }
+  for (const ReplayResult& r : results) {
+    if (r.fits) {
+      absl::StrAppend(&out, r.policy, ": fits in ", CapacityText(r), " (", r.retries,
+                      " retries, ", r.free_alls, " free-alls)\n");
+    } else {
+      std::string why = r.first_oom_message;
+      if (why.size() > 240) why = why.substr(0, 240) + "...";
+      absl::StrAppend(&out, r.policy, ": does NOT fit in ", CapacityText(r), ": ", r.ooms,
+                      " allocations refused and skipped, the first at event ",
+                      r.first_oom_event, " (", r.retries, " retries, ", r.free_alls,
+                      " free-alls); first error: ", why, "\n");
+    }
+  }
+  return out;
+}
+
+absl::StatusOr<std::string> TimelineCsv(const std::vector<ReplayResult>& results) {
+  if (absl::Status s = CheckTimelines(results); !s.ok()) return s;
+  std::string out = "event";
+  for (const ReplayResult& r : results) {
+    absl::StrAppend(&out, ",", r.policy, "_allocated_bytes,", r.policy, "_reserved_bytes");
+  }
+  out += "\n";
+  out.reserve(out.size() + results[0].events * (8 + 24 * results.size()));
+  for (std::size_t i = 0; i < results[0].events; ++i) {
+    absl::StrAppend(&out, i);
+    for (const ReplayResult& r : results) {
+      absl::StrAppend(&out, ",", r.timeline_allocated[i], ",", r.timeline_reserved[i]);
+    }
+    out += "\n";
+  }
+  return out;
+}
+
+absl::StatusOr<std::string> PlotSvg(const std::vector<ReplayResult>& results) {
+  if (absl::Status s = CheckTimelines(results); !s.ok()) return s;
+  static constexpr const char* kColors[] = {"#1f77b4", "#d62728", "#2ca02c",
+                                            "#9467bd", "#ff7f0e", "#8c564b"};
+  constexpr double kWidth = 1040, kHeight = 560;
+  constexpr double kLeft = 70, kRight = 330, kTop = 60, kBottom = 60;
+  const double plot_w = kWidth - kLeft - kRight;
+  const double plot_h = kHeight - kTop - kBottom;
+  const std::size_t n = results[0].events;
+  const std::vector<ReferenceRow> refs = ReferenceRows(results[0].trace);
+
+  // The y range covers every series and reference line; ticks at 1, 2 or 5
+  // times a power of ten GiB, at most 8 of them.
+  double max_gib = 0;
+  for (const ReplayResult& r : results) {
+    max_gib = std::max(max_gib, static_cast<double>(r.peak_reserved_bytes) / kGiB);
+    max_gib = std::max(max_gib, static_cast<double>(r.peak_allocated_bytes) / kGiB);
+  }
+  for (const ReferenceRow& ref : refs) {
+    max_gib = std::max(max_gib, static_cast<double>(ref.peak_reserved_mib) / 1024.0);
+  }
+  if (max_gib <= 0) max_gib = 1;
+  double step = std::pow(10.0, std::floor(std::log10(max_gib)));
+  for (double mult : {0.1, 0.2, 0.5, 1.0, 2.0, 5.0}) {
+    if (max_gib / (step * mult) <= 8) {
+      step *= mult;
+      break;
+    }
+  }
+  const double y_max = std::ceil(max_gib / step * 1.02) * step;
+  auto X = [&](double event) {
+    return kLeft + (n > 1 ? event / static_cast<double>(n - 1) : 0.0) * plot_w;
+  };
+  auto Y = [&](double bytes) { return kTop + plot_h - bytes / kGiB / y_max * plot_h; };
+
+  // Down-samples to at most ~2 points per horizontal pixel, keeping each
+  // bucket's lowest and highest value in the order they occurred, so the
+  // peaks survive.
+  auto Polyline = [&](const std::vector<std::int64_t>& v) {
+    std::string pts;
+    const std::size_t buckets = std::min<std::size_t>(n, 1200);
+    for (std::size_t b = 0; b < buckets; ++b) {
+      const std::size_t lo = b * n / buckets;
+      const std::size_t hi = std::max(lo + 1, (b + 1) * n / buckets);
+      std::size_t imin = lo, imax = lo;
+      for (std::size_t i = lo; i < hi; ++i) {
+        if (v[i] < v[imin]) imin = i;
+        if (v[i] > v[imax]) imax = i;
+      }
+      for (std::size_t i : {std::min(imin, imax), std::max(imin, imax)}) {
+        absl::StrAppend(&pts, absl::StrFormat("%.1f,%.1f ", X(static_cast<double>(i)),
+                                              Y(static_cast<double>(v[i]))));
+      }
+    }
+    return pts;
+  };
+
+  std::string svg = absl::StrFormat(
+      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" "
+      "viewBox=\"0 0 %.0f %.0f\" font-family=\"sans-serif\" font-size=\"12\">\n"
+      "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n",
+      kWidth, kHeight, kWidth, kHeight);
+  absl::StrAppend(&svg, absl::StrFormat(
+                            "<text x=\"%.0f\" y=\"24\" font-size=\"16\" font-weight=\"bold\">"
+                            "%s: allocated and reserved device memory during replay</text>\n",
+                            kLeft, XmlEscape(results[0].trace)));
+  absl::StrAppend(&svg, absl::StrFormat(
+                            "<text x=\"%.0f\" y=\"42\" fill=\"#555\">%s events, backend %s, "
+                            "capacity %s</text>\n",
+                            kLeft, Grouped(static_cast<std::int64_t>(n)),
+                            XmlEscape(results[0].backend), XmlEscape(CapacityText(results[0]))));
+  // Grid and y ticks.
+  for (int k = 0; k * step <= y_max + step / 2; ++k) {
+    const double g = k * step;
+    const double y = Y(g * kGiB);
+    absl::StrAppend(&svg, absl::StrFormat(
+                              "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" "
+                              "stroke=\"#e5e5e5\"/>\n<text x=\"%.1f\" y=\"%.1f\" "
+                              "text-anchor=\"end\">%s</text>\n",
+                              kLeft, y, kLeft + plot_w, y, kLeft - 6, y + 4,
+                              step < 1 ? absl::StrFormat("%.1f", g)
+                                       : absl::StrFormat("%.0f", g)));
+  }
+  // X ticks: 0, quarters, n-1.
+  for (int q = 0; q <= 4; ++q) {
+    const double event = n > 1 ? static_cast<double>(n - 1) * q / 4 : 0;
+    absl::StrAppend(&svg, absl::StrFormat(
+                              "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%s</text>\n",
+                              X(event), kTop + plot_h + 18,
+                              Grouped(static_cast<std::int64_t>(event))));
+  }
+  absl::StrAppend(&svg, absl::StrFormat(
+                            "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" "
+                            "fill=\"none\" stroke=\"#333\"/>\n",
+                            kLeft, kTop, plot_w, plot_h));
+  absl::StrAppend(&svg, absl::StrFormat(
+                            "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">event index"
+                            "</text>\n<text transform=\"translate(20,%.1f) rotate(-90)\" "
+                            "text-anchor=\"middle\">GiB</text>\n",
+                            kLeft + plot_w / 2, kHeight - 16, kTop + plot_h / 2));
+
+  struct Legend {
+    std::string label, color, dash;
+    double width;
+  };
+  std::vector<Legend> legend;
+  // Reference lines first, underneath.
+  static constexpr const char* kRefColors[] = {"#999999", "#bbbb55", "#55bbbb"};
+  for (std::size_t k = 0; k < refs.size() && k < 3; ++k) {
+    const double y = Y(static_cast<double>(refs[k].peak_reserved_mib) * kMiB);
+    absl::StrAppend(&svg, absl::StrFormat(
+                              "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" "
+                              "stroke=\"%s\" stroke-width=\"1.5\" stroke-dasharray=\"2,3\"/>\n",
+                              kLeft, y, kLeft + plot_w, y, kRefColors[k]));
+    legend.push_back({absl::StrCat(refs[k].label.substr(0, refs[k].label.size() - 2), ": measured peak"), kRefColors[k], "2,3",
+                      1.5});
+  }
+  // Allocated is the same for policies that round alike: then one line.
+  bool same_allocated = true;
+  for (const ReplayResult& r : results) {
+    same_allocated = same_allocated && r.timeline_allocated == results[0].timeline_allocated;
+  }
+  if (same_allocated) {
+    absl::StrAppend(&svg, "<polyline fill=\"none\" stroke=\"#222\" stroke-width=\"1\" points=\"",
+                    Polyline(results[0].timeline_allocated), "\"/>\n");
+    legend.push_back({"allocated (every policy)", "#222", "", 1});
+  }
+  for (std::size_t k = 0; k < results.size(); ++k) {
+    const ReplayResult& r = results[k];
+    const std::string color = kColors[k % 6];
+    if (!same_allocated) {
+      // Solid and thin, not dashed: a dash gap would hide one-event spikes.
+      absl::StrAppend(&svg, "<polyline fill=\"none\" stroke=\"", color,
+                      "\" stroke-opacity=\"0.55\" stroke-width=\"0.8\" points=\"",
+                      Polyline(r.timeline_allocated), "\"/>\n");
+      legend.push_back({absl::StrFormat("%s: allocated (peak %s MiB)", r.policy,
+                                        Grouped(ToMiB(r.peak_allocated_bytes))),
+                        color, "", 0.8});
+    }
+    absl::StrAppend(&svg, "<polyline fill=\"none\" stroke=\"", color,
+                    "\" stroke-width=\"1.8\" points=\"", Polyline(r.timeline_reserved),
+                    "\"/>\n");
+    legend.push_back({absl::StrFormat("%s: reserved (peak %s MiB)", r.policy,
+                                      Grouped(ToMiB(r.peak_reserved_bytes))),
+                      color, "", 1.8});
+  }
+  const double lx = kLeft + plot_w + 14;
+  for (std::size_t k = 0; k < legend.size(); ++k) {
+    const double y = kTop + 10 + 20.0 * static_cast<double>(k);
+    absl::StrAppend(
+        &svg, absl::StrFormat("<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" "
+                              "stroke=\"%s\" stroke-width=\"%.1f\"%s/>\n"
+                              "<text x=\"%.1f\" y=\"%.1f\" font-size=\"11\">%s</text>\n",
+                              lx, y, lx + 22, y, legend[k].color, legend[k].width,
+                              legend[k].dash.empty()
+                                  ? ""
+                                  : absl::StrCat(" stroke-dasharray=\"", legend[k].dash, "\""),
+                              lx + 28, y + 4, XmlEscape(legend[k].label)));
+  }
+  svg += "</svg>\n";
+  return svg;
+}
+
+std::string ResultsToJson(const std::vector<ReplayResult>& results) {
+  std::string out = "[";
+  for (std::size_t k = 0; k < results.size(); ++k) {
+    const ReplayResult& r = results[k];
+    std::vector<std::string> passes;
+    for (double p : r.ns_per_op_passes) passes.push_back(JsonNumber(p));
+    absl::StrAppend(&out, k == 0 ? "\n" : ",\n", "  {");
+    absl::StrAppend(&out, "\"trace\": ", JsonString(r.trace),
+                    ", \"policy\": ", JsonString(r.policy),
+                    ", \"options\": ", JsonString(r.options),
+                    ", \"backend\": ", JsonString(r.backend),
+                    ", \"capacity_bytes\": ", r.capacity_bytes, ",\n   ");
+    absl::StrAppend(&out, "\"events\": ", r.events, ", \"allocs\": ", r.allocs,
+                    ", \"frees\": ", r.frees, ",\n   ");
+    absl::StrAppend(&out, "\"peak_allocated_bytes\": ", r.peak_allocated_bytes,
+                    ", \"peak_reserved_bytes\": ", r.peak_reserved_bytes,
+                    ", \"peak_allocated_mib\": ", ToMiB(r.peak_allocated_bytes),
+                    ", \"peak_reserved_mib\": ", ToMiB(r.peak_reserved_bytes),
+                    ", \"end_allocated_bytes\": ", r.end_allocated_bytes,
+                    ", \"end_reserved_bytes\": ", r.end_reserved_bytes, ",\n   ");
+    absl::StrAppend(&out, "\"ratio\": ", JsonNumber(r.ratio),
+                    ", \"run_fragmentation\": ", JsonNumber(r.run_fragmentation),
+                    ", \"peak_reserved_event\": ", r.peak_reserved_event,
+                    ", \"fragmentation_at_peak\": ", JsonNumber(r.fragmentation_at_peak),
+                    ", \"fragmentation_at_end\": ", JsonNumber(r.fragmentation_at_end),
+                    ",\n   ");
+    absl::StrAppend(&out, "\"device_allocs\": ", r.device_allocs,
+                    ", \"device_frees\": ", r.device_frees, ", \"maps\": ", r.maps,
+                    ", \"unmaps\": ", r.unmaps,
+                    ", \"maps_per_1k_allocs\": ", JsonNumber(r.maps_per_1k_allocs),
+                    ", \"unmaps_per_1k_allocs\": ", JsonNumber(r.unmaps_per_1k_allocs),
+                    ",\n   ");
+    absl::StrAppend(&out, "\"retries\": ", r.retries, ", \"free_alls\": ", r.free_alls,
+                    ", \"ooms\": ", r.ooms, ", \"first_oom_event\": ", r.first_oom_event,
+                    ", \"first_oom_message\": ", JsonString(r.first_oom_message),
+                    ", \"fits\": ", r.fits ? "true" : "false", ",\n   ");
+    absl::StrAppend(&out, "\"ns_per_op\": ", JsonNumber(r.ns_per_op),
+                    ", \"ns_per_op_passes\": [", absl::StrJoin(passes, ", "),
+                    "], \"timing\": ",
+                    JsonString("median over timed replays of (replay wall time / events)"));
+    std::vector<ReferenceRow> refs = ReferenceRows(r.trace);
+    if (!refs.empty()) {
+      std::vector<std::string> items;
+      for (const ReferenceRow& ref : refs) {
+        items.push_back(absl::StrCat("{\"label\": ", JsonString(ref.label),
+                                     ", \"peak_allocated_mib\": ", ref.peak_allocated_mib,
+                                     ", \"peak_reserved_mib\": ", ref.peak_reserved_mib, "}"));
+      }
+      absl::StrAppend(&out, ",\n   \"pytorch_reference\": [", absl::StrJoin(items, ", "), "]");
+    }
+    out += "}";
+  }
+  out += results.empty() ? "]\n" : "\n]\n";
+  return out;
+}
+
+}  // namespace ccalloc::replay

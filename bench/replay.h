@@ -1,0 +1,153 @@
+// replay.h — replays allocation traces through allocator policies and reports
+// what each policy would have held.
+//
+// A trace (stats/trace.h) says which blocks a program asked for and when it
+// gave them back, but nothing about addresses. Replaying it through a
+// DeviceAllocator on SimBackend therefore measures a policy's fragmentation on
+// any machine, and replaying it through CudaBackend measures the same policy
+// against a real driver. The library holds everything the ccalloc-replay tool
+// does short of parsing its command line, so tests can call it directly.
+//
+// Host time is measured apart from the statistics: a measured pass collects
+// the counters (and the timeline) after every event, then `timing_repetitions`
+// further passes run the allocator calls alone, each on a fresh allocator,
+// timed as a whole with std::chrono::steady_clock. ns_per_op is the median
+// over those passes of (pass time / events): timing each call on its own would
+// add the clock's own ~20 ns to a call that itself takes about 100 ns.
+#ifndef CCALLOC_BENCH_REPLAY_H_
+#define CCALLOC_BENCH_REPLAY_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "allocator/options.h"
+#include "stats/trace.h"
+
+namespace ccalloc::replay {
+
+// A named set of options to replay with.
+struct Policy {
+  std::string name;
+  Options options;
+};
+
+// "pytorch-native" (PyTorch's native caching allocator: classic segments) and
+// "ccalloc" (ccalloc's defaults with growable virtual-memory segments).
+std::vector<std::string> PresetNames();
+// InvalidArgument naming the presets for an unknown name.
+absl::StatusOr<Policy> PresetPolicy(absl::string_view name);
+// `conf` in CCALLOC_CONF syntax, on top of ccalloc's defaults (as the library
+// reads CCALLOC_CONF). InvalidArgument for a bad string.
+absl::StatusOr<Policy> CustomPolicy(absl::string_view conf, std::string name = "custom");
+
+// A trace file (v1 text, gzipped or not, or RMM CSV), or "scenario:<name>" /
+// "scenario:<name>:<seed>" for a generated one (bench/scenarios.h).
+absl::StatusOr<Trace> LoadTrace(const std::string& spec);
+
+// The capacity of the simulated card when none is given: an 80 GiB H100, the
+// card the bundled traces were recorded on.
+inline constexpr std::size_t kDefaultSimCapacity = std::size_t{80} << 30;
+
+struct ReplayConfig {
+  // SimBackend: the card's memory (0: kDefaultSimCapacity). On a GPU: the
+  // allocator's memory limit (0: none).
+  std::size_t capacity = 0;
+  // >= 0 replays on that CUDA device through CreateCudaBackend. Every trace
+  // stream is then mapped to the legacy default stream 0: trace streams are
+  // opaque numbers, not streams that exist in this process.
+  int device = -1;
+  // Timed passes for ns_per_op (0: not timed).
+  int timing_repetitions = 5;
+  // Keep allocated/reserved after every event (ReplayResult::timeline_*).
+  bool record_timeline = false;
+  // Progress on stderr (the caller checks that stderr is a terminal).
+  bool progress = false;
+};
+
+struct ReplayResult {
+  std::string trace;
+  std::string policy;
+  std::string options;  // Options::ToString() of the policy
+  std::string backend;  // "sim" or "cuda:<device>"
+  std::uint64_t capacity_bytes = 0;  // 0: no limit (GPU without --capacity)
+  std::uint64_t events = 0;
+  std::uint64_t allocs = 0;
+  std::uint64_t frees = 0;
+
+  // Rounded block bytes, as torch.cuda.memory_stats() counts them.
+  std::int64_t peak_allocated_bytes = 0;
+  std::int64_t peak_reserved_bytes = 0;
+  std::int64_t end_allocated_bytes = 0;
+  std::int64_t end_reserved_bytes = 0;
+  double ratio = 0;              // peak reserved / peak allocated
+  double run_fragmentation = 0;  // 1 - peak allocated / peak reserved
+  // The event after which reserved first reached its peak, and the
+  // fragmentation of the cache, (free - largest free block) / free, then and
+  // after the last event.
+  std::int64_t peak_reserved_event = -1;
+  double fragmentation_at_peak = 0;
+  double fragmentation_at_end = 0;
+
+  std::int64_t device_allocs = 0;  // num_device_alloc (segments or pages)
+  std::int64_t device_frees = 0;
+  std::int64_t maps = 0;    // pages mapped into growable segments
+  std::int64_t unmaps = 0;
+  double maps_per_1k_allocs = 0;
+  double unmaps_per_1k_allocs = 0;
+  std::int64_t retries = 0;    // num_alloc_retries
+  std::int64_t free_alls = 0;  // num_sync_all_streams
+  std::int64_t ooms = 0;       // allocations refused (their blocks are skipped)
+  std::int64_t first_oom_event = -1;
+  std::string first_oom_message;
+  bool fits = true;  // no OOM
+
+  double ns_per_op = 0;  // median over the timed passes; 0 when not timed
+  std::vector<double> ns_per_op_passes;
+
+  std::vector<std::int64_t> timeline_allocated;
+  std::vector<std::int64_t> timeline_reserved;
+};
+
+// Replays `trace` with `policy`. Out-of-memory is part of the result (the
+// block is skipped and the trace goes on); any other allocator or backend
+// error, or an unusable config, is returned.
+absl::StatusOr<ReplayResult> Replay(const Trace& trace, const Policy& policy,
+                                    const ReplayConfig& config);
+
+// PyTorch's own allocators on the bundled traces, as measured on an H100 and
+// published in traces/README.md: reference data for the report, not results.
+struct ReferenceRow {
+  std::string label;
+  std::int64_t peak_allocated_mib = 0;
+  std::int64_t peak_reserved_mib = 0;
+};
+// Empty for traces other than "gpt2" and "resnet".
+std::vector<ReferenceRow> ReferenceRows(absl::string_view trace_name);
+
+// MiB as reported everywhere here: floor(bytes / 2^20).
+inline std::int64_t ToMiB(std::int64_t bytes) { return bytes >> 20; }
+
+// The report pieces. Each takes the results of one trace, in policy order.
+// One row per policy plus PyTorch's reference rows when the trace has them.
+std::string FormatTable(const std::vector<ReplayResult>& results);
+// One line per policy against "pytorch-native" (when it was replayed) and
+// against PyTorch's measured expandable_segments figure (when known); plus a
+// line per policy on whether the trace fits the capacity.
+std::string FormatComparison(const std::vector<ReplayResult>& results);
+// "event,<policy>_allocated,<policy>_reserved,...": one row per event.
+// InvalidArgument unless every result has a timeline of the same length.
+absl::StatusOr<std::string> TimelineCsv(const std::vector<ReplayResult>& results);
+// Allocated and reserved over the replay, one line per policy, as a
+// standalone SVG document. Same requirement as TimelineCsv.
+absl::StatusOr<std::string> PlotSvg(const std::vector<ReplayResult>& results);
+
+// A JSON list with one object per result (any traces).
+std::string ResultsToJson(const std::vector<ReplayResult>& results);
+
+}  // namespace ccalloc::replay
+
+#endif  // CCALLOC_BENCH_REPLAY_H_

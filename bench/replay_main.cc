@@ -1,0 +1,269 @@
+// ccalloc-replay: replays allocation traces through allocator policies and
+// prints how much memory each would have held, and at what host cost.
+//
+//   ccalloc-replay traces/gpt2.trace.gz traces/resnet.trace.gz
+//   ccalloc-replay --policy ccalloc --capacity 24GiB --plot out/gpt2.svg traces/gpt2.trace.gz
+//
+// The work is in bench/replay.{h,cc}; this file is the command line.
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "allocator/cuda_backend.h"
+#include "bench/replay.h"
+#include "bench/scenarios.h"
+#include "stats/snapshot.h"
+
+namespace ccalloc::replay {
+namespace {
+
+constexpr char kUsage[] = R"(usage: ccalloc-replay [options] TRACE...
+
+Replays each TRACE through each policy on a simulated card (or a GPU with
+--device) and prints one table per trace: peak allocated and reserved memory,
+fragmentation, device traffic, out-of-memory retries and host time per call.
+
+TRACE                    a trace file: ccalloc v1 text (plain or .gz) or an RMM
+                         logging_resource_adaptor CSV; or scenario:<name>[:<seed>]
+options:
+  --policy NAME[,NAME]   pytorch-native, ccalloc (repeatable; default: both)
+  --conf "CONF"          also replay a policy named "custom": CCALLOC_CONF syntax
+                         (PyTorch's PYTORCH_CUDA_ALLOC_CONF keys) on ccalloc's defaults
+  --capacity SIZE        the card's memory, e.g. 24GiB (default 80 GiB, an H100);
+                         with --device, a memory limit instead
+  --device N             replay on CUDA device N with real device memory; every
+                         trace stream is mapped to the default stream
+  --repeat N             timed replays for ns/op (default 5; 0 skips timing)
+  --timeline FILE.csv    allocated and reserved bytes after every event, per policy
+  --plot FILE.svg        allocated and reserved over the replay, per policy
+  --json FILE.json       every result as a JSON list (one object per trace and policy)
+  --no-progress          no progress display (it is shown only on a terminal anyway)
+  --list-scenarios       print the scenario names and exit
+  -h, --help             this text
+With several traces, FILE gets the trace name before its extension
+(out.svg -> out.gpt2.svg).
+)";
+
+int Usage(const std::string& error) {
+  std::fprintf(stderr, "ccalloc-replay: %s\n\n%s", error.c_str(), kUsage);
+  return 2;
+}
+
+// out/plot.svg + gpt2 -> out/plot.gpt2.svg (only when there are several traces).
+std::string PerTracePath(const std::string& path, const std::string& trace, bool several) {
+  if (!several) return path;
+  std::filesystem::path p(path);
+  return (p.parent_path() / (p.stem().string() + "." + trace + p.extension().string()))
+      .string();
+}
+
+bool WriteFile(const std::string& path, const std::string& text) {
+  std::filesystem::path p(path);
+  std::error_code ec;
+  if (p.has_parent_path()) std::filesystem::create_directories(p.parent_path(), ec);
+  std::ofstream out(path, std::ios::binary);
+  out << text;
+  out.close();
+  if (!out) {
+    std::fprintf(stderr, "ccalloc-replay: cannot write %s\n", path.c_str());
+    return false;
+  }
+  std::fprintf(stderr, "wrote %s\n", path.c_str());
+  return true;
+}
+
+int Main(int argc, char** argv) {
+  std::vector<std::string> policy_names;
+  std::vector<std::string> confs;
+  std::vector<std::string> traces;
+  std::string timeline_path, plot_path, json_path;
+  ReplayConfig config;
+  bool progress = true;
+
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    std::string value;
+    bool has_value = false;
+    if (arg.rfind("--", 0) == 0) {
+      if (std::size_t eq = arg.find('='); eq != std::string::npos) {
+        value = arg.substr(eq + 1);
+        arg = arg.substr(0, eq);
+        has_value = true;
+      }
+    }
+    auto need = [&](std::string* out) {
+      if (has_value) {
+        *out = value;
+        return true;
+      }
+      if (i + 1 >= argc) return false;
+      *out = argv[++i];
+      return true;
+    };
+    if (arg == "-h" || arg == "--help") {
+      std::fputs(kUsage, stdout);
+      return 0;
+    } else if (arg == "--list-scenarios") {
+      for (const std::string& s : scenarios::ScenarioNames()) std::printf("%s\n", s.c_str());
+      return 0;
+    } else if (arg == "--policy") {
+      std::string v;
+      if (!need(&v)) return Usage("--policy needs a value");
+      for (absl::string_view name : absl::StrSplit(v, ',', absl::SkipEmpty())) {
+        policy_names.emplace_back(name);
+      }
+    } else if (arg == "--conf") {
+      std::string v;
+      if (!need(&v)) return Usage("--conf needs a value");
+      confs.push_back(v);
+    } else if (arg == "--capacity") {
+      std::string v;
+      if (!need(&v)) return Usage("--capacity needs a value");
+      absl::StatusOr<std::size_t> bytes = ParseByteSize(v);
+      if (!bytes.ok()) return Usage(absl::StrCat("--capacity: ", bytes.status().message()));
+      if (*bytes == 0) return Usage("--capacity must be more than 0");
+      config.capacity = *bytes;
+    } else if (arg == "--device") {
+      std::string v;
+      if (!need(&v)) return Usage("--device needs a value");
+      if (!absl::SimpleAtoi(v, &config.device) || config.device < 0) {
+        return Usage(absl::StrCat("--device: '", v, "' is not a device ordinal"));
+      }
+    } else if (arg == "--repeat") {
+      std::string v;
+      if (!need(&v)) return Usage("--repeat needs a value");
+      if (!absl::SimpleAtoi(v, &config.timing_repetitions) || config.timing_repetitions < 0 ||
+          config.timing_repetitions > 1000) {
+        return Usage(absl::StrCat("--repeat: '", v, "' is not a count in 0..1000"));
+      }
+    } else if (arg == "--timeline") {
+      if (!need(&timeline_path)) return Usage("--timeline needs a file");
+    } else if (arg == "--plot") {
+      if (!need(&plot_path)) return Usage("--plot needs a file");
+    } else if (arg == "--json") {
+      if (!need(&json_path)) return Usage("--json needs a file");
+    } else if (arg == "--no-progress") {
+      progress = false;
+    } else if (arg.size() > 1 && arg[0] == '-') {
+      return Usage(absl::StrCat("unknown option '", arg, "'"));
+    } else {
+      traces.push_back(arg);
+    }
+  }
+  if (traces.empty()) return Usage("no trace given");
+
+  // Policies: the presets asked for (both by default), then the custom ones.
+  std::vector<Policy> policies;
+  if (policy_names.empty()) policy_names = PresetNames();
+  std::set<std::string> seen;
+  for (const std::string& name : policy_names) {
+    if (!seen.insert(name).second) continue;
+    absl::StatusOr<Policy> p = PresetPolicy(name);
+    if (!p.ok()) return Usage(std::string(p.status().message()));
+    policies.push_back(*p);
+  }
+  for (std::size_t k = 0; k < confs.size(); ++k) {
+    absl::StatusOr<Policy> p =
+        CustomPolicy(confs[k], k == 0 ? "custom" : absl::StrCat("custom-", k + 1));
+    if (!p.ok()) return Usage(std::string(p.status().message()));
+    policies.push_back(*p);
+  }
+
+  if (config.device >= 0 && !CudaDeviceAvailable()) {
+    std::fprintf(stderr, "ccalloc-replay: --device %d: no CUDA device is available\n",
+                 config.device);
+    return 1;
+  }
+  config.progress = progress && isatty(STDERR_FILENO) == 1;
+  config.record_timeline = !timeline_path.empty() || !plot_path.empty();
+
+  const bool several = traces.size() > 1;
+  std::vector<ReplayResult> all;
+  bool ok = true;
+  for (const std::string& spec : traces) {
+    absl::StatusOr<Trace> trace = LoadTrace(spec);
+    if (!trace.ok()) {
+      std::fprintf(stderr, "ccalloc-replay: %s\n", std::string(trace.status().message()).c_str());
+      return 1;
+    }
+    std::set<std::uint64_t> streams;
+    std::uint64_t allocs = 0;
+    for (const TraceEvent& e : trace->events) {
+      if (e.op == TraceEvent::Op::kAlloc) {
+        streams.insert(e.stream);
+        ++allocs;
+      }
+    }
+    std::string where =
+        config.device >= 0
+            ? absl::StrCat("CUDA device ", config.device,
+                           streams.size() > 1 ? " (all trace streams on the default stream)"
+                                              : "",
+                           config.capacity > 0
+                               ? absl::StrCat(", memory limit ", FormatBytes(config.capacity))
+                               : "")
+            : absl::StrCat("SimBackend, capacity ",
+                           FormatBytes(config.capacity > 0 ? config.capacity
+                                                           : kDefaultSimCapacity));
+    std::printf("== %s (%s): %zu events, %llu allocations, %zu stream%s; %s; ns/op: %s\n",
+                trace->name.c_str(), spec.c_str(), trace->events.size(),
+                static_cast<unsigned long long>(allocs), streams.size(),
+                streams.size() == 1 ? "" : "s", where.c_str(),
+                config.timing_repetitions > 0
+                    ? absl::StrCat("median of ", config.timing_repetitions,
+                                   " timed replays (host time per allocate or free)")
+                          .c_str()
+                    : "not timed");
+    std::fflush(stdout);
+
+    std::vector<ReplayResult> results;
+    for (const Policy& policy : policies) {
+      absl::StatusOr<ReplayResult> r = Replay(*trace, policy, config);
+      if (!r.ok()) {
+        std::fprintf(stderr, "ccalloc-replay: %s with %s: %s\n", trace->name.c_str(),
+                     policy.name.c_str(), std::string(r.status().message()).c_str());
+        return 1;
+      }
+      results.push_back(*std::move(r));
+    }
+    std::printf("%s", FormatTable(results).c_str());
+    std::printf("%s\n", FormatComparison(results).c_str());
+    std::fflush(stdout);
+
+    if (!timeline_path.empty()) {
+      absl::StatusOr<std::string> csv = TimelineCsv(results);
+      ok = csv.ok() && WriteFile(PerTracePath(timeline_path, trace->name, several), *csv) && ok;
+    }
+    if (!plot_path.empty()) {
+      absl::StatusOr<std::string> svg = PlotSvg(results);
+      ok = svg.ok() && WriteFile(PerTracePath(plot_path, trace->name, several), *svg) && ok;
+    }
+    for (ReplayResult& r : results) {
+      // The JSON carries no timelines; free them before the next trace.
+      r.timeline_allocated = {};
+      r.timeline_reserved = {};
+      all.push_back(std::move(r));
+    }
+  }
+  std::printf(
+      "ratio = peak reserved / peak allocated; frag run = 1 - peak allocated / peak reserved;\n"
+      "frag@peak, frag@end = (free cached - largest free block) / free cached, when reserved\n"
+      "first peaked and after the last event; (un)maps/1k = page maps + unmaps per 1,000\n"
+      "allocations; free-alls = synchronize-and-free-everything steps of the OOM path.\n");
+  if (!json_path.empty()) ok = WriteFile(json_path, ResultsToJson(all)) && ok;
+  return ok ? 0 : 1;
+}
+
+}  // namespace
+}  // namespace ccalloc::replay
+
+int main(int argc, char** argv) { return ccalloc::replay::Main(argc, argv); }

@@ -1,0 +1,219 @@
+#!/usr/bin/env python3
+"""PyTorch's CUDA caching allocator next to ccalloc, on the same patterns.
+
+Host nanoseconds per allocate or free, the median of N repetitions, for the
+hot-pair and churn patterns of bench/patterns.h:
+
+  torch-native        PyTorch's caching allocator, default settings
+  torch-expandable    the same with PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True
+  ccalloc:*, cudaMalloc, cudaMallocAsync
+                      from ccalloc-gpu-bench, run as a subprocess
+
+PyTorch is timed in C++ (bench/torch_alloc_bench.cpp, compiled here with
+torch.utils.cpp_extension.load, which needs a CUDA toolkit and ninja) through
+c10::cuda::CUDACachingAllocator::raw_alloc / raw_delete, so Python's overhead
+is not counted. Each PyTorch configuration runs in its own process because
+the allocator reads its settings once, when CUDA starts.
+
+  python3 bench/torch_alloc_bench.py --gpu-bench build/bench/ccalloc-gpu-bench \\
+      --out $OUT/bench.json
+
+Without torch, a CUDA device or the gpu-bench binary, the missing parts are
+reported and skipped; the exit status is non-zero only if something that was
+available failed.
+"""
+
+import argparse
+import json
+import os
+import pathlib
+import statistics
+import subprocess
+import sys
+import tempfile
+
+HERE = pathlib.Path(__file__).resolve().parent
+HOT_PAIR_SIZES = [512, 64 << 10, 4 << 20, 64 << 20]  # bench/patterns.h
+CHURN_WINDOWS = [100, 1000]
+PATTERNS = [f"hot_pair/{b}" for b in HOT_PAIR_SIZES] + [f"churn/W:{w}" for w in CHURN_WINDOWS]
+TORCH_CONFIGS = {"torch-native": None, "torch-expandable": "expandable_segments:True"}
+# Targets for ccalloc's own policy (host ns per operation).
+TARGETS = {"hot_pair": 100.0, "churn/W:1000": 250.0}
+
+
+def worker(reps):
+    """Runs in a child process: times PyTorch's allocator, prints JSON."""
+    import torch
+    from torch.utils.cpp_extension import load
+
+    if not torch.cuda.is_available():
+        print(json.dumps({"skipped": "torch sees no CUDA device"}))
+        return 0
+    torch.zeros(1, device="cuda")  # start CUDA and the allocator first
+    ext = load(
+        name="ccalloc_torch_alloc_bench",
+        sources=[str(HERE / "torch_alloc_bench.cpp")],
+        extra_include_paths=[str(HERE)],
+        extra_cflags=["-O2"],
+        with_cuda=True,
+        verbose=False,
+    )
+    results = []
+    for pattern in PATTERNS:
+        kind, arg = pattern.split("/")
+        if kind == "hot_pair":
+            values = ext.hot_pair(int(arg), reps)
+        else:
+            values = ext.churn(int(arg.split(":")[1]), reps)
+        torch.cuda.synchronize()
+        results.append({"pattern": pattern, "ns_per_op": statistics.median(values),
+                        "reps": [round(v, 2) for v in values]})
+    print(json.dumps({
+        "torch_version": torch.__version__,
+        "device": torch.cuda.get_device_name(0),
+        "alloc_conf": os.environ.get("PYTORCH_CUDA_ALLOC_CONF", ""),
+        "results": results,
+    }))
+    return 0
+
+
+def run_torch(name, conf, reps):
+    env = dict(os.environ)
+    env.pop("PYTORCH_CUDA_ALLOC_CONF", None)
+    if conf:
+        env["PYTORCH_CUDA_ALLOC_CONF"] = conf
+    print(f"[torch] {name} ({conf or 'defaults'}): building/loading the extension and timing...",
+          file=sys.stderr, flush=True)
+    proc = subprocess.run([sys.executable, str(pathlib.Path(__file__).resolve()), "--worker",
+                           "--reps", str(reps)], env=env, capture_output=True, text=True)
+    if proc.returncode != 0:
+        return None, f"{name} failed (exit {proc.returncode}):\n{proc.stderr[-4000:]}"
+    lines = [l for l in proc.stdout.splitlines() if l.startswith("{")]
+    if not lines:
+        return None, f"{name}: no result in the output:\n{proc.stdout[-2000:]}{proc.stderr[-2000:]}"
+    data = json.loads(lines[-1])
+    if "skipped" in data:
+        return None, f"{name} skipped: {data['skipped']}"
+    return data, None
+
+
+def run_gpu_bench(path, reps):
+    exe = pathlib.Path(path)
+    if not exe.exists():
+        return None, f"ccalloc-gpu-bench not found at {exe} (build it: cmake --build BUILD --target ccalloc-gpu-bench)"
+    env = dict(os.environ)
+    # scripts/device_libs.sh puts the Abseil/benchmark shared libraries the
+    # binary needs into BUILD/lib for machines without those packages.
+    lib = exe.resolve().parent.parent / "lib"
+    if lib.is_dir():
+        env["LD_LIBRARY_PATH"] = f"{lib}:{env.get('LD_LIBRARY_PATH', '')}".rstrip(":")
+    with tempfile.TemporaryDirectory() as tmp:
+        out = pathlib.Path(tmp) / "gpu.json"
+        print("[gpu-bench] running ccalloc-gpu-bench...", file=sys.stderr, flush=True)
+        proc = subprocess.run([str(exe), "--json", str(out), "--reps", str(reps)], env=env,
+                              capture_output=True, text=True)
+        sys.stderr.write(proc.stdout)
+        if proc.returncode != 0:
+            return None, f"ccalloc-gpu-bench failed (exit {proc.returncode}):\n{proc.stderr[-4000:]}"
+        if "no CUDA device: skipped" in proc.stdout:
+            return None, "ccalloc-gpu-bench: no CUDA device: skipped"
+        return json.loads(out.read_text()), None
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--gpu-bench", default="build/bench/ccalloc-gpu-bench",
+                    help="path of the ccalloc-gpu-bench binary")
+    ap.add_argument("--out", help="write the combined results as JSON here")
+    ap.add_argument("--reps", type=int, default=7, help="repetitions (median reported)")
+    ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.reps < 1:
+        ap.error("--reps must be at least 1")
+    if args.worker:
+        return worker(args.reps)
+
+    problems, skipped = [], []
+    results = {}  # allocator -> pattern -> {"ns_per_op", "reps"}
+    meta = {}
+    try:
+        import torch  # noqa: F401  (only to know whether the torch part can run)
+        have_torch = True
+    except ImportError:
+        have_torch = False
+        skipped.append("torch is not installed: PyTorch columns skipped")
+    if have_torch:
+        for name, conf in TORCH_CONFIGS.items():
+            data, err = run_torch(name, conf, args.reps)
+            if err:
+                (skipped if "skipped" in err else problems).append(err)
+                continue
+            meta.update({"torch_version": data["torch_version"], "device": data["device"]})
+            results[name] = {r["pattern"]: r for r in data["results"]}
+    data, err = run_gpu_bench(args.gpu_bench, args.reps)
+    if err:
+        (skipped if "skipped" in err else problems).append(err)
+    else:
+        meta.setdefault("device", data.get("device"))
+        for r in data["results"]:
+            results.setdefault(r["allocator"], {})[r["pattern"]] = r
+
+    allocators = [a for a in ["torch-native", "torch-expandable", "ccalloc:pytorch-native",
+                              "ccalloc:ccalloc", "cudaMalloc", "cudaMallocAsync"] if a in results]
+    allocators += [a for a in results if a not in allocators]
+    ratios = []
+    if allocators:
+        print(f"host ns per allocate or free, median of {args.reps}; device: "
+              f"{meta.get('device', '?')}; torch {meta.get('torch_version', '-')}")
+        header = f"{'pattern':<16}" + "".join(f"{a:>24}" for a in allocators)
+        have_ratio = "ccalloc:ccalloc" in results and "torch-native" in results
+        if have_ratio:
+            header += f"{'ccalloc/torch-native':>22}"
+            if "torch-expandable" in results:
+                header += f"{'ccalloc/torch-exp':>19}"
+        print(header)
+        print("-" * len(header))
+        for p in PATTERNS:
+            row = f"{p:<16}"
+            for a in allocators:
+                v = results[a].get(p, {}).get("ns_per_op")
+                row += f"{v:>24.1f}" if v is not None else f"{'-':>24}"
+            if have_ratio:
+                ours = results["ccalloc:ccalloc"].get(p, {}).get("ns_per_op")
+                for base in ["torch-native", "torch-expandable"]:
+                    if base not in results:
+                        continue
+                    theirs = results[base].get(p, {}).get("ns_per_op")
+                    if ours and theirs:
+                        ratios.append({"pattern": p, "allocator": "ccalloc:ccalloc",
+                                       "baseline": base, "ratio": ours / theirs})
+                        width = 22 if base == "torch-native" else 19
+                        row += f"{ours / theirs:>{width}.3f}"
+            print(row)
+        print("(ratio < 1: ccalloc takes less host time per operation than PyTorch's allocator)")
+        if "ccalloc:ccalloc" in results:
+            ours = results["ccalloc:ccalloc"]
+            for p in PATTERNS:
+                limit = TARGETS.get(p) or TARGETS.get(p.split("/")[0])
+                v = ours.get(p, {}).get("ns_per_op")
+                if limit and v is not None:
+                    print(f"target {p}: {v:.1f} ns <= {limit:.0f} ns: "
+                          f"{'met' if v <= limit else 'MISSED'}")
+    for s in skipped:
+        print(f"skipped: {s}")
+    for e in problems:
+        print(f"error: {e}", file=sys.stderr)
+
+    if args.out:
+        out = pathlib.Path(args.out)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        flat = [{"allocator": a, "pattern": p, "ns_per_op": r["ns_per_op"], "reps": r["reps"]}
+                for a in allocators for p, r in results[a].items()]
+        out.write_text(json.dumps({**meta, "reps": args.reps, "results": flat, "ratios": ratios,
+                                   "skipped": skipped, "errors": problems}, indent=1) + "\n")
+        print(f"wrote {out}", file=sys.stderr)
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,397 @@
+"""ccalloc as PyTorch's CUDA caching allocator.
+
+    import ccalloc.torch
+    ccalloc.torch.enable()            # before anything touches CUDA
+    ...train as usual...
+    print(ccalloc.torch.memory_summary())
+
+How it is wired (PyTorch's torch/cuda/memory.py, torch/csrc/cuda/Module.cpp
+and CUDAPluggableAllocator.cpp):
+
+* Allocation: torch.cuda.memory.CUDAPluggableAllocator over the plugin's
+  malloc/free, made current with change_current_allocator(). PyTorch refuses
+  the swap once CUDA is initialised, so enable() checks that first.
+* Out of memory: PyTorch does not check malloc's result, so the plugin throws.
+  By default a tiny shim built against the installed PyTorch (see _shim.py;
+  one compiler run, then cached) converts the failure into
+  torch.OutOfMemoryError carrying ccalloc's report; without a compiler it
+  stays a RuntimeError with the same report (oom_error="runtime" forces that).
+* torch.cuda.empty_cache(), torch.cuda.set_per_process_memory_fraction() and
+  Tensor.record_stream() reach ccalloc through the hooks PyTorch exposes on
+  the allocator object (set_reset_fn, set_memory_fraction_fn,
+  set_record_stream_fn). Should a PyTorch build lack a setter, enable() wraps
+  the Python function instead and says so in status()["hooks"].
+* Statistics: a pluggable allocator's getDeviceStats, snapshot and
+  resetPeakStats raise "does not yet support" inside PyTorch. The functions
+  here read ccalloc's own counters, with exactly the keys of
+  torch.cuda.memory_stats(). With patch_torch=True (the default) enable()
+  also points torch.cuda.memory_stats, memory_stats_as_nested_dict,
+  reset_peak_memory_stats, reset_accumulated_memory_stats, memory_snapshot
+  and get_per_process_memory_fraction at them, so torch.cuda.memory_allocated(),
+  max_memory_reserved(), memory_summary() and the like keep working.
+* Not supported by a pluggable allocator in PyTorch: CUDA graph private pools
+  (torch.cuda.graph / MemPool), IPC of CUDA tensors between processes, and
+  memory history recording (torch.cuda.memory._record_memory_history).
+"""
+
+import collections
+import os
+import sys
+import threading
+import warnings
+
+from . import _plugin
+from . import _shim
+
+# Keys torch.cuda.memory_stats() has in some PyTorch versions that ccalloc has
+# no counter for; reported as 0 when the installed PyTorch documents them
+# (ccalloc has no preemptive-rejection policy, so 0 is the true count).
+_TORCH_ONLY_KEYS = ("num_oom_rejections",)
+
+_lock = threading.Lock()
+_plugin_obj = None   # the loaded Plugin (load() or enable())
+_state = None        # what enable() installed
+
+
+class _State:
+    def __init__(self):
+        self.allocator = None   # torch.cuda.memory.CUDAPluggableAllocator
+        self.shim = None        # (path, ctypes.CDLL) of the OOM shim
+        self.oom_error = None
+        self.hooks = {}
+        self.originals = {}     # (module name, attribute) -> original object
+
+
+# --- loading and enabling -----------------------------------------------------
+
+def load(library=None):
+    """Loads the plugin without installing it into PyTorch.
+
+    enable() calls this. On its own it lets tools and host-only tests (with
+    CCALLOC_TORCH_SIMULATE=<capacity>) read statistics of a plugin they drive
+    through ccalloc.Plugin.
+    """
+    global _plugin_obj
+    plugin = _plugin.load_library(library)
+    with _lock:
+        if _plugin_obj is not None and _plugin_obj.path != plugin.path:
+            raise RuntimeError(
+                f"ccalloc: {_plugin_obj.path} is already loaded; cannot switch to {plugin.path}")
+        _plugin_obj = plugin
+    return plugin
+
+
+def enable(conf=None, library=None, *, patch_torch=True, oom_error="auto", verbose=False):
+    """Makes ccalloc PyTorch's CUDA allocator for this process.
+
+    conf: PYTORCH_CUDA_ALLOC_CONF-style settings for ccalloc
+        ("expandable_segments:False,memory_limit:20GiB"); None reads CCALLOC_CONF.
+        Invalid settings raise before anything is installed.
+    library: path of libccalloc_torch.so (see ccalloc.find_library).
+    patch_torch: point torch.cuda's statistics functions at ccalloc's.
+    oom_error: "auto" (torch.OutOfMemoryError if the shim builds, else
+        RuntimeError), "torch" (shim required) or "runtime".
+
+    Must run before CUDA is initialised. Returns status().
+    """
+    global _state
+    if oom_error not in ("auto", "torch", "runtime"):
+        raise ValueError(f"ccalloc: oom_error must be 'auto', 'torch' or 'runtime', not {oom_error!r}")
+    import torch
+
+    if _state is not None:
+        if library is not None and os.path.realpath(_plugin.find_library(library)) != _plugin_obj.path:
+            raise RuntimeError(f"ccalloc: already enabled with {_plugin_obj.path}")
+        if conf is not None:
+            raise RuntimeError("ccalloc: already enabled; conf can only be given to the first enable()")
+        return status()
+    if torch.cuda.is_initialized():
+        raise RuntimeError(
+            "ccalloc.torch.enable() must run before CUDA is initialised in this process "
+            "(torch.cuda.is_initialized() is True): PyTorch cannot swap its allocator after "
+            "that. Call it first thing, before any CUDA tensor or torch.cuda call that "
+            "initialises CUDA.")
+    plugin = load(library)
+    # Validates the settings now rather than at the first allocation.
+    plugin.configure(conf)
+    plugin.options(0)
+
+    state = _State()
+    malloc_lib, malloc_name, free_name = plugin.path, "ccalloc_torch_malloc", "ccalloc_torch_free"
+    state.oom_error = "RuntimeError"
+    if oom_error in ("auto", "torch"):
+        try:
+            import ctypes
+            path = _shim.build_shim(torch, verbose=verbose)
+            shim = ctypes.CDLL(path)
+            shim.ccalloc_shim_bind.argtypes = [ctypes.c_void_p] * 3
+            shim.ccalloc_shim_bind.restype = None
+            shim.ccalloc_shim_bind(plugin.address("ccalloc_torch_try_malloc"),
+                                   plugin.address("ccalloc_torch_free"),
+                                   plugin.address("ccalloc_torch_last_error"))
+            state.shim = (path, shim)
+            malloc_lib, malloc_name, free_name = path, "ccalloc_shim_malloc", "ccalloc_shim_free"
+            state.oom_error = "torch.OutOfMemoryError"
+        except _shim.ShimError as e:
+            if oom_error == "torch":
+                raise
+            warnings.warn(f"ccalloc: out-of-memory errors will be RuntimeError, not "
+                          f"torch.OutOfMemoryError: {e}", RuntimeWarning, stacklevel=2)
+
+    allocator = torch.cuda.memory.CUDAPluggableAllocator(malloc_lib, malloc_name, free_name)
+    handle = allocator.allocator()
+    hooks = (
+        ("set_reset_fn", "ccalloc_torch_empty_cache_hook", "empty_cache"),
+        ("set_memory_fraction_fn", "ccalloc_torch_memory_fraction_hook", "set_per_process_memory_fraction"),
+        ("set_record_stream_fn", "ccalloc_torch_record_stream_hook", "record_stream"),
+    )
+    missing = []
+    for setter, export, what in hooks:
+        if hasattr(handle, setter):
+            getattr(handle, setter)(plugin.address(export))
+            state.hooks[what] = f"PyTorch hook {setter}"
+        else:
+            missing.append(what)
+    torch.cuda.memory.change_current_allocator(allocator)
+    state.allocator = allocator
+    for what in missing:
+        _wrap_missing_hook(torch, state, what)
+    if patch_torch:
+        _patch_torch_stats(torch, state)
+    with _lock:
+        _state = state
+    return status()
+
+
+def is_enabled():
+    return _state is not None
+
+
+def status():
+    """What enable() installed: library, shim, exception type on OOM, hooks, patches, options."""
+    plugin = _plugin_obj
+    return {
+        "enabled": _state is not None,
+        "library": plugin.path if plugin else None,
+        "shim": _state.shim[0] if _state and _state.shim else None,
+        "oom_error": _state.oom_error if _state else None,
+        "hooks": dict(_state.hooks) if _state else {},
+        "patched": sorted(f"{m}.{a}" for m, a in _state.originals) if _state else [],
+        "options": plugin.options(0) if plugin else None,
+    }
+
+
+def _replace(state, module, name, new):
+    if not hasattr(module, name):
+        return
+    key = (module.__name__, name)
+    if key not in state.originals:
+        state.originals[key] = getattr(module, name)
+    setattr(module, name, new)
+
+
+def _wrap_missing_hook(torch, state, what):
+    """The documented fallback for a PyTorch without a hook setter: wrap the
+    Python entry point so that it reaches ccalloc as well. Calls made from C++
+    inside PyTorch do not pass through it."""
+    if what == "empty_cache":
+        original = torch.cuda.memory.empty_cache
+
+        def empty_cache_wrapper():
+            original()
+            empty_cache()
+        for module in (torch.cuda, torch.cuda.memory):
+            _replace(state, module, "empty_cache", empty_cache_wrapper)
+    elif what == "set_per_process_memory_fraction":
+        for module in (torch.cuda, torch.cuda.memory):
+            _replace(state, module, "set_per_process_memory_fraction", set_per_process_memory_fraction)
+    elif what == "record_stream":
+        original = torch.Tensor.record_stream
+
+        def record_stream_wrapper(self, stream):
+            original(self, stream)
+            if self.is_cuda:
+                code = _require_plugin().lib.ccalloc_torch_record_stream(
+                    self.untyped_storage().data_ptr(), stream.cuda_stream)
+                if code not in (_plugin.OK, _plugin.INVALID_ARGUMENT):
+                    _require_plugin()._check(code)
+        _replace(state, torch.Tensor, "record_stream", record_stream_wrapper)
+    state.hooks[what] = "wrapped Python function (PyTorch has no hook setter)"
+
+
+def _patch_torch_stats(torch, state):
+    this = sys.modules[__name__]
+    for module in (torch.cuda, torch.cuda.memory):
+        for name in ("memory_stats", "memory_stats_as_nested_dict", "reset_peak_memory_stats",
+                     "reset_accumulated_memory_stats", "memory_snapshot",
+                     "get_per_process_memory_fraction"):
+            _replace(state, module, name, getattr(this, name))
+
+
+# --- helpers ------------------------------------------------------------------
+
+def _require_plugin():
+    if _plugin_obj is None:
+        raise RuntimeError("ccalloc: the plugin is not loaded; call ccalloc.torch.enable() first")
+    return _plugin_obj
+
+
+def _device_index(device):
+    """PyTorch's rules: None is the current device; ints, "cuda:N" and
+    torch.device are accepted. Without PyTorch, None is device 0."""
+    if device is None:
+        torch = sys.modules.get("torch")
+        if torch is not None and torch.cuda.is_initialized():
+            return torch.cuda.current_device()
+        return 0
+    if isinstance(device, int):
+        return device
+    if isinstance(device, str):
+        device = device.strip()
+        if device == "cuda":
+            return _device_index(None)
+        if device.startswith("cuda:"):
+            return int(device[5:])
+        raise ValueError(f"ccalloc: not a CUDA device: {device!r}")
+    index = getattr(device, "index", None)
+    if getattr(device, "type", "cuda") != "cuda":
+        raise ValueError(f"ccalloc: not a CUDA device: {device!r}")
+    return _device_index(None) if index is None else index
+
+
+def _torch_only_keys():
+    torch = sys.modules.get("torch")
+    if torch is None:
+        return ()
+    original = _state.originals.get(("torch.cuda.memory", "memory_stats")) if _state else None
+    fn = original or getattr(torch.cuda.memory, "memory_stats", None)
+    doc = getattr(fn, "__doc__", None) or ""
+    return tuple(k for k in _TORCH_ONLY_KEYS if f'"{k}"' in doc)
+
+
+# --- the torch.cuda-compatible API ---------------------------------------------
+
+def memory_stats(device=None):
+    """ccalloc's counters under exactly the keys of torch.cuda.memory_stats()."""
+    raw = _require_plugin().raw_stats(_device_index(device))
+    stats = {k: v for k, v in raw.items() if not k.startswith("ccalloc.")}
+    for key in _torch_only_keys():
+        stats.setdefault(key, 0)
+    return collections.OrderedDict(sorted(stats.items()))
+
+
+def memory_stats_as_nested_dict(device=None):
+    nested = {}
+    for key, value in memory_stats(device).items():
+        node = nested
+        parts = key.split(".")
+        for part in parts[:-1]:
+            node = node.setdefault(part, {})
+        node[parts[-1]] = value
+    return nested
+
+
+def ccalloc_stats(device=None):
+    """ccalloc's own numbers: the counters torch has no name for, the memory
+    limit, the options in force and fragmentation (now and over the run)."""
+    plugin = _require_plugin()
+    index = _device_index(device)
+    raw = plugin.raw_stats(index)
+    out = {k[len("ccalloc."):]: v for k, v in raw.items() if k.startswith("ccalloc.")}
+    snap = plugin.snapshot(index)
+    out["fragmentation"] = snap.get("fragmentation", {})
+    out["segments"] = len(snap.get("segments", []))
+    out["options"] = plugin.options(index)
+    if index in plugin.devices():
+        out["memory_limit"] = plugin.memory_limit(index)
+    return out
+
+
+def memory_allocated(device=None):
+    return memory_stats(device)["allocated_bytes.all.current"]
+
+
+def max_memory_allocated(device=None):
+    return memory_stats(device)["allocated_bytes.all.peak"]
+
+
+def memory_reserved(device=None):
+    return memory_stats(device)["reserved_bytes.all.current"]
+
+
+def max_memory_reserved(device=None):
+    return memory_stats(device)["reserved_bytes.all.peak"]
+
+
+def reset_peak_memory_stats(device=None):
+    _require_plugin().reset_peak_stats(_device_index(device))
+
+
+def reset_accumulated_memory_stats(device=None):
+    _require_plugin().reset_accumulated_stats(_device_index(device))
+
+
+def empty_cache():
+    """Returns every wholly free cached segment / free mapped page, all devices."""
+    _require_plugin().empty_cache(-1)
+
+
+def memory_snapshot(mempool_id=None, include_traces=True):
+    """Segments of every device, shaped like torch.cuda.memory_snapshot():
+    address, total_size, allocated_size, active_size, requested_size, stream,
+    segment_type, segment_pool_id, is_expandable, frames, blocks[{address,
+    size, requested_size, state, frames}]; plus ccalloc's mapped_size and
+    mapped_ranges for growable segments. (No stack traces: frames is empty.)"""
+    if mempool_id is not None:
+        raise NotImplementedError("ccalloc: memory pools (MemPool) are not supported")
+    plugin = _require_plugin()
+    segments = []
+    for device in plugin.devices():
+        for seg in plugin.snapshot(device)["segments"]:
+            seg.setdefault("device", device)
+            seg["segment_pool_id"] = (0, 0)
+            seg["frames"] = []
+            for block in seg["blocks"]:
+                block["frames"] = []
+            segments.append(seg)
+    return segments
+
+
+def memory_summary(device=None, abbreviated=False):
+    """ccalloc's summary table (counters, retries, OOMs, fragmentation)."""
+    return _require_plugin().summary(_device_index(device))
+
+
+def set_per_process_memory_fraction(fraction, device=None):
+    """Caps reserved memory at fraction x the device's total (0 < fraction <= 1)."""
+    if not isinstance(fraction, float):
+        raise TypeError("Invalid type for fraction argument, must be `float`")
+    _require_plugin().set_memory_fraction(fraction, _device_index(device))
+
+
+def get_per_process_memory_fraction(device=None):
+    plugin = _require_plugin()
+    index = _device_index(device)
+    limit = plugin.memory_limit(index)
+    if limit == 0:
+        return 1.0
+    return limit / plugin.device_memory(index)[1]
+
+
+def set_memory_limit(nbytes, device=None):
+    """Caps reserved memory at nbytes (0 removes the cap)."""
+    _require_plugin().set_memory_limit(int(nbytes), _device_index(device))
+
+
+def get_memory_limit(device=None):
+    return _require_plugin().memory_limit(_device_index(device))
+
+
+def record_stream(tensor, stream):
+    """Same as tensor.record_stream(stream) once enabled (kept for symmetry)."""
+    _require_plugin().record_stream(tensor.untyped_storage().data_ptr(), stream.cuda_stream)
+
+
+def last_error():
+    """The message of the last failed ccalloc call on this thread."""
+    return _require_plugin().last_error()

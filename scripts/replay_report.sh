@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# The main job (README's first command): replay the two bundled PyTorch
+# training traces through PyTorch's native caching-allocator policy and
+# ccalloc's, and show what each would have held.
+#
+#   scripts/replay_report.sh                       both traces, both policies
+#   scripts/replay_report.sh --capacity 24GiB      extra ccalloc-replay options
+#
+# Installs the build dependencies (scripts/setup.sh, Debian packages), builds
+# only the replay tool (Release, clang, in build/default like
+# `cmake --preset default`), replays traces/gpt2.trace.gz and
+# traces/resnet.trace.gz on the simulated card (no GPU needed), prints one
+# table per trace, and writes under out/:
+#   out/replay.json              every figure of every table
+#   out/replay.<trace>.svg       allocated and reserved over the replay
+#   out/replay.<trace>.csv       the same, per event
+#
+# Env: BUILD_DIR (default build/default), OUT_DIR (default out), JOBS (default 2).
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$ROOT"
+BUILD_DIR=${BUILD_DIR:-build/default}
+OUT_DIR=${OUT_DIR:-out}
+JOBS=${JOBS:-2}
+
+if [[ -x scripts/setup.sh || -f scripts/setup.sh ]]; then
+  bash scripts/setup.sh
+else
+  echo "[replay] scripts/setup.sh is missing; assuming the dependencies are installed" >&2
+fi
+
+if [[ -z "${CMAKE_GENERATOR:-}" ]] && command -v ninja >/dev/null; then
+  export CMAKE_GENERATOR=Ninja
+fi
+# Configure once; later runs only rebuild what changed.
+if [[ ! -f "$BUILD_DIR/CMakeCache.txt" ]]; then
+  echo "[replay] configuring $BUILD_DIR (Release, clang)" >&2
+  cmake -S . -B "$BUILD_DIR" -Wno-dev -DCMAKE_BUILD_TYPE=Release \
+    -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ >/dev/null
+fi
+echo "[replay] building ccalloc-replay" >&2
+cmake --build "$BUILD_DIR" --target ccalloc-replay -j "$JOBS" >/dev/null
+
+mkdir -p "$OUT_DIR"
+"$BUILD_DIR/bench/ccalloc-replay" \
+  --policy pytorch-native,ccalloc \
+  --json "$OUT_DIR/replay.json" \
+  --plot "$OUT_DIR/replay.svg" \
+  --timeline "$OUT_DIR/replay.csv" \
+  "$@" \
+  traces/gpt2.trace.gz traces/resnet.trace.gz
+
+echo
+echo "Plots: $OUT_DIR/replay.gpt2.svg $OUT_DIR/replay.resnet.svg (open in a browser)"
+echo "Data:  $OUT_DIR/replay.json, $OUT_DIR/replay.gpt2.csv, $OUT_DIR/replay.resnet.csv"

@@ -1,0 +1,331 @@
+// Tests of the replay library behind ccalloc-replay: the pytorch-native
+// preset reproduces PyTorch's published peaks on the bundled traces, the
+// ccalloc preset stays within 1% of the allocated peak, every input format
+// and report comes out, and a card too small for a trace gives a report with
+// the refused allocations, never a crash.
+#include "bench/replay.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "bench/scenarios.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "stats/trace.h"
+
+namespace ccalloc::replay {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
+using Op = TraceEvent::Op;
+
+constexpr std::int64_t kMiBytes = std::int64_t{1} << 20;
+constexpr std::int64_t kGiBytes = std::int64_t{1} << 30;
+
+std::filesystem::path TracesDir() {
+  return std::filesystem::path(__FILE__).parent_path().parent_path() / "traces";
+}
+
+Trace LoadBundled(const std::string& name) {
+  absl::StatusOr<Trace> t = LoadTrace((TracesDir() / (name + ".trace.gz")).string());
+  EXPECT_TRUE(t.ok()) << t.status();
+  return t.ok() ? *std::move(t) : Trace{};
+}
+
+ReplayResult ReplayWith(const Trace& trace, absl::string_view policy, ReplayConfig config = {}) {
+  config.timing_repetitions = 0;  // speed is the benchmarks' business
+  absl::StatusOr<Policy> p = PresetPolicy(policy);
+  EXPECT_TRUE(p.ok()) << p.status();
+  if (!p.ok()) return {};
+  absl::StatusOr<ReplayResult> r = Replay(trace, *p, config);
+  EXPECT_TRUE(r.ok()) << r.status();
+  return r.ok() ? *std::move(r) : ReplayResult{};
+}
+
+// A trace built by hand: each entry is {alloc?, id, bytes}.
+Trace Handmade(const std::string& name,
+               const std::vector<std::tuple<bool, std::uint64_t, std::uint64_t>>& ops) {
+  Trace t;
+  t.name = name;
+  for (const auto& [alloc, id, bytes] : ops) {
+    t.events.push_back(TraceEvent{alloc ? Op::kAlloc : Op::kFree, id, bytes, 0});
+    if (alloc) t.num_ids = std::max(t.num_ids, id + 1);
+  }
+  return t;
+}
+
+struct Published {
+  std::string trace;
+  std::int64_t native_peak_reserved_mib;
+};
+
+class BundledTraceTest : public ::testing::TestWithParam<Published> {};
+
+TEST_P(BundledTraceTest, PytorchNativeReproducesPublishedPeakReserved) {
+  const Trace trace = LoadBundled(GetParam().trace);
+  ASSERT_FALSE(trace.events.empty());
+  const ReplayResult r = ReplayWith(trace, "pytorch-native");
+  // Segments are whole MiB multiples, so the floor loses nothing.
+  EXPECT_EQ(r.peak_reserved_bytes % kMiBytes, 0);
+  EXPECT_EQ(ToMiB(r.peak_reserved_bytes), GetParam().native_peak_reserved_mib);
+  EXPECT_TRUE(r.fits);
+  EXPECT_EQ(r.maps, 0) << "classic segments map nothing";
+}
+
+TEST_P(BundledTraceTest, CcallocReservesWithinOnePercentOfAllocated) {
+  const Trace trace = LoadBundled(GetParam().trace);
+  ASSERT_FALSE(trace.events.empty());
+  const ReplayResult r = ReplayWith(trace, "ccalloc");
+  ASSERT_GT(r.peak_allocated_bytes, 0);
+  EXPECT_GE(r.peak_reserved_bytes, r.peak_allocated_bytes);
+  EXPECT_LE(r.ratio, 1.01) << "peak reserved " << r.peak_reserved_bytes << ", allocated "
+                           << r.peak_allocated_bytes;
+  EXPECT_DOUBLE_EQ(r.ratio, static_cast<double>(r.peak_reserved_bytes) /
+                                static_cast<double>(r.peak_allocated_bytes));
+  EXPECT_GT(r.maps, 0) << "the ccalloc preset uses growable segments";
+  EXPECT_EQ(r.ooms, 0);
+}
+
+INSTANTIATE_TEST_SUITE_P(Traces, BundledTraceTest,
+                         ::testing::Values(Published{"gpt2", 51698}, Published{"resnet", 7628}),
+                         [](const auto& info) { return info.param.trace; });
+
+TEST(ReplayTest, CountsEventsAndTracksPeaks) {
+  // 3 MiB and 5 MiB live together, then 3 MiB alone: allocated peaks at 8 MiB.
+  const Trace t = Handmade("small", {{true, 0, 3 * kMiBytes},
+                                     {true, 1, 5 * kMiBytes},
+                                     {false, 0, 0},
+                                     {false, 1, 0},
+                                     {true, 2, 3 * kMiBytes},
+                                     {false, 2, 0}});
+  for (absl::string_view policy : {"pytorch-native", "ccalloc"}) {
+    SCOPED_TRACE(policy);
+    ReplayConfig config;
+    config.record_timeline = true;
+    const ReplayResult r = ReplayWith(t, policy, config);
+    EXPECT_EQ(r.events, 6u);
+    EXPECT_EQ(r.allocs, 3u);
+    EXPECT_EQ(r.frees, 3u);
+    EXPECT_EQ(r.peak_allocated_bytes, 8 * kMiBytes);
+    EXPECT_EQ(r.end_allocated_bytes, 0);
+    EXPECT_GE(r.peak_reserved_bytes, 8 * kMiBytes);
+    ASSERT_EQ(r.timeline_allocated.size(), 6u);
+    EXPECT_EQ(r.timeline_allocated[1], 8 * kMiBytes);
+    EXPECT_EQ(r.timeline_reserved[r.peak_reserved_event], r.peak_reserved_bytes);
+    EXPECT_TRUE(r.fits);
+  }
+}
+
+TEST(ReplayTest, ReadsRmmCsv) {
+  const std::filesystem::path path =
+      std::filesystem::temp_directory_path() / absl::StrCat("replay_test_", getpid(), ".csv");
+  {
+    std::ofstream out(path);
+    out << "Thread,Time,Action,Pointer,Size,Stream\n"
+           "1,t,allocate,0x1000,1000,0x0\n"
+           "1,t,allocate,0x2000,300000,0x0\n"
+           "1,t,free,0x1000,1000,0x0\n"
+           // The address comes back: a new block.
+           "1,t,allocate,0x1000,4096,0x0\n"
+           "1,t,free,0x2000,300000,0x0\n"
+           "1,t,free,0x1000,4096,0x0\n";
+  }
+  absl::StatusOr<Trace> trace = LoadTrace(path.string());
+  std::filesystem::remove(path);
+  ASSERT_TRUE(trace.ok()) << trace.status();
+  EXPECT_EQ(trace->num_ids, 3u);
+  // Small-pool blocks are split exactly, so allocated is the sum of the
+  // 512-byte rounded sizes live together: 1024 + 300032, then 300032 + 4096.
+  for (absl::string_view policy : {"pytorch-native", "ccalloc"}) {
+    SCOPED_TRACE(policy);
+    const ReplayResult r = ReplayWith(*trace, policy);
+    EXPECT_EQ(r.allocs, 3u);
+    EXPECT_EQ(r.peak_allocated_bytes, 300032 + 4096);
+    EXPECT_TRUE(r.fits);
+  }
+}
+
+TEST(ReplayTest, GeneratesScenarios) {
+  absl::StatusOr<Trace> t = LoadTrace("scenario:two-streams:3");
+  ASSERT_TRUE(t.ok()) << t.status();
+  absl::StatusOr<Trace> same = scenarios::MakeScenario("two-streams", 3);
+  ASSERT_TRUE(same.ok());
+  EXPECT_EQ(t->events, same->events) << "scenario:<name>:<seed> is MakeScenario(name, seed)";
+  EXPECT_THAT(LoadTrace("scenario:no-such-thing").status().message(),
+              HasSubstr("no-such-thing"));
+  EXPECT_FALSE(LoadTrace("scenario:growing:x").ok());
+}
+
+TEST(ReplayTest, CrossStreamFreesWaitForTheirStream) {
+  // Blocks used on the other stream are freed through RecordStream; with
+  // events completing at once they are reusable by the next allocation.
+  scenarios::TwoStreamsOptions options;
+  options.steps = 150;
+  const Trace t = scenarios::TwoStreams(options);
+  std::size_t cross = 0;
+  std::vector<std::uint64_t> stream(t.num_ids);
+  for (const TraceEvent& e : t.events) {
+    if (e.op == Op::kAlloc) {
+      stream[e.id] = e.stream;
+    } else {
+      cross += e.stream != stream[e.id];
+    }
+  }
+  ASSERT_GT(cross, 0u);
+  for (absl::string_view policy : {"pytorch-native", "ccalloc"}) {
+    SCOPED_TRACE(policy);
+    const ReplayResult r = ReplayWith(t, policy);
+    EXPECT_EQ(r.allocs + r.frees, t.events.size());
+    EXPECT_EQ(r.end_allocated_bytes, 0);
+    EXPECT_TRUE(r.fits);
+  }
+}
+
+TEST(ReplayTest, TooSmallCardReportsRefusedAllocationsAndGoesOn) {
+  // Three 1 GiB blocks on a 2 GiB card: the third is refused, its free is
+  // skipped, and the replay goes on to allocate again once memory is back.
+  const Trace t = Handmade("three", {{true, 0, kGiBytes},
+                                     {true, 1, kGiBytes},
+                                     {true, 2, kGiBytes},
+                                     {false, 2, 0},
+                                     {false, 0, 0},
+                                     {true, 3, kGiBytes},
+                                     {false, 3, 0},
+                                     {false, 1, 0}});
+  for (absl::string_view policy : {"pytorch-native", "ccalloc"}) {
+    SCOPED_TRACE(policy);
+    ReplayConfig config;
+    config.capacity = 2 * kGiBytes;
+    const ReplayResult r = ReplayWith(t, policy, config);
+    EXPECT_FALSE(r.fits);
+    EXPECT_EQ(r.ooms, 1);
+    EXPECT_EQ(r.first_oom_event, 2);
+    EXPECT_THAT(r.first_oom_message, HasSubstr("out of memory"));
+    EXPECT_LE(r.peak_reserved_bytes, 2 * kGiBytes);
+    EXPECT_EQ(r.peak_allocated_bytes, 2 * kGiBytes);
+    EXPECT_EQ(r.end_allocated_bytes, 0);
+    EXPECT_GE(r.retries, 1) << "the OOM ladder retried before giving up";
+    EXPECT_EQ(r.capacity_bytes, static_cast<std::uint64_t>(2 * kGiBytes));
+    EXPECT_THAT(FormatComparison({r}), HasSubstr("does NOT fit"));
+  }
+}
+
+TEST(ReplayTest, TightCardCostsNativeRetriesButNotCcalloc) {
+  // resnet peaks at 5,724 MiB allocated; PyTorch's native policy held 7,628.
+  // On a 6 GiB card the native policy has to give cached segments back.
+  const Trace trace = LoadBundled("resnet");
+  ASSERT_FALSE(trace.events.empty());
+  ReplayConfig config;
+  config.capacity = 6 * kGiBytes;
+  const ReplayResult native = ReplayWith(trace, "pytorch-native", config);
+  EXPECT_LE(native.peak_reserved_bytes, 6 * kGiBytes);
+  EXPECT_GT(native.retries + native.ooms, 0);
+  const ReplayResult ours = ReplayWith(trace, "ccalloc", config);
+  EXPECT_TRUE(ours.fits) << ours.first_oom_message;
+  EXPECT_EQ(ours.free_alls, 0);
+}
+
+TEST(ReplayTest, JsonHasOneObjectPerPolicyWithTheRequiredKeys) {
+  const Trace t = Handmade("json-\"quoted\"", {{true, 0, 12345}, {false, 0, 0}});
+  ReplayConfig config;
+  std::vector<ReplayResult> results;
+  for (const std::string& name : PresetNames()) {
+    absl::StatusOr<Policy> p = PresetPolicy(name);
+    ASSERT_TRUE(p.ok());
+    config.timing_repetitions = 3;
+    absl::StatusOr<ReplayResult> r = Replay(t, *p, config);
+    ASSERT_TRUE(r.ok()) << r.status();
+    EXPECT_EQ(r->ns_per_op_passes.size(), 3u);
+    EXPECT_GT(r->ns_per_op, 0);
+    results.push_back(*r);
+  }
+  const std::string json = ResultsToJson(results);
+  EXPECT_THAT(json, StartsWith("["));
+  // One object per policy, each with every key the tools downstream read.
+  const std::vector<std::string> objects = absl::StrSplit(json, "\n  {");
+  ASSERT_EQ(objects.size(), 3u) << json;
+  for (std::size_t k = 0; k < results.size(); ++k) {
+    const std::string& obj = objects[k + 1];
+    const ReplayResult& r = results[k];
+    EXPECT_THAT(obj, HasSubstr(absl::StrCat("\"policy\": \"", r.policy, "\"")));
+    EXPECT_THAT(obj, HasSubstr("\"trace\": \"json-\\\"quoted\\\"\""));
+    EXPECT_THAT(obj, HasSubstr(absl::StrCat("\"peak_allocated_bytes\": ", r.peak_allocated_bytes)));
+    EXPECT_THAT(obj, HasSubstr(absl::StrCat("\"peak_reserved_bytes\": ", r.peak_reserved_bytes)));
+    EXPECT_THAT(obj, HasSubstr(absl::StrCat("\"device_allocs\": ", r.device_allocs)));
+    EXPECT_THAT(obj, HasSubstr(absl::StrCat("\"device_frees\": ", r.device_frees)));
+    for (const char* key : {"\"ns_per_op\": ", "\"ratio\": ", "\"run_fragmentation\": ",
+                            "\"fragmentation_at_peak\": ", "\"fragmentation_at_end\": ",
+                            "\"maps\": ", "\"unmaps\": ", "\"maps_per_1k_allocs\": ",
+                            "\"retries\": ", "\"free_alls\": ", "\"ooms\": ", "\"fits\": "}) {
+      EXPECT_THAT(obj, HasSubstr(key));
+    }
+  }
+}
+
+TEST(ReplayTest, TimelineAndPlotNeedATimeline) {
+  const Trace t = Handmade("plot<&>", {{true, 0, 3 << 20}, {true, 1, 1 << 20}, {false, 0, 0}});
+  ReplayConfig config;
+  ReplayResult without = ReplayWith(t, "ccalloc", config);
+  EXPECT_FALSE(TimelineCsv({without}).ok());
+  EXPECT_FALSE(PlotSvg({without}).ok());
+
+  config.record_timeline = true;
+  const std::vector<ReplayResult> results = {ReplayWith(t, "pytorch-native", config),
+                                             ReplayWith(t, "ccalloc", config)};
+  absl::StatusOr<std::string> csv = TimelineCsv(results);
+  ASSERT_TRUE(csv.ok()) << csv.status();
+  const std::vector<std::string> lines = absl::StrSplit(*csv, '\n', absl::SkipEmpty());
+  ASSERT_EQ(lines.size(), 4u);
+  EXPECT_EQ(lines[0],
+            "event,pytorch-native_allocated_bytes,pytorch-native_reserved_bytes,"
+            "ccalloc_allocated_bytes,ccalloc_reserved_bytes");
+  EXPECT_THAT(lines[2], StartsWith(absl::StrCat("1,", 4 << 20, ",")));
+
+  absl::StatusOr<std::string> svg = PlotSvg(results);
+  ASSERT_TRUE(svg.ok()) << svg.status();
+  EXPECT_THAT(*svg, StartsWith("<svg"));
+  EXPECT_THAT(*svg, HasSubstr("plot&lt;&amp;&gt;"));  // the title, escaped
+  EXPECT_THAT(*svg, HasSubstr("ccalloc: reserved"));
+  EXPECT_THAT(*svg, HasSubstr("GiB"));
+}
+
+TEST(ReplayTest, BadInputIsAnErrorNotACrash) {
+  EXPECT_EQ(PresetPolicy("tcmalloc").status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(PresetPolicy("tcmalloc").status().message(), HasSubstr("pytorch-native"));
+  EXPECT_FALSE(CustomPolicy("no_such_key:1").ok());
+  absl::StatusOr<Policy> custom = CustomPolicy("expandable_segments:True,release_slack:0.1");
+  ASSERT_TRUE(custom.ok()) << custom.status();
+  EXPECT_TRUE(custom->options.expandable_segments);
+  EXPECT_EQ(custom->name, "custom");
+
+  // A free of a block never allocated: the trace is refused up front.
+  Trace bad = Handmade("bad", {{true, 0, 512}});
+  bad.events.push_back(TraceEvent{Op::kFree, 7, 0, 0});
+  absl::StatusOr<Policy> p = PresetPolicy("ccalloc");
+  ASSERT_TRUE(p.ok());
+  EXPECT_FALSE(Replay(bad, *p, ReplayConfig{}).ok());
+  ReplayConfig negative;
+  negative.timing_repetitions = -1;
+  EXPECT_FALSE(Replay(Handmade("ok", {{true, 0, 512}}), *p, negative).ok());
+  EXPECT_FALSE(LoadTrace((TracesDir() / "missing.trace.gz").string()).ok());
+}
+
+TEST(ReplayTest, ReferenceRowsOnlyForThePublishedTraces) {
+  EXPECT_EQ(ReferenceRows("gpt2").size(), 3u);
+  EXPECT_EQ(ReferenceRows("resnet").size(), 3u);
+  EXPECT_TRUE(ReferenceRows("transformer").empty());
+}
+
+}  // namespace
+}  // namespace ccalloc::replay

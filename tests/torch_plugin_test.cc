@@ -1,0 +1,312 @@
+// The PyTorch plugin's C ABI (allocator/torch_plugin.cc), driven the way
+// PyTorch and the Python package drive it, on a simulated device
+// (CCALLOC_TORCH_SIMULATE). Allocators live for the whole process, one per
+// device, so each test works on a device of its own.
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "ccalloc/ccalloc.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+// The plugin's exports, as PyTorch (ctypes + std::function) sees them.
+typedef struct CUstream_st* cudaStream_t;
+extern "C" {
+void* ccalloc_torch_malloc(size_t size, int device, cudaStream_t stream);
+void ccalloc_torch_free(void* ptr, size_t size, int device, cudaStream_t stream);
+int ccalloc_torch_try_malloc(size_t size, int device, cudaStream_t stream, void** out);
+void ccalloc_torch_empty_cache_hook(void);
+void ccalloc_torch_memory_fraction_hook(double fraction, int device);
+void ccalloc_torch_record_stream_hook(void* ptr, cudaStream_t stream);
+int ccalloc_torch_configure(const char* conf);
+size_t ccalloc_torch_options(int device, char* buffer, size_t capacity);
+int ccalloc_torch_empty_cache(int device);
+int ccalloc_torch_set_memory_limit(int device, size_t bytes);
+int ccalloc_torch_memory_limit(int device, size_t* bytes);
+int ccalloc_torch_record_stream(void* ptr, cudaStream_t stream);
+int ccalloc_torch_reset_peak_stats(int device);
+size_t ccalloc_torch_stats_json(int device, char* buffer, size_t capacity);
+size_t ccalloc_torch_snapshot_json(int device, char* buffer, size_t capacity);
+int ccalloc_torch_devices(int* out, int capacity);
+const char* ccalloc_torch_last_error(void);
+int ccalloc_torch_last_error_code(void);
+}
+
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+constexpr size_t kMiB = size_t{1} << 20;
+constexpr size_t kGiB = size_t{1} << 30;
+constexpr size_t kCapacity = 2 * kGiB;
+
+cudaStream_t Stream(uintptr_t id) { return reinterpret_cast<cudaStream_t>(id); }
+
+std::string StatsJson(int device) {
+  size_t need = ccalloc_torch_stats_json(device, nullptr, 0);
+  std::string out(need, '\0');
+  ccalloc_torch_stats_json(device, out.data(), out.size());
+  out.resize(need - 1);
+  return out;
+}
+
+// One counter out of the flat JSON object ({"key":value,...}).
+int64_t Stat(int device, const std::string& key) {
+  std::string json = StatsJson(device);
+  std::string needle = absl::StrCat("\"", key, "\":");
+  size_t at = json.find(needle);
+  EXPECT_NE(at, std::string::npos) << key << " missing from " << json;
+  if (at == std::string::npos) return -1;
+  at += needle.size();
+  size_t end = json.find_first_of(",}", at);
+  int64_t value = -1;
+  EXPECT_TRUE(absl::SimpleAtoi(json.substr(at, end - at), &value));
+  return value;
+}
+
+std::string Options(int device) {
+  char buffer[1024];
+  EXPECT_GT(ccalloc_torch_options(device, buffer, sizeof(buffer)), 0u);
+  return buffer;
+}
+
+class TorchPluginTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    // Read when an allocator is created, so setting it before each test is
+    // enough even when the tests share a process.
+    setenv("CCALLOC_TORCH_SIMULATE", absl::StrCat(kCapacity).c_str(), 1);
+  }
+};
+
+TEST_F(TorchPluginTest, MallocAndFreeMoveTheCounters) {
+  const int dev = 0;
+  void* p = ccalloc_torch_malloc(3 * kMiB, dev, Stream(0));
+  ASSERT_NE(p, nullptr);
+  EXPECT_EQ(Stat(dev, "allocated_bytes.all.current"), int64_t{3 * kMiB});
+  EXPECT_EQ(Stat(dev, "requested_bytes.all.current"), int64_t{3 * kMiB});
+  EXPECT_EQ(Stat(dev, "allocation.all.current"), 1);
+  ccalloc_torch_free(p, 3 * kMiB, dev, Stream(0));
+  EXPECT_EQ(Stat(dev, "allocated_bytes.all.current"), 0);
+  EXPECT_EQ(Stat(dev, "allocated_bytes.all.peak"), int64_t{3 * kMiB});
+}
+
+TEST_F(TorchPluginTest, SizeZeroIsANullPointerAndNoError) {
+  void* p = reinterpret_cast<void*>(0x1);
+  EXPECT_EQ(ccalloc_torch_try_malloc(0, 1, Stream(0), &p), CCALLOC_OK);
+  EXPECT_EQ(p, nullptr);
+  EXPECT_EQ(ccalloc_torch_malloc(0, 1, Stream(0)), nullptr);
+  ccalloc_torch_free(nullptr, 0, 1, Stream(0));  // PyTorch may hand it back
+}
+
+TEST_F(TorchPluginTest, OutOfMemoryThrowsTheReportAndTheAllocatorGoesOn) {
+  const int dev = 2;
+  void* keep = ccalloc_torch_malloc(8 * kMiB, dev, Stream(0));
+  ASSERT_NE(keep, nullptr);
+  ASSERT_EQ(ccalloc_torch_set_memory_limit(dev, 64 * kMiB), CCALLOC_OK);
+
+  void* p = nullptr;
+  EXPECT_EQ(ccalloc_torch_try_malloc(128 * kMiB, dev, Stream(0), &p), CCALLOC_OUT_OF_MEMORY);
+  EXPECT_EQ(p, nullptr);
+  EXPECT_EQ(ccalloc_torch_last_error_code(), CCALLOC_OUT_OF_MEMORY);
+  EXPECT_THAT(ccalloc_torch_last_error(), HasSubstr("out of memory (ccalloc)"));
+
+  try {
+    ccalloc_torch_malloc(128 * kMiB, dev, Stream(0));
+    ADD_FAILURE() << "no exception";
+  } catch (const std::runtime_error& e) {
+    EXPECT_THAT(e.what(), HasSubstr("ccalloc"));
+    EXPECT_THAT(e.what(), HasSubstr("memory limit 64.00 MiB"));
+  }
+  EXPECT_EQ(Stat(dev, "num_ooms"), 2);
+  EXPECT_EQ(Stat(dev, "allocated_bytes.all.current"), int64_t{8 * kMiB});
+
+  void* more = ccalloc_torch_malloc(32 * kMiB, dev, Stream(0));
+  EXPECT_NE(more, nullptr);
+  ccalloc_torch_free(more, 0, dev, Stream(0));
+  ccalloc_torch_free(keep, 0, dev, Stream(0));
+}
+
+TEST_F(TorchPluginTest, FreeOfAForeignPointerNeverThrowsAndChangesNothing) {
+  const int dev = 3;
+  void* p = ccalloc_torch_malloc(kMiB, dev, Stream(0));
+  const std::string before = StatsJson(dev);
+  EXPECT_NO_THROW(ccalloc_torch_free(reinterpret_cast<void*>(0xdead000), kMiB, dev, Stream(0)));
+  EXPECT_THAT(ccalloc_torch_last_error(), HasSubstr("ccalloc"));
+  EXPECT_NO_THROW(ccalloc_torch_free(p, kMiB, /*device=*/99, Stream(0)));
+  EXPECT_THAT(ccalloc_torch_last_error(), HasSubstr("no allocator on device 99"));
+  EXPECT_EQ(StatsJson(dev), before);
+  ccalloc_torch_free(p, kMiB, dev, Stream(0));
+  EXPECT_EQ(Stat(dev, "allocated_bytes.all.current"), 0);
+}
+
+TEST_F(TorchPluginTest, EmptyCacheHookReleasesEveryDevice) {
+  for (int dev : {4, 5}) {
+    void* p = ccalloc_torch_malloc(100 * kMiB, dev, Stream(0));
+    ccalloc_torch_free(p, 0, dev, Stream(0));
+    EXPECT_GT(Stat(dev, "reserved_bytes.all.current"), 0);
+  }
+  ccalloc_torch_empty_cache_hook();
+  EXPECT_EQ(Stat(4, "reserved_bytes.all.current"), 0);
+  EXPECT_EQ(Stat(5, "reserved_bytes.all.current"), 0);
+  EXPECT_GE(Stat(4, "num_device_free"), 1);
+}
+
+TEST_F(TorchPluginTest, MemoryFractionHookSetsTheLimitAndRejectsBadFractions) {
+  const int dev = 6;
+  ccalloc_torch_memory_fraction_hook(0.25, dev);
+  size_t limit = 0;
+  ASSERT_EQ(ccalloc_torch_memory_limit(dev, &limit), CCALLOC_OK);
+  EXPECT_EQ(limit, kCapacity / 4);
+  EXPECT_THROW(ccalloc_torch_memory_fraction_hook(1.5, dev), std::runtime_error);
+  EXPECT_THROW(ccalloc_torch_memory_fraction_hook(0.0, dev), std::runtime_error);
+  ASSERT_EQ(ccalloc_torch_memory_limit(dev, &limit), CCALLOC_OK);
+  EXPECT_EQ(limit, kCapacity / 4);
+  EXPECT_THROW(ccalloc_torch_memory_fraction_hook(0.5, -1), std::runtime_error);
+}
+
+TEST_F(TorchPluginTest, RecordStreamHookIgnoresForeignPointersLikePyTorch) {
+  const int dev = 7;
+  void* p = ccalloc_torch_malloc(kMiB, dev, Stream(0));
+  EXPECT_EQ(ccalloc_torch_record_stream(p, Stream(0x70)), CCALLOC_OK);
+  EXPECT_NO_THROW(ccalloc_torch_record_stream_hook(p, Stream(0x71)));
+  EXPECT_NO_THROW(ccalloc_torch_record_stream_hook(reinterpret_cast<void*>(0xbad000), Stream(0x70)));
+  EXPECT_EQ(ccalloc_torch_record_stream(reinterpret_cast<void*>(0xbad000), Stream(0x70)),
+            CCALLOC_INVALID_ARGUMENT);
+  EXPECT_THAT(ccalloc_torch_last_error(), HasSubstr("not allocated by ccalloc"));
+  ccalloc_torch_free(p, 0, dev, Stream(0));
+  // The simulated device completes events at once, so the block comes back.
+  EXPECT_EQ(Stat(dev, "allocated_bytes.all.current"), 0);
+  void* again = ccalloc_torch_malloc(kMiB, dev, Stream(0));
+  EXPECT_EQ(again, p);
+  ccalloc_torch_free(again, 0, dev, Stream(0));
+}
+
+TEST_F(TorchPluginTest, BadDevicesAreClearErrors) {
+  void* p = nullptr;
+  for (int dev : {-1, 128, 100000}) {
+    EXPECT_EQ(ccalloc_torch_try_malloc(kMiB, dev, Stream(0), &p), CCALLOC_INVALID_ARGUMENT);
+    EXPECT_THAT(ccalloc_torch_last_error(), HasSubstr("out of range"));
+    EXPECT_EQ(ccalloc_torch_stats_json(dev, nullptr, 0), 0u);
+  }
+  EXPECT_THROW(ccalloc_torch_malloc(kMiB, -1, Stream(0)), std::runtime_error);
+}
+
+TEST_F(TorchPluginTest, ReadingStatsDoesNotCreateAnAllocator) {
+  const int dev = 90;
+  EXPECT_EQ(Stat(dev, "reserved_bytes.all.current"), 0);
+  std::vector<int> devices(128);
+  int n = ccalloc_torch_devices(devices.data(), static_cast<int>(devices.size()));
+  devices.resize(n);
+  EXPECT_THAT(devices, Not(::testing::Contains(dev)));
+  size_t need = ccalloc_torch_snapshot_json(dev, nullptr, 0);
+  std::string snap(need, '\0');
+  ccalloc_torch_snapshot_json(dev, snap.data(), snap.size());
+  EXPECT_THAT(snap, HasSubstr("\"segments\":[]"));
+}
+
+TEST_F(TorchPluginTest, JsonExportsAreSnprintfLike) {
+  const int dev = 8;
+  void* p = ccalloc_torch_malloc(kMiB, dev, Stream(0));
+  size_t need = ccalloc_torch_snapshot_json(dev, nullptr, 0);
+  ASSERT_GT(need, 10u);
+  char small[8];
+  EXPECT_EQ(ccalloc_torch_snapshot_json(dev, small, sizeof(small)), need);
+  EXPECT_EQ(std::string(small).size(), sizeof(small) - 1);
+  std::string full(need, '\0');
+  EXPECT_EQ(ccalloc_torch_snapshot_json(dev, full.data(), full.size()), need);
+  EXPECT_THAT(full, HasSubstr(absl::StrCat("\"address\":", reinterpret_cast<uintptr_t>(p))));
+  EXPECT_THAT(full, HasSubstr("active_allocated"));
+  ccalloc_torch_free(p, 0, dev, Stream(0));
+}
+
+TEST_F(TorchPluginTest, ConfigureAppliesToAllocatorsCreatedAfterIt) {
+  EXPECT_EQ(ccalloc_torch_configure("expandable_segments:maybe"), CCALLOC_INVALID_ARGUMENT);
+  EXPECT_THAT(ccalloc_torch_last_error(), HasSubstr("expandable_segments"));
+  ASSERT_EQ(ccalloc_torch_configure("expandable_segments:False,max_split_size_mb:100"),
+            CCALLOC_OK);
+  void* p = ccalloc_torch_malloc(kMiB, 9, Stream(0));
+  EXPECT_THAT(Options(9), HasSubstr("expandable_segments:False"));
+  EXPECT_THAT(Options(9), HasSubstr("max_split_size_mb:100"));
+  ASSERT_EQ(ccalloc_torch_configure(nullptr), CCALLOC_OK);
+  EXPECT_THAT(Options(9), HasSubstr("max_split_size_mb:100")) << "existing allocators keep theirs";
+  EXPECT_THAT(Options(10), Not(HasSubstr("max_split_size_mb:100")));
+  ccalloc_torch_free(p, 0, 9, Stream(0));
+}
+
+TEST_F(TorchPluginTest, BadSimulatedCapacityIsReported) {
+  setenv("CCALLOC_TORCH_SIMULATE", "lots", 1);
+  void* p = nullptr;
+  EXPECT_EQ(ccalloc_torch_try_malloc(kMiB, 11, Stream(0), &p), CCALLOC_INVALID_ARGUMENT);
+  EXPECT_THAT(ccalloc_torch_last_error(), HasSubstr("CCALLOC_TORCH_SIMULATE='lots'"));
+  setenv("CCALLOC_TORCH_SIMULATE", absl::StrCat(kCapacity).c_str(), 1);
+  EXPECT_EQ(ccalloc_torch_try_malloc(kMiB, 11, Stream(0), &p), CCALLOC_OK) << "not remembered";
+  ccalloc_torch_free(p, 0, 11, Stream(0));
+}
+
+TEST_F(TorchPluginTest, ConcurrentFirstUseCreatesOneAllocator) {
+  const int dev = 12;
+  constexpr int kThreads = 8;
+  constexpr int kPerThread = 200;
+  std::vector<std::thread> threads;
+  std::vector<std::string> errors(kThreads);
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([t, &errors] {
+      std::vector<void*> mine;
+      for (int i = 0; i < kPerThread; ++i) {
+        void* p = nullptr;
+        if (ccalloc_torch_try_malloc(4096 * (1 + i % 7), dev, Stream(t), &p) != CCALLOC_OK) {
+          errors[t] = ccalloc_torch_last_error();
+          break;
+        }
+        mine.push_back(p);
+        if (i % 3 == 2) {
+          ccalloc_torch_free(mine.front(), 0, dev, Stream(t));
+          mine.erase(mine.begin());
+        }
+      }
+      for (void* p : mine) ccalloc_torch_free(p, 0, dev, Stream(t));
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  for (const std::string& e : errors) EXPECT_EQ(e, "");
+  EXPECT_EQ(Stat(dev, "allocated_bytes.all.current"), 0);
+  EXPECT_EQ(Stat(dev, "allocation.all.allocated"), kThreads * kPerThread);
+}
+
+TEST_F(TorchPluginTest, LastErrorIsPerThread) {
+  void* p = nullptr;
+  ASSERT_EQ(ccalloc_torch_try_malloc(kMiB, -5, Stream(0), &p), CCALLOC_INVALID_ARGUMENT);
+  std::string other;
+  int other_code = -1;
+  std::thread([&] {
+    other = ccalloc_torch_last_error();
+    other_code = ccalloc_torch_last_error_code();
+  }).join();
+  EXPECT_EQ(other, "");
+  EXPECT_EQ(other_code, CCALLOC_OK);
+  EXPECT_THAT(ccalloc_torch_last_error(), HasSubstr("-5"));
+}
+
+TEST_F(TorchPluginTest, PeakResetFollowsCurrent) {
+  const int dev = 13;
+  void* a = ccalloc_torch_malloc(16 * kMiB, dev, Stream(0));
+  ccalloc_torch_free(a, 0, dev, Stream(0));
+  void* b = ccalloc_torch_malloc(2 * kMiB, dev, Stream(0));
+  EXPECT_EQ(Stat(dev, "allocated_bytes.all.peak"), int64_t{16 * kMiB});
+  ASSERT_EQ(ccalloc_torch_reset_peak_stats(dev), CCALLOC_OK);
+  EXPECT_EQ(Stat(dev, "allocated_bytes.all.peak"), int64_t{2 * kMiB});
+  ccalloc_torch_free(b, 0, dev, Stream(0));
+  EXPECT_EQ(ccalloc_torch_empty_cache(dev), CCALLOC_OK);
+  EXPECT_EQ(Stat(dev, "reserved_bytes.all.current"), 0);
+}
+
+}  // namespace
