@@ -75,7 +75,8 @@ constexpr int kMaxDevices = 128;
 std::atomic<DeviceAllocator*> allocators[kMaxDevices];
 
 absl::Mutex creation_mu(absl::kConstInit);
-// Set by ccalloc_torch_configure; unset means "read CCALLOC_CONF".
+// Set by ccalloc_torch_configure; unset means "read CCALLOC_CONF". On the heap
+// and never freed, like the allocators: no destructor of ours runs at exit.
 std::optional<std::string>* conf_override ABSL_GUARDED_BY(creation_mu) = nullptr;
 
 thread_local std::string last_error;
