@@ -152,6 +152,12 @@ absl::StatusOr<DevicePtr> DeviceAllocator::Allocate(std::size_t size, StreamId s
   if (!block.ok()) {
     if (absl::IsResourceExhausted(block.status())) {
       ++stats_.num_ooms;
+      // The failed attempt may have mapped chunks for the block it could not
+      // finish; give every free chunk back so that other processes can use
+      // the memory and reserved does not look inflated after an OOM.
+      if (expandable_) {
+        (void)UnmapFreeChunks(static_cast<std::size_t>(-1), 0, 0);
+      }
       return absl::ResourceExhaustedError(
           OutOfMemoryReport(size, *rounded, stream, block.status()));
     }
