@@ -41,9 +41,10 @@ std::vector<NamedPolicy> Policies() {
 
 std::unique_ptr<DeviceAllocator> MakeAllocator(const Options& options) {
   SimBackend::Config config;
-  // Room for any policy's cache under churn; growable segments reserve their
-  // address space in proportion to it, which costs nothing on the sim.
-  config.capacity = std::size_t{256} << 30;
+  // An 80 GiB card (an H100), as the replay tool assumes: room for either
+  // policy's cache under churn. Growable segments size their address range
+  // after it, so it also sets how many pages a segment has.
+  config.capacity = std::size_t{80} << 30;
   config.auto_complete_events = true;
   return std::make_unique<DeviceAllocator>(std::make_unique<SimBackend>(config), options);
 }
@@ -166,10 +167,9 @@ void RegisterAll() {
           ->Arg(static_cast<std::int64_t>(size));
     }
     for (int window : kChurnWindows) {
-      benchmark::RegisterBenchmark(absl::StrCat("Churn/", p.name, "/W:", window).c_str(),
-                                   [options, window](benchmark::State& s) {
-                                     Churn(s, options, window);
-                                   });
+      benchmark::RegisterBenchmark(
+          absl::StrCat("Churn/", p.name, "/W:", window).c_str(),
+          [options, window](benchmark::State& s) { Churn(s, options, window); });
     }
     for (bool own : {true, false}) {
       benchmark::RegisterBenchmark(

@@ -256,15 +256,16 @@ int Main(int argc, char** argv) {
   cudaDeviceProp prop{};
   Check(cudaGetDeviceProperties(&prop, device), "cudaGetDeviceProperties");
   Check(cudaFree(nullptr), "cudaFree(0)");  // create the primary context up front
-  std::printf("device %d: %s; %d repetitions, median shown; host ns per allocate or free\n",
-              device, prop.name, reps);
+  std::printf("device %d: %s; %d repetitions, median shown; host ns per allocate or free\n", device,
+              prop.name, reps);
 
   Options ours = DefaultOptions();
   ours.expandable_segments = true;
   using Factory = std::function<std::unique_ptr<Allocator>()>;
   const std::vector<Factory> factories = {
-      [&] { return std::make_unique<CcallocAllocator>("pytorch-native",
-                                                      PytorchNativeOptions(), device); },
+      [&] {
+        return std::make_unique<CcallocAllocator>("pytorch-native", PytorchNativeOptions(), device);
+      },
       [&] { return std::make_unique<CcallocAllocator>("ccalloc", ours, device); },
       [] { return std::make_unique<CudaMallocAllocator>(); },
       [&] { return std::make_unique<CudaMallocAsyncAllocator>(device); },

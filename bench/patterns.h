@@ -25,8 +25,8 @@
 
 namespace ccalloc::bench {
 
-inline constexpr std::size_t kHotPairSizes[] = {512, std::size_t{64} << 10,
-                                                std::size_t{4} << 20, std::size_t{64} << 20};
+inline constexpr std::size_t kHotPairSizes[] = {512, std::size_t{64} << 10, std::size_t{4} << 20,
+                                                std::size_t{64} << 20};
 inline constexpr int kChurnWindows[] = {100, 1000};
 inline constexpr std::size_t kChurnMinBytes = 512;
 inline constexpr std::size_t kChurnMaxBytes = std::size_t{32} << 20;
@@ -47,9 +47,9 @@ inline std::size_t LogUniformSize(std::mt19937_64& rng) {
 }
 
 struct ChurnSchedule {
-  std::vector<std::size_t> prefill;   // the W blocks live before timing starts
-  std::vector<std::size_t> sizes;     // step i allocates sizes[i] ...
-  std::vector<std::uint32_t> victims; // ... after freeing slot victims[i]
+  std::vector<std::size_t> prefill;    // the W blocks live before timing starts
+  std::vector<std::size_t> sizes;      // step i allocates sizes[i] ...
+  std::vector<std::uint32_t> victims;  // ... after freeing slot victims[i]
 };
 
 inline ChurnSchedule MakeChurnSchedule(int window, std::size_t steps = kChurnSteps,

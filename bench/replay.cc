@@ -94,8 +94,7 @@ class Player {
     // The free names the stream whose work must finish before reuse: another
     // stream than the allocation's means the block was record_stream'ed.
     if (!single_stream_ && e.stream != alloc_stream_[e.id]) {
-      if (absl::Status s = allocator_.RecordStream(ptr, static_cast<StreamId>(e.stream));
-          !s.ok()) {
+      if (absl::Status s = allocator_.RecordStream(ptr, static_cast<StreamId>(e.stream)); !s.ok()) {
         return Annotate(s, i);
       }
     }
@@ -112,8 +111,8 @@ class Player {
     const TraceEvent& e = trace_.events[i];
     return absl::Status(
         s.code(), absl::StrCat(trace_.name, ": event ", i, " (",
-                               e.op == TraceEvent::Op::kAlloc ? "allocate" : "free",
-                               " id ", e.id, ", ", e.bytes, " bytes): ", s.message()));
+                               e.op == TraceEvent::Op::kAlloc ? "allocate" : "free", " id ", e.id,
+                               ", ", e.bytes, " bytes): ", s.message()));
   }
 
   const Trace& trace_;
@@ -130,15 +129,17 @@ class Player {
 class Progress {
  public:
   Progress(bool on, std::string label, std::size_t total)
-      : on_(on && total > 0), label_(std::move(label)), total_(total),
+      : on_(on && total > 0),
+        label_(std::move(label)),
+        total_(total),
         every_(std::max<std::size_t>(1, total / 200)) {}
   ~Progress() {
     if (on_) std::fprintf(stderr, "\r\033[K");
   }
   void Update(std::size_t i, absl::string_view phase) {
     if (!on_ || i % every_ != 0) return;
-    std::fprintf(stderr, "\r\033[K%s: %.*s %3d%%", label_.c_str(),
-                 static_cast<int>(phase.size()), phase.data(),
+    std::fprintf(stderr, "\r\033[K%s: %.*s %3d%%", label_.c_str(), static_cast<int>(phase.size()),
+                 phase.data(),
                  static_cast<int>(100.0 * static_cast<double>(i) / static_cast<double>(total_)));
     std::fflush(stderr);
   }
@@ -226,11 +227,21 @@ std::string JsonString(absl::string_view s) {
   std::string out = "\"";
   for (char c : s) {
     switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\t': out += "\\t"; break;
-      case '\r': out += "\\r"; break;
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
       default:
         if (static_cast<unsigned char>(c) < 0x20) {
           out += absl::StrFormat("\\u%04x", static_cast<unsigned char>(c));
@@ -251,11 +262,20 @@ std::string XmlEscape(absl::string_view s) {
   std::string out;
   for (char c : s) {
     switch (c) {
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '&': out += "&amp;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '&':
+        out += "&amp;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      default:
+        out += c;
     }
   }
   return out;
@@ -289,9 +309,9 @@ absl::StatusOr<Policy> PresetPolicy(absl::string_view name) {
     options.expandable_segments = true;
     return Policy{std::string(kCcalloc), options};
   }
-  return absl::InvalidArgumentError(absl::StrCat(
-      "unknown policy '", name, "' (presets: ", absl::StrJoin(PresetNames(), ", "),
-      "; a custom policy comes from --conf)"));
+  return absl::InvalidArgumentError(absl::StrCat("unknown policy '", name,
+                                                 "' (presets: ", absl::StrJoin(PresetNames(), ", "),
+                                                 "; a custom policy comes from --conf)"));
 }
 
 absl::StatusOr<Policy> CustomPolicy(absl::string_view conf, std::string name) {
@@ -334,7 +354,7 @@ absl::StatusOr<ReplayResult> Replay(const Trace& trace, const Policy& policy,
   r.policy = policy.name;
   r.options = policy.options.ToString();
   r.backend = config.device >= 0 ? absl::StrCat("cuda:", config.device) : "sim";
-  r.capacity_bytes = config.device >= 0 ? config.capacity
+  r.capacity_bytes = config.device >= 0    ? config.capacity
                      : config.capacity > 0 ? config.capacity
                                            : kDefaultSimCapacity;
   r.events = n;
@@ -416,8 +436,8 @@ absl::StatusOr<ReplayResult> Replay(const Trace& trace, const Policy& policy,
     }
     const auto stop = std::chrono::steady_clock::now();
     r.ns_per_op_passes.push_back(
-        static_cast<double>(std::chrono::duration_cast<std::chrono::nanoseconds>(stop - start)
-                                .count()) /
+        static_cast<double>(
+            std::chrono::duration_cast<std::chrono::nanoseconds>(stop - start).count()) /
         static_cast<double>(n));
   }
   r.ns_per_op = Median(r.ns_per_op_passes);
@@ -449,15 +469,15 @@ std::vector<ReferenceRow> ReferenceRows(absl::string_view trace_name) {
 // ---------------------------------------------------------------------------
 
 std::string FormatTable(const std::vector<ReplayResult>& results) {
-  TextTable table({"policy", "peak alloc MiB", "peak rsv MiB", "ratio", "frag run",
-                   "frag@peak", "frag@end", "dev allocs", "dev frees", "maps", "unmaps",
-                   "(un)maps/1k", "retries", "free-alls", "OOMs", "ns/op"});
+  TextTable table({"policy", "peak alloc MiB", "peak rsv MiB", "ratio", "frag run", "frag@peak",
+                   "frag@end", "dev allocs", "dev frees", "maps", "unmaps", "(un)maps/1k",
+                   "retries", "free-alls", "OOMs", "ns/op"});
   for (const ReplayResult& r : results) {
     table.Add({r.policy, Grouped(ToMiB(r.peak_allocated_bytes)),
                Grouped(ToMiB(r.peak_reserved_bytes)), absl::StrFormat("%.3f", r.ratio),
                Percent(r.run_fragmentation), Percent(r.fragmentation_at_peak),
-               Percent(r.fragmentation_at_end), Grouped(r.device_allocs),
-               Grouped(r.device_frees), Grouped(r.maps), Grouped(r.unmaps),
+               Percent(r.fragmentation_at_end), Grouped(r.device_allocs), Grouped(r.device_frees),
+               Grouped(r.maps), Grouped(r.unmaps),
                absl::StrFormat("%.1f", r.maps_per_1k_allocs + r.unmaps_per_1k_allocs),
                Grouped(r.retries), Grouped(r.free_alls), Grouped(r.ooms),
                r.ns_per_op_passes.empty() ? "-" : absl::StrFormat("%.0f", r.ns_per_op)});
@@ -466,17 +486,18 @@ std::string FormatTable(const std::vector<ReplayResult>& results) {
     std::vector<ReferenceRow> refs = ReferenceRows(results[0].trace);
     if (!refs.empty()) table.AddRule();
     for (const ReferenceRow& ref : refs) {
-      const double ratio = static_cast<double>(ref.peak_reserved_mib) /
-                           static_cast<double>(ref.peak_allocated_mib);
+      const double ratio =
+          static_cast<double>(ref.peak_reserved_mib) / static_cast<double>(ref.peak_allocated_mib);
       table.Add({ref.label, Grouped(ref.peak_allocated_mib), Grouped(ref.peak_reserved_mib),
-                 absl::StrFormat("%.3f", ratio), Percent(1.0 - 1.0 / ratio), "-", "-", "-",
-                 "-", "-", "-", "-", "-", "-", "-", "-"});
+                 absl::StrFormat("%.3f", ratio), Percent(1.0 - 1.0 / ratio), "-", "-", "-", "-",
+                 "-", "-", "-", "-", "-", "-", "-"});
     }
   }
   std::string out = table.Render();
   if (!results.empty() && !ReferenceRows(results[0].trace).empty()) {
-    out += "* PyTorch 2.11's own allocators on the run this trace was recorded from (one H100),\n"
-           "  as published in traces/README.md: reference data, not replayed.\n";
+    out +=
+        "* PyTorch 2.11's own allocators on the run this trace was recorded from (one H100),\n"
+        "  as published in traces/README.md: reference data, not replayed.\n";
   }
   return out;
 }
@@ -499,13 +520,13 @@ std::string FormatComparison(const std::vector<ReplayResult>& results) {
   for (const ReplayResult& r : results) {
     const std::int64_t mib = ToMiB(r.peak_reserved_bytes);
     if (&r == native) {
-      if (measured_native >= 0) {
-        absl::StrAppend(&out, r.policy, " vs PyTorch native (measured): ", Grouped(mib),
-                        " vs ", Grouped(measured_native), " MiB peak reserved: ",
+      // Only a replay that fitted is comparable with PyTorch's unconstrained run.
+      if (measured_native >= 0 && r.fits) {
+        absl::StrAppend(&out, r.policy, " vs PyTorch native (measured): ", Grouped(mib), " vs ",
+                        Grouped(measured_native), " MiB peak reserved: ",
                         mib == measured_native
                             ? "identical"
-                            : absl::StrCat("differs by ", Grouped(mib - measured_native),
-                                           " MiB"),
+                            : absl::StrCat("differs by ", Grouped(mib - measured_native), " MiB"),
                         "\n");
       }
       continue;
@@ -517,19 +538,21 @@ std::string FormatComparison(const std::vector<ReplayResult>& results) {
           &out, r.policy, " vs ", native->policy, ": peak reserved ", Grouped(mib), " vs ",
           Grouped(base), " MiB (", saved >= 0 ? "saves " : "costs ",
           Grouped(saved >= 0 ? saved : -saved), " MiB, ",
-          absl::StrFormat("%.1f%%", base > 0 ? 100.0 * static_cast<double>(saved) /
-                                                   static_cast<double>(base)
-                                             : 0.0),
-          "); ratio ", absl::StrFormat("%.3f vs %.3f", r.ratio, native->ratio));
+          absl::StrFormat("%.1f%%", base > 0
+                                        ? 100.0 * static_cast<double>(saved >= 0 ? saved : -saved) /
+                                              static_cast<double>(base)
+                                        : 0.0),
+          saved >= 0 ? " less" : " more", "); ratio ",
+          absl::StrFormat("%.3f vs %.3f", r.ratio, native->ratio));
       if (!r.ns_per_op_passes.empty() && !native->ns_per_op_passes.empty()) {
-        absl::StrAppend(&out, absl::StrFormat("; host %.0f vs %.0f ns/op", r.ns_per_op,
-                                              native->ns_per_op));
+        absl::StrAppend(
+            &out, absl::StrFormat("; host %.0f vs %.0f ns/op", r.ns_per_op, native->ns_per_op));
       }
       out += "\n";
     }
-    if (measured_expandable >= 0) {
-      absl::StrAppend(&out, r.policy, " vs PyTorch expandable_segments (measured): ",
-                      Grouped(mib), " vs ", Grouped(measured_expandable), " MiB (",
+    if (measured_expandable >= 0 && r.fits) {
+      absl::StrAppend(&out, r.policy, " vs PyTorch expandable_segments (measured): ", Grouped(mib),
+                      " vs ", Grouped(measured_expandable), " MiB (",
                       mib <= measured_expandable ? "saves " : "costs ",
                       Grouped(mib <= measured_expandable ? measured_expandable - mib
                                                          : mib - measured_expandable),
@@ -538,15 +561,15 @@ std::string FormatComparison(const std::vector<ReplayResult>& results) {
   }
   for (const ReplayResult& r : results) {
     if (r.fits) {
-      absl::StrAppend(&out, r.policy, ": fits in ", CapacityText(r), " (", r.retries,
-                      " retries, ", r.free_alls, " free-alls)\n");
+      absl::StrAppend(&out, r.policy, ": fits in ", CapacityText(r), " (", r.retries, " retries, ",
+                      r.free_alls, " free-alls)\n");
     } else {
       std::string why = r.first_oom_message;
       if (why.size() > 240) why = why.substr(0, 240) + "...";
       absl::StrAppend(&out, r.policy, ": does NOT fit in ", CapacityText(r), ": ", r.ooms,
-                      " allocations refused and skipped, the first at event ",
-                      r.first_oom_event, " (", r.retries, " retries, ", r.free_alls,
-                      " free-alls); first error: ", why, "\n");
+                      " allocations refused and skipped, the first at event ", r.first_oom_event,
+                      " (", r.retries, " retries, ", r.free_alls, " free-alls); first error: ", why,
+                      "\n");
     }
   }
   return out;
@@ -632,12 +655,12 @@ absl::StatusOr<std::string> PlotSvg(const std::vector<ReplayResult>& results) {
       "viewBox=\"0 0 %.0f %.0f\" font-family=\"sans-serif\" font-size=\"12\">\n"
       "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n",
       kWidth, kHeight, kWidth, kHeight);
-  absl::StrAppend(&svg, absl::StrFormat(
-                            "<text x=\"%.0f\" y=\"24\" font-size=\"16\" font-weight=\"bold\">"
-                            "%s: allocated and reserved device memory during replay</text>\n",
-                            kLeft, XmlEscape(results[0].trace)));
-  absl::StrAppend(&svg, absl::StrFormat(
-                            "<text x=\"%.0f\" y=\"42\" fill=\"#555\">%s events, backend %s, "
+  absl::StrAppend(&svg,
+                  absl::StrFormat("<text x=\"%.0f\" y=\"24\" font-size=\"16\" font-weight=\"bold\">"
+                                  "%s: allocated and reserved device memory during replay</text>\n",
+                                  kLeft, XmlEscape(results[0].trace)));
+  absl::StrAppend(
+      &svg, absl::StrFormat("<text x=\"%.0f\" y=\"42\" fill=\"#555\">%s events, backend %s, "
                             "capacity %s</text>\n",
                             kLeft, Grouped(static_cast<std::int64_t>(n)),
                             XmlEscape(results[0].backend), XmlEscape(CapacityText(results[0]))));
@@ -645,31 +668,30 @@ absl::StatusOr<std::string> PlotSvg(const std::vector<ReplayResult>& results) {
   for (int k = 0; k * step <= y_max + step / 2; ++k) {
     const double g = k * step;
     const double y = Y(g * kGiB);
-    absl::StrAppend(&svg, absl::StrFormat(
-                              "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" "
+    absl::StrAppend(
+        &svg, absl::StrFormat("<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" "
                               "stroke=\"#e5e5e5\"/>\n<text x=\"%.1f\" y=\"%.1f\" "
                               "text-anchor=\"end\">%s</text>\n",
                               kLeft, y, kLeft + plot_w, y, kLeft - 6, y + 4,
-                              step < 1 ? absl::StrFormat("%.1f", g)
-                                       : absl::StrFormat("%.0f", g)));
+                              step < 1 ? absl::StrFormat("%.1f", g) : absl::StrFormat("%.0f", g)));
   }
   // X ticks: 0, quarters, n-1.
   for (int q = 0; q <= 4; ++q) {
     const double event = n > 1 ? static_cast<double>(n - 1) * q / 4 : 0;
-    absl::StrAppend(&svg, absl::StrFormat(
-                              "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%s</text>\n",
-                              X(event), kTop + plot_h + 18,
-                              Grouped(static_cast<std::int64_t>(event))));
+    absl::StrAppend(
+        &svg,
+        absl::StrFormat("<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%s</text>\n", X(event),
+                        kTop + plot_h + 18, Grouped(static_cast<std::int64_t>(event))));
   }
-  absl::StrAppend(&svg, absl::StrFormat(
-                            "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" "
-                            "fill=\"none\" stroke=\"#333\"/>\n",
-                            kLeft, kTop, plot_w, plot_h));
-  absl::StrAppend(&svg, absl::StrFormat(
-                            "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">event index"
-                            "</text>\n<text transform=\"translate(20,%.1f) rotate(-90)\" "
-                            "text-anchor=\"middle\">GiB</text>\n",
-                            kLeft + plot_w / 2, kHeight - 16, kTop + plot_h / 2));
+  absl::StrAppend(&svg,
+                  absl::StrFormat("<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" "
+                                  "fill=\"none\" stroke=\"#333\"/>\n",
+                                  kLeft, kTop, plot_w, plot_h));
+  absl::StrAppend(&svg,
+                  absl::StrFormat("<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">event index"
+                                  "</text>\n<text transform=\"translate(20,%.1f) rotate(-90)\" "
+                                  "text-anchor=\"middle\">GiB</text>\n",
+                                  kLeft + plot_w / 2, kHeight - 16, kTop + plot_h / 2));
 
   struct Legend {
     std::string label, color, dash;
@@ -680,12 +702,13 @@ absl::StatusOr<std::string> PlotSvg(const std::vector<ReplayResult>& results) {
   static constexpr const char* kRefColors[] = {"#999999", "#bbbb55", "#55bbbb"};
   for (std::size_t k = 0; k < refs.size() && k < 3; ++k) {
     const double y = Y(static_cast<double>(refs[k].peak_reserved_mib) * kMiB);
-    absl::StrAppend(&svg, absl::StrFormat(
-                              "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" "
+    absl::StrAppend(
+        &svg, absl::StrFormat("<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" "
                               "stroke=\"%s\" stroke-width=\"1.5\" stroke-dasharray=\"2,3\"/>\n",
                               kLeft, y, kLeft + plot_w, y, kRefColors[k]));
-    legend.push_back({absl::StrCat(refs[k].label.substr(0, refs[k].label.size() - 2), ": measured peak"), kRefColors[k], "2,3",
-                      1.5});
+    legend.push_back(
+        {absl::StrCat(refs[k].label.substr(0, refs[k].label.size() - 2), ": measured peak"),
+         kRefColors[k], "2,3", 1.5});
   }
   // Allocated is the same for policies that round alike: then one line.
   bool same_allocated = true;
@@ -710,8 +733,7 @@ absl::StatusOr<std::string> PlotSvg(const std::vector<ReplayResult>& results) {
                         color, "", 0.8});
     }
     absl::StrAppend(&svg, "<polyline fill=\"none\" stroke=\"", color,
-                    "\" stroke-width=\"1.8\" points=\"", Polyline(r.timeline_reserved),
-                    "\"/>\n");
+                    "\" stroke-width=\"1.8\" points=\"", Polyline(r.timeline_reserved), "\"/>\n");
     legend.push_back({absl::StrFormat("%s: reserved (peak %s MiB)", r.policy,
                                       Grouped(ToMiB(r.peak_reserved_bytes))),
                       color, "", 1.8});
@@ -740,11 +762,10 @@ std::string ResultsToJson(const std::vector<ReplayResult>& results) {
     std::vector<std::string> passes;
     for (double p : r.ns_per_op_passes) passes.push_back(JsonNumber(p));
     absl::StrAppend(&out, k == 0 ? "\n" : ",\n", "  {");
-    absl::StrAppend(&out, "\"trace\": ", JsonString(r.trace),
-                    ", \"policy\": ", JsonString(r.policy),
-                    ", \"options\": ", JsonString(r.options),
-                    ", \"backend\": ", JsonString(r.backend),
-                    ", \"capacity_bytes\": ", r.capacity_bytes, ",\n   ");
+    absl::StrAppend(
+        &out, "\"trace\": ", JsonString(r.trace), ", \"policy\": ", JsonString(r.policy),
+        ", \"options\": ", JsonString(r.options), ", \"backend\": ", JsonString(r.backend),
+        ", \"capacity_bytes\": ", r.capacity_bytes, ",\n   ");
     absl::StrAppend(&out, "\"events\": ", r.events, ", \"allocs\": ", r.allocs,
                     ", \"frees\": ", r.frees, ",\n   ");
     absl::StrAppend(&out, "\"peak_allocated_bytes\": ", r.peak_allocated_bytes,
@@ -757,21 +778,18 @@ std::string ResultsToJson(const std::vector<ReplayResult>& results) {
                     ", \"run_fragmentation\": ", JsonNumber(r.run_fragmentation),
                     ", \"peak_reserved_event\": ", r.peak_reserved_event,
                     ", \"fragmentation_at_peak\": ", JsonNumber(r.fragmentation_at_peak),
-                    ", \"fragmentation_at_end\": ", JsonNumber(r.fragmentation_at_end),
-                    ",\n   ");
+                    ", \"fragmentation_at_end\": ", JsonNumber(r.fragmentation_at_end), ",\n   ");
     absl::StrAppend(&out, "\"device_allocs\": ", r.device_allocs,
                     ", \"device_frees\": ", r.device_frees, ", \"maps\": ", r.maps,
                     ", \"unmaps\": ", r.unmaps,
                     ", \"maps_per_1k_allocs\": ", JsonNumber(r.maps_per_1k_allocs),
-                    ", \"unmaps_per_1k_allocs\": ", JsonNumber(r.unmaps_per_1k_allocs),
-                    ",\n   ");
+                    ", \"unmaps_per_1k_allocs\": ", JsonNumber(r.unmaps_per_1k_allocs), ",\n   ");
     absl::StrAppend(&out, "\"retries\": ", r.retries, ", \"free_alls\": ", r.free_alls,
                     ", \"ooms\": ", r.ooms, ", \"first_oom_event\": ", r.first_oom_event,
                     ", \"first_oom_message\": ", JsonString(r.first_oom_message),
                     ", \"fits\": ", r.fits ? "true" : "false", ",\n   ");
-    absl::StrAppend(&out, "\"ns_per_op\": ", JsonNumber(r.ns_per_op),
-                    ", \"ns_per_op_passes\": [", absl::StrJoin(passes, ", "),
-                    "], \"timing\": ",
+    absl::StrAppend(&out, "\"ns_per_op\": ", JsonNumber(r.ns_per_op), ", \"ns_per_op_passes\": [",
+                    absl::StrJoin(passes, ", "), "], \"timing\": ",
                     JsonString("median over timed replays of (replay wall time / events)"));
     std::vector<ReferenceRow> refs = ReferenceRows(r.trace);
     if (!refs.empty()) {

@@ -71,8 +71,8 @@ struct ReplayConfig {
 struct ReplayResult {
   std::string trace;
   std::string policy;
-  std::string options;  // Options::ToString() of the policy
-  std::string backend;  // "sim" or "cuda:<device>"
+  std::string options;               // Options::ToString() of the policy
+  std::string backend;               // "sim" or "cuda:<device>"
   std::uint64_t capacity_bytes = 0;  // 0: no limit (GPU without --capacity)
   std::uint64_t events = 0;
   std::uint64_t allocs = 0;
@@ -94,7 +94,7 @@ struct ReplayResult {
 
   std::int64_t device_allocs = 0;  // num_device_alloc (segments or pages)
   std::int64_t device_frees = 0;
-  std::int64_t maps = 0;    // pages mapped into growable segments
+  std::int64_t maps = 0;  // pages mapped into growable segments
   std::int64_t unmaps = 0;
   double maps_per_1k_allocs = 0;
   double unmaps_per_1k_allocs = 0;

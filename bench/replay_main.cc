@@ -62,8 +62,7 @@ int Usage(const std::string& error) {
 std::string PerTracePath(const std::string& path, const std::string& trace, bool several) {
   if (!several) return path;
   std::filesystem::path p(path);
-  return (p.parent_path() / (p.stem().string() + "." + trace + p.extension().string()))
-      .string();
+  return (p.parent_path() / (p.stem().string() + "." + trace + p.extension().string())).string();
 }
 
 bool WriteFile(const std::string& path, const std::string& text) {
@@ -206,14 +205,13 @@ int Main(int argc, char** argv) {
     std::string where =
         config.device >= 0
             ? absl::StrCat("CUDA device ", config.device,
-                           streams.size() > 1 ? " (all trace streams on the default stream)"
-                                              : "",
+                           streams.size() > 1 ? " (all trace streams on the default stream)" : "",
                            config.capacity > 0
                                ? absl::StrCat(", memory limit ", FormatBytes(config.capacity))
                                : "")
-            : absl::StrCat("SimBackend, capacity ",
-                           FormatBytes(config.capacity > 0 ? config.capacity
-                                                           : kDefaultSimCapacity));
+            : absl::StrCat(
+                  "SimBackend, capacity ",
+                  FormatBytes(config.capacity > 0 ? config.capacity : kDefaultSimCapacity));
     std::printf("== %s (%s): %zu events, %llu allocations, %zu stream%s; %s; ns/op: %s\n",
                 trace->name.c_str(), spec.c_str(), trace->events.size(),
                 static_cast<unsigned long long>(allocs), streams.size(),

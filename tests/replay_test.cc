@@ -162,8 +162,7 @@ TEST(ReplayTest, GeneratesScenarios) {
   absl::StatusOr<Trace> same = scenarios::MakeScenario("two-streams", 3);
   ASSERT_TRUE(same.ok());
   EXPECT_EQ(t->events, same->events) << "scenario:<name>:<seed> is MakeScenario(name, seed)";
-  EXPECT_THAT(LoadTrace("scenario:no-such-thing").status().message(),
-              HasSubstr("no-such-thing"));
+  EXPECT_THAT(LoadTrace("scenario:no-such-thing").status().message(), HasSubstr("no-such-thing"));
   EXPECT_FALSE(LoadTrace("scenario:growing:x").ok());
 }
 
