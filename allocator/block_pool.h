@@ -61,6 +61,9 @@ struct Segment {
   // Expandable segments only: one entry per page, 0 when unmapped.
   std::vector<PhysicalHandle> pages;
   std::size_t mapped_pages = 0;
+  // One past the highest mapped page: scans for mapped pages stop here
+  // instead of walking the (usually unmapped) tail of a device-sized range.
+  std::size_t mapped_end = 0;
 
   DevicePtr end() const { return base + size; }
 };

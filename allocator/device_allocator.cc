@@ -338,6 +338,7 @@ absl::Status DeviceAllocator::MapChunk(Segment* segment, std::size_t first_page,
   }
   for (std::size_t p = first_page; p < first_page + pages; ++p) segment->pages[p] = *handle;
   segment->mapped_pages += pages;
+  segment->mapped_end = std::max(segment->mapped_end, first_page + pages);
   ++stats_.num_maps;
   StatAdd(stats_.reserved_bytes, segment->pool, static_cast<std::int64_t>(bytes));
   return absl::OkStatus();
@@ -346,54 +347,56 @@ absl::Status DeviceAllocator::MapChunk(Segment* segment, std::size_t first_page,
 absl::StatusOr<std::size_t> DeviceAllocator::UnmapFreeChunks(std::size_t target,
                                                             DevicePtr keep_begin,
                                                             DevicePtr keep_end) {
-  std::vector<Block*> candidates;
-  for (BlockPool* pool : {&small_pool_, &large_pool_}) {
-    for (Block* b : *pool) {
-      if (b->segment->expandable && b->size >= page_size_) candidates.push_back(b);
-    }
-  }
-  // Largest holes first: they are the least likely to be wanted whole again soon.
-  std::sort(candidates.begin(), candidates.end(),
-            [](const Block* a, const Block* b) { return a->size > b->size; });
   absl::flat_hash_set<StreamId> synchronized;
   std::size_t released = 0;
-  for (Block* b : candidates) {
-    Segment* segment = b->segment;
-    // Only pages wholly inside the free block: its neighbours are in use.
-    const std::size_t lo = RoundUp(b->ptr - segment->base, page_size_) / page_size_;
-    const std::size_t hi = (b->end() - segment->base) / page_size_;
-    std::size_t i = lo;
-    while (i < hi && released < target) {
-      const PhysicalHandle handle = segment->pages[i];
-      if (handle == 0) {
-        ++i;
-        continue;
+  // Largest holes first (each index is ordered by stream, then size): they
+  // are the least likely to be wanted whole again soon.
+  for (BlockPool* pool : {&large_pool_, &small_pool_}) {
+    for (auto it = pool->rbegin(); it != pool->rend() && released < target; ++it) {
+      Block* b = *it;
+      if (!b->segment->expandable || b->size < page_size_) continue;
+      Segment* segment = b->segment;
+      // Only pages wholly inside the free block: its neighbours are in use.
+      const std::size_t lo = RoundUp(b->ptr - segment->base, page_size_) / page_size_;
+      const std::size_t hi = (b->end() - segment->base) / page_size_;
+      std::size_t i = lo;
+      const std::size_t scan_end = std::min(hi, segment->mapped_end);
+      while (i < scan_end && released < target) {
+        const PhysicalHandle handle = segment->pages[i];
+        if (handle == 0) {
+          ++i;
+          continue;
+        }
+        // The whole chunk must lie inside the free pages and outside the range
+        // being mapped: a chunk is unmapped only as the unit it was mapped as.
+        std::size_t start = i;
+        while (start > 0 && segment->pages[start - 1] == handle) --start;
+        std::size_t end = i + 1;
+        while (end < segment->pages.size() && segment->pages[end] == handle) ++end;
+        const DevicePtr va = segment->base + start * page_size_;
+        const std::size_t bytes = (end - start) * page_size_;
+        i = end;
+        if (start < lo || end > hi || (va < keep_end && va + bytes > keep_begin)) continue;
+        // Work queued before the block was freed may still touch the pages:
+        // wait for its stream once before taking memory away from under it.
+        if (synchronized.insert(segment->stream).second) {
+          if (absl::Status s = SynchronizeStream(segment->stream); !s.ok()) return s;
+        }
+        if (absl::Status s = backend_->Unmap(va, bytes); !s.ok()) return s;
+        for (std::size_t p = start; p < end; ++p) segment->pages[p] = 0;
+        segment->mapped_pages -= end - start;
+        if (end == segment->mapped_end) {
+          while (segment->mapped_end > 0 && segment->pages[segment->mapped_end - 1] == 0) {
+            --segment->mapped_end;
+          }
+        }
+        ++stats_.num_unmaps;
+        StatAdd(stats_.reserved_bytes, segment->pool, -static_cast<std::int64_t>(bytes));
+        released += bytes;
+        if (absl::Status s = backend_->ReleasePhysical(handle); !s.ok()) return s;
+        ++stats_.num_device_free;
       }
-      // The whole chunk must lie inside the free pages and outside the range
-      // being mapped: a chunk is unmapped only as the unit it was mapped as.
-      std::size_t start = i;
-      while (start > 0 && segment->pages[start - 1] == handle) --start;
-      std::size_t end = i + 1;
-      while (end < segment->pages.size() && segment->pages[end] == handle) ++end;
-      const DevicePtr va = segment->base + start * page_size_;
-      const std::size_t bytes = (end - start) * page_size_;
-      i = end;
-      if (start < lo || end > hi || (va < keep_end && va + bytes > keep_begin)) continue;
-      // Work queued before the block was freed may still touch the pages:
-      // wait for its stream once before taking memory away from under it.
-      if (synchronized.insert(segment->stream).second) {
-        if (absl::Status s = SynchronizeStream(segment->stream); !s.ok()) return s;
-      }
-      if (absl::Status s = backend_->Unmap(va, bytes); !s.ok()) return s;
-      for (std::size_t p = start; p < end; ++p) segment->pages[p] = 0;
-      segment->mapped_pages -= end - start;
-      ++stats_.num_unmaps;
-      StatAdd(stats_.reserved_bytes, segment->pool, -static_cast<std::int64_t>(bytes));
-      released += bytes;
-      if (absl::Status s = backend_->ReleasePhysical(handle); !s.ok()) return s;
-      ++stats_.num_device_free;
     }
-    if (released >= target) break;
   }
   return released;
 }
@@ -760,8 +763,8 @@ FragmentationNow DeviceAllocator::FragmentationLocked() const {
         usable = 0;
         const Segment* s = b->segment;
         std::size_t first = (b->ptr - s->base) / page_size_;
-        std::size_t last = (b->end() - 1 - s->base) / page_size_;
-        for (std::size_t i = first; i <= last; ++i) {
+        std::size_t end = std::min((b->end() - 1 - s->base) / page_size_ + 1, s->mapped_end);
+        for (std::size_t i = first; i < end; ++i) {
           if (s->pages[i] == 0) continue;
           DevicePtr lo = std::max(b->ptr, s->base + i * page_size_);
           DevicePtr hi = std::min(b->end(), s->base + (i + 1) * page_size_);
@@ -981,6 +984,12 @@ bool DeviceAllocator::ValidateLocked(std::string* why) const {
       for (PhysicalHandle h : segment->pages) mapped += h != 0;
       if (mapped != segment->mapped_pages) {
         return fail(absl::StrCat("segment ", Hex(base), ": mapped page count is off"));
+      }
+      const std::size_t end = segment->mapped_end;
+      if (end > segment->pages.size() || (end > 0 && segment->pages[end - 1] == 0) ||
+          std::any_of(segment->pages.begin() + static_cast<std::ptrdiff_t>(end),
+                      segment->pages.end(), [](PhysicalHandle h) { return h != 0; })) {
+        return fail(absl::StrCat("segment ", Hex(base), ": mapped_end is off"));
       }
       reserved[p] += static_cast<std::int64_t>(mapped * page_size_);
     } else {
