@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# One round of GPU checks and benchmarks, for a machine with an NVIDIA GPU and
+# PyTorch (the device tool's machines). Build and bundle here first:
+#
+#   cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_COMPILER=clang++ \
+#         -DCMAKE_C_COMPILER=clang && cmake --build build-gpu -j2
+#   scripts/gpu_bundle.sh build-gpu .gpu
+#
+# then, on the GPU machine (carrying .gpu), one part per command:
+#
+#   scripts/gpu_round.sh .gpu OUTDIR core      GPU test suites, the same under
+#                                              compute-sanitizer memcheck, and a
+#                                              replay of both traces on the device
+#   scripts/gpu_round.sh .gpu OUTDIR bench     host ns per allocate/free against
+#                                              PyTorch's allocator, cudaMalloc and
+#                                              cudaMallocAsync, in one call
+#   scripts/gpu_round.sh .gpu OUTDIR torch     the PyTorch plugin's pytest suite
+#   scripts/gpu_round.sh .gpu OUTDIR compare   real training, one process per
+#                                              allocator (bench/compare_training.py)
+#
+# Each part writes its logs and JSON under OUTDIR; the exit status is non-zero
+# if anything failed.
+set -uo pipefail
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+BUNDLE=$(cd "${1:?usage: $0 BUNDLE OUTDIR PART...}" && pwd)
+OUT=${2:?usage: $0 BUNDLE OUTDIR PART...}
+shift 2
+mkdir -p "$OUT"
+OUT=$(cd "$OUT" && pwd)
+export LD_LIBRARY_PATH="$BUNDLE/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+export PYTHONUNBUFFERED=1
+cd "$ROOT"
+rc=0
+run() {  # run NAME CMD...: runs, tees to OUT/NAME.log, records failure
+  local name=$1
+  shift
+  echo "=== $name: $*"
+  "$@" 2>&1 | tee "$OUT/$name.log"
+  local t=${PIPESTATUS[0]}
+  echo "=== $name exit $t"
+  [[ $t -eq 0 ]] || rc=1
+}
+
+nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader | tee "$OUT/gpu.txt"
+for part in "$@"; do
+  case "$part" in
+    core)
+      for t in "$BUNDLE"/tests/*_gpu_test; do
+        run "$(basename "$t")" "$t" --gtest_brief=1 --gtest_output="xml:$OUT/$(basename "$t").xml"
+      done
+      # memcheck: every device access of the suites checked, leaks reported.
+      for t in "$BUNDLE"/tests/*_gpu_test; do
+        run "memcheck_$(basename "$t")" compute-sanitizer --tool memcheck --leak-check full \
+          --error-exitcode 1 "$t" --gtest_brief=1
+      done
+      run replay_gpu "$BUNDLE/bench/ccalloc-replay" --device 0 --repeat 3 \
+        --json "$OUT/replay_gpu.json" traces/gpt2.trace.gz traces/resnet.trace.gz
+      ;;
+    bench)
+      run torch_alloc_bench python3 bench/torch_alloc_bench.py \
+        --gpu-bench "$BUNDLE/bench/ccalloc-gpu-bench" --out "$OUT/bench.json"
+      ;;
+    torch)
+      run gpu_torch_tests scripts/gpu_torch.sh "$BUNDLE" "$OUT" tests
+      ;;
+    compare)
+      run gpu_torch_compare scripts/gpu_torch.sh "$BUNDLE" "$OUT" bench
+      ;;
+    *)
+      echo "unknown part '$part' (core, bench, torch, compare)" >&2
+      rc=2
+      ;;
+  esac
+done
+exit $rc
