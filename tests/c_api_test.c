@@ -1,0 +1,160 @@
+/* c_api_test.c — the C API as a C program sees it.
+ *
+ * Written in C, not C++, so that ccalloc.h is proven usable from C and the
+ * library links into a C program. Uses the simulated device, so it runs on
+ * every machine. Prints one line per failed check and "N passed, N failed";
+ * exits non-zero on any failure. */
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "ccalloc/ccalloc.h"
+
+static int passed = 0;
+static int failed = 0;
+
+#define CHECK(cond)                                                                            \
+  do {                                                                                         \
+    if (cond) {                                                                                \
+      ++passed;                                                                                \
+    } else {                                                                                   \
+      ++failed;                                                                                \
+      fprintf(stderr, "%s:%d: check failed: %s (last error: %s)\n", __FILE__, __LINE__, #cond, \
+              ccalloc_last_error());                                                           \
+    }                                                                                          \
+  } while (0)
+
+#define MiB ((size_t)1 << 20)
+
+static int64_t stat_of(ccalloc_allocator* a, const char* key) {
+  int64_t value = -1;
+  ccalloc_status s = ccalloc_get_stat(a, key, &value);
+  CHECK(s == CCALLOC_OK);
+  return value;
+}
+
+static void test_lifecycle(void) {
+  ccalloc_allocator* a = NULL;
+  void* stream1 = (void*)(uintptr_t)1;
+  void* p = NULL;
+  void* q = NULL;
+  char small_buffer[8];
+  size_t needed;
+
+  CHECK(ccalloc_create_simulated((size_t)1 << 30, "", &a) == CCALLOC_OK);
+  CHECK(a != NULL);
+  if (a == NULL) return;
+
+  CHECK(ccalloc_malloc(a, 1000, NULL, &p) == CCALLOC_OK);
+  CHECK(p != NULL);
+  CHECK(ccalloc_malloc(a, 3 * MiB, NULL, &q) == CCALLOC_OK);
+  CHECK(q != NULL && q != p);
+  /* 1000 bytes round to 1024; 3 MiB is already a multiple of 512. */
+  CHECK(stat_of(a, "allocated_bytes.all.current") == (int64_t)(1024 + 3 * MiB));
+  CHECK(stat_of(a, "requested_bytes.all.current") == (int64_t)(1000 + 3 * MiB));
+  CHECK(stat_of(a, "allocation.all.current") == 2);
+  CHECK(stat_of(a, "allocation.small_pool.current") == 1);
+  CHECK(stat_of(a, "allocation.large_pool.current") == 1);
+
+  CHECK(ccalloc_record_stream(a, q, stream1) == CCALLOC_OK);
+  CHECK(ccalloc_free(a, q) == CCALLOC_OK);
+  CHECK(ccalloc_free(a, p) == CCALLOC_OK);
+  CHECK(stat_of(a, "allocated_bytes.all.current") == 0);
+  CHECK(stat_of(a, "reserved_bytes.all.current") > 0);
+
+  CHECK(ccalloc_empty_cache(a) == CCALLOC_OK);
+  CHECK(stat_of(a, "reserved_bytes.all.current") == 0);
+  CHECK(stat_of(a, "num_device_alloc") == stat_of(a, "num_device_free"));
+
+  /* Freeing NULL is a no-op; malloc(0) gives NULL. */
+  CHECK(ccalloc_free(a, NULL) == CCALLOC_OK);
+  p = (void*)1;
+  CHECK(ccalloc_malloc(a, 0, NULL, &p) == CCALLOC_OK);
+  CHECK(p == NULL);
+
+  /* An unknown statistic is a bad argument, not a zero. */
+  {
+    int64_t value = 0;
+    CHECK(ccalloc_get_stat(a, "no_such_stat", &value) == CCALLOC_INVALID_ARGUMENT);
+    CHECK(strstr(ccalloc_last_error(), "no_such_stat") != NULL);
+  }
+
+  /* JSON exports follow snprintf's contract. */
+  needed = ccalloc_stats_json(a, small_buffer, sizeof small_buffer);
+  CHECK(needed > sizeof small_buffer);
+  CHECK(strlen(small_buffer) == sizeof small_buffer - 1);
+  CHECK(ccalloc_snapshot_json(a, NULL, 0) > 1);
+
+  ccalloc_destroy(a);
+}
+
+static void test_double_free(void) {
+  ccalloc_allocator* a = NULL;
+  void* p = NULL;
+  int64_t before;
+  CHECK(ccalloc_create_simulated((size_t)1 << 30, NULL, &a) == CCALLOC_OK);
+  if (a == NULL) return;
+  CHECK(ccalloc_malloc(a, 4 * MiB, NULL, &p) == CCALLOC_OK);
+  CHECK(ccalloc_free(a, p) == CCALLOC_OK);
+  before = stat_of(a, "reserved_bytes.all.current");
+  CHECK(ccalloc_free(a, p) == CCALLOC_INVALID_ARGUMENT);
+  CHECK(ccalloc_last_error()[0] != '\0');
+  CHECK(strstr(ccalloc_last_error(), "double free") != NULL);
+  CHECK(stat_of(a, "reserved_bytes.all.current") == before);
+  CHECK(stat_of(a, "allocation.all.current") == 0);
+  /* A pointer it never handed out. */
+  CHECK(ccalloc_free(a, (void*)(uintptr_t)0x1000) == CCALLOC_INVALID_ARGUMENT);
+  CHECK(ccalloc_last_error()[0] != '\0');
+  ccalloc_destroy(a);
+}
+
+static void test_out_of_memory(void) {
+  ccalloc_allocator* a = NULL;
+  void* p = NULL;
+  void* q = (void*)1;
+  CHECK(ccalloc_create_simulated(32 * MiB, "", &a) == CCALLOC_OK);
+  if (a == NULL) return;
+  CHECK(ccalloc_malloc(a, 24 * MiB, NULL, &p) == CCALLOC_OK);
+  CHECK(ccalloc_malloc(a, 24 * MiB, NULL, &q) == CCALLOC_OUT_OF_MEMORY);
+  CHECK(q == NULL);
+  CHECK(strstr(ccalloc_last_error(), "out of memory") != NULL);
+  CHECK(stat_of(a, "num_ooms") == 1);
+  /* The live block is untouched and still frees. */
+  CHECK(stat_of(a, "allocation.all.current") == 1);
+  CHECK(ccalloc_free(a, p) == CCALLOC_OK);
+  /* A limit below the device's size refuses growth as well. */
+  CHECK(ccalloc_set_memory_limit(a, 8 * MiB) == CCALLOC_OK);
+  CHECK(ccalloc_empty_cache(a) == CCALLOC_OK);
+  CHECK(ccalloc_malloc(a, 12 * MiB, NULL, &q) == CCALLOC_OUT_OF_MEMORY);
+  CHECK(strstr(ccalloc_last_error(), "memory limit") != NULL);
+  CHECK(ccalloc_set_memory_fraction(a, 1.5) == CCALLOC_INVALID_ARGUMENT);
+  ccalloc_destroy(a);
+}
+
+static void test_bad_configuration(void) {
+  ccalloc_allocator* a = (ccalloc_allocator*)1;
+  CHECK(ccalloc_create_simulated(MiB, "no_such_key:1", &a) == CCALLOC_INVALID_ARGUMENT);
+  CHECK(a == NULL);
+  CHECK(strstr(ccalloc_last_error(), "no_such_key") != NULL);
+  CHECK(ccalloc_create_simulated(MiB, "max_split_size_mb:abc", &a) == CCALLOC_INVALID_ARGUMENT);
+  CHECK(strstr(ccalloc_last_error(), "max_split_size_mb") != NULL);
+  {
+    void* p = (void*)1;
+    CHECK(ccalloc_malloc(NULL, 1, NULL, &p) == CCALLOC_INVALID_ARGUMENT);
+    CHECK(p == (void*)1 || p == NULL);
+  }
+  /* A good configuration string in PyTorch's syntax. */
+  a = NULL;
+  CHECK(ccalloc_create_simulated((size_t)1 << 30, "max_split_size_mb:64,expandable_segments:True",
+                                 &a) == CCALLOC_OK);
+  ccalloc_destroy(a);
+}
+
+int main(void) {
+  test_lifecycle();
+  test_double_free();
+  test_out_of_memory();
+  test_bad_configuration();
+  printf("%d passed, %d failed\n", passed, failed);
+  return failed == 0 ? 0 : 1;
+}

@@ -1,0 +1,262 @@
+// growable_segments_test.cc — what only growable (expandable) segments do, on
+// the simulated device: blocks always coalesce, reserved memory is the mapped
+// pages, a failed grow leaves nothing half mapped, and free pages move to
+// where they are needed instead of new memory being taken.
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <random>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+#include "allocator/device_allocator.h"
+#include "allocator/sim_backend.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/support/allocator_fixture.h"
+
+namespace ccalloc::test {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::Pair;
+
+constexpr std::size_t kPage = std::size_t{2} << 20;
+
+class GrowableSegmentsTest : public AllocatorTest<SimGrowable> {
+ protected:
+  DevicePtr AllocateOk(std::size_t size, StreamId stream = 0) {
+    absl::StatusOr<DevicePtr> p = alloc_->Allocate(size, stream);
+    EXPECT_TRUE(p.ok()) << p.status();
+    return p.ok() ? *p : 0;
+  }
+  void FreeOk(DevicePtr p) {
+    absl::Status s = alloc_->Free(p);
+    EXPECT_TRUE(s.ok()) << s;
+  }
+  std::int64_t Reserved() const { return alloc_->GetStats().reserved_bytes[kStatAll].current; }
+};
+
+// Blocks are carved back to back with no remainder kept whole, and any order
+// of frees merges them into one free block again.
+TEST_F(GrowableSegmentsTest, NeighboursAlwaysCoalesce) {
+  Make();
+  std::mt19937_64 rng(7);
+  LogUniformSizes sizes(kSmallSize + 1, 24 * kMiB);
+  std::vector<DevicePtr> blocks;
+  DevicePtr expect_next = 0;
+  for (int i = 0; i < 24; ++i) {
+    const std::size_t size = sizes(rng);
+    DevicePtr p = AllocateOk(size);
+    ASSERT_NE(p, 0u);
+    if (expect_next != 0) EXPECT_EQ(p, expect_next) << "block " << i;
+    expect_next = p + RoundUpTo(size, kMinBlockSize);
+    blocks.push_back(p);
+  }
+  ASSERT_EQ(alloc_->GetStats().segment[kStatAll].current, 1);
+  std::shuffle(blocks.begin(), blocks.end(), rng);
+  for (DevicePtr p : blocks) {
+    FreeOk(p);
+    const Snapshot snap = alloc_->TakeSnapshot();
+    ASSERT_EQ(snap.segments.size(), 1u);
+    const std::vector<BlockInfo>& list = snap.segments[0].blocks;
+    for (std::size_t i = 1; i < list.size(); ++i) {
+      EXPECT_FALSE(list[i - 1].status == BlockStatus::kInactive &&
+                   list[i].status == BlockStatus::kInactive)
+          << "free neighbours at " << list[i - 1].address << " and " << list[i].address;
+    }
+  }
+  const Snapshot snap = alloc_->TakeSnapshot();
+  ASSERT_EQ(snap.segments[0].blocks.size(), 1u);
+  EXPECT_EQ(snap.segments[0].blocks[0].size, snap.segments[0].total_size);
+  EXPECT_TRUE(IsValid(*alloc_));
+}
+
+// Reserved is the mapped pages: a block that lands on an already mapped page
+// maps nothing, and freeing keeps the pages (nothing returns on the hot path).
+TEST_F(GrowableSegmentsTest, ReservedCountsMappedPages) {
+  Make();
+  SimBackend* sim = env_.sim();
+  const DevicePtr a = AllocateOk(3 * kMiB);  // pages 0-1
+  EXPECT_EQ(Reserved(), static_cast<std::int64_t>(2 * kPage));
+  const DevicePtr b = AllocateOk(1536 * kKiB);  // [3, 4.5) MiB: page 2
+  EXPECT_EQ(b, a + 3 * kMiB);
+  EXPECT_EQ(Reserved(), static_cast<std::int64_t>(3 * kPage));
+  const DevicePtr c = AllocateOk(kSmallSize + 512);  // [4.5, 5.5) MiB: page 2 again
+  EXPECT_EQ(Reserved(), static_cast<std::int64_t>(3 * kPage));
+  MemoryStats stats = alloc_->GetStats();
+  EXPECT_EQ(stats.num_maps, 3);
+  EXPECT_EQ(stats.segment[kStatAll].current, 1);
+  EXPECT_EQ(sim->counts().live_mappings, 3);
+  EXPECT_EQ(sim->counts().live_physical, 3);
+  EXPECT_EQ(sim->counts().bytes_in_use, 3 * kPage);
+
+  Snapshot snap = alloc_->TakeSnapshot();
+  ASSERT_EQ(snap.segments.size(), 1u);
+  const SegmentInfo& seg = snap.segments[0];
+  EXPECT_TRUE(seg.expandable);
+  EXPECT_EQ(seg.mapped_size, 3 * kPage);
+  EXPECT_GT(seg.total_size, seg.mapped_size) << "the range reserves more than it maps";
+  EXPECT_THAT(seg.mapped_ranges, ElementsAre(Pair(seg.address, seg.address + 3 * kPage)));
+
+  FreeOk(a);
+  FreeOk(b);
+  FreeOk(c);
+  EXPECT_EQ(Reserved(), static_cast<std::int64_t>(3 * kPage));
+  EXPECT_EQ(alloc_->GetStats().num_unmaps, 0);
+}
+
+// Map fails on the third mapping of a multi-page block, once with one page
+// per mapping and once with the default chunks: what was mapped before the
+// failure is released by the ladder, the retry maps the whole block, and
+// nothing leaks.
+TEST_F(GrowableSegmentsTest, FailedMapMidGrowRecoversWithoutLeak) {
+  struct Case {
+    const char* name;
+    std::size_t max_map_chunk;
+    std::size_t size;
+  };
+  const Options defaults = env_.BaseOptions();
+  for (const Case& c : {Case{"page by page", kPage, 10 * kMiB},
+                        Case{"default chunks", defaults.max_map_chunk, 64 * kMiB}}) {
+    SCOPED_TRACE(c.name);
+    Options options = defaults;
+    options.max_map_chunk = c.max_map_chunk;
+    Make(options);
+    SimBackend* sim = env_.sim();
+    sim->FailNth(SimOp::kMap, 3);
+    absl::StatusOr<DevicePtr> p = alloc_->Allocate(c.size, 0);
+    ASSERT_TRUE(p.ok()) << p.status();
+    EXPECT_EQ(sim->counts().failures_injected, 1) << "the block needed fewer than 3 mappings";
+    const MemoryStats stats = alloc_->GetStats();
+    EXPECT_EQ(stats.num_alloc_retries, 1);
+    EXPECT_EQ(stats.reserved_bytes[kStatAll].current, static_cast<std::int64_t>(c.size));
+    // Every physical chunk is mapped: none was left dangling by the failure.
+    const SimBackend::Counts counts = sim->counts();
+    EXPECT_EQ(counts.live_physical, counts.live_mappings);
+    EXPECT_EQ(counts.live_mappings, stats.num_maps - stats.num_unmaps);
+    EXPECT_EQ(counts.bytes_in_use, c.size);
+    EXPECT_TRUE(IsValid(*alloc_));
+    FreeOk(*p);
+    alloc_.reset();
+    EXPECT_TRUE(env_.NothingOutstanding());
+  }
+}
+
+// Under random failures of CreatePhysical and Map an allocation either
+// succeeds over fully mapped pages or fails with ResourceExhausted leaving no
+// block behind; in both cases every page the backend holds is mapped and
+// counted, and destroying the allocator returns everything.
+TEST_F(GrowableSegmentsTest, RandomMapFailuresLeaveNoHalfMappedBlock) {
+  int succeeded = 0;
+  int failed = 0;
+  for (std::uint64_t seed = 1; seed <= 24; ++seed) {
+    SCOPED_TRACE(absl::StrCat("seed ", seed));
+    Make();
+    SimBackend* sim = env_.sim();
+    const DevicePtr keep = AllocateOk(3 * kMiB);
+    sim->FailRandomly(0.05, seed);
+    absl::StatusOr<DevicePtr> p = alloc_->Allocate(20 * kMiB, 0);
+    sim->FailRandomly(0.0, 0);
+    if (p.ok()) {
+      ++succeeded;
+    } else {
+      ++failed;
+      EXPECT_EQ(p.status().code(), absl::StatusCode::kResourceExhausted) << p.status();
+    }
+    ASSERT_TRUE(IsValid(*alloc_));
+    const MemoryStats stats = alloc_->GetStats();
+    EXPECT_EQ(stats.allocation[kStatAll].current, p.ok() ? 2 : 1);
+    const SimBackend::Counts counts = sim->counts();
+    // Every physical chunk is mapped, every mapping counted, and what the
+    // device holds is exactly what the allocator reports as reserved.
+    EXPECT_EQ(counts.live_physical, counts.live_mappings);
+    EXPECT_EQ(counts.live_mappings, stats.num_maps - stats.num_unmaps);
+    EXPECT_EQ(static_cast<std::int64_t>(counts.bytes_in_use),
+              stats.reserved_bytes[kStatAll].current);
+    FreeOk(keep);
+    if (p.ok()) FreeOk(*p);
+    alloc_.reset();
+    EXPECT_TRUE(env_.NothingOutstanding());
+  }
+  // The seeds cover both outcomes, so both paths above were checked.
+  EXPECT_GT(succeeded, 0);
+  EXPECT_GT(failed, 0);
+}
+
+// EmptyCache unmaps the pages under free holes and keeps those of live
+// blocks; the snapshot shows the mapped ranges that remain.
+TEST_F(GrowableSegmentsTest, EmptyCacheUnmapsFreePages) {
+  Make();
+  SimBackend* sim = env_.sim();
+  const DevicePtr a = AllocateOk(4 * kMiB);
+  const DevicePtr b = AllocateOk(4 * kMiB);
+  const DevicePtr c = AllocateOk(4 * kMiB);
+  FreeOk(b);
+  EXPECT_EQ(Reserved(), static_cast<std::int64_t>(12 * kMiB));
+  ASSERT_TRUE(alloc_->EmptyCache().ok());
+  EXPECT_EQ(Reserved(), static_cast<std::int64_t>(8 * kMiB));
+  EXPECT_EQ(alloc_->GetStats().num_unmaps, 2);
+  EXPECT_EQ(sim->counts().live_mappings, 4);
+  EXPECT_EQ(sim->counts().bytes_in_use, 8 * kMiB);
+  Snapshot snap = alloc_->TakeSnapshot();
+  ASSERT_EQ(snap.segments.size(), 1u);
+  EXPECT_THAT(snap.segments[0].mapped_ranges,
+              ElementsAre(Pair(a, a + 4 * kMiB), Pair(c, c + 4 * kMiB)));
+  EXPECT_EQ(snap.segments[0].mapped_size, 8 * kMiB);
+  const BlockInfo* hole = BlockAt(snap, b);
+  ASSERT_NE(hole, nullptr);
+  EXPECT_EQ(hole->status, BlockStatus::kInactive);
+
+  // The hole is mapped again when it is needed.
+  const DevicePtr again = AllocateOk(4 * kMiB);
+  EXPECT_EQ(again, b);
+  EXPECT_EQ(Reserved(), static_cast<std::int64_t>(12 * kMiB));
+  FreeOk(a);
+  FreeOk(again);
+  FreeOk(c);
+  ASSERT_TRUE(alloc_->EmptyCache().ok());
+  EXPECT_EQ(Reserved(), 0);
+  EXPECT_EQ(alloc_->GetStats().segment[kStatAll].current, 0);
+  EXPECT_EQ(sim->counts().live_ranges, 0);
+}
+
+// Free mapped pages beyond the slack are moved to where memory is needed
+// (even on another stream) instead of new memory being taken; with a large
+// slack they are not.
+TEST_F(GrowableSegmentsTest, FreePagesMoveBeforeNewMemoryIsTaken) {
+  for (double slack : {0.005, 1.0}) {
+    SCOPED_TRACE(absl::StrCat("release_slack ", slack));
+    Options options = env_.BaseOptions();
+    options.release_slack = slack;
+    Make(options);
+    SimBackend* sim = env_.sim();
+    const DevicePtr a = AllocateOk(20 * kMiB, 0);
+    const DevicePtr b = AllocateOk(20 * kMiB, 0);
+    FreeOk(a);
+    const DevicePtr c = AllocateOk(20 * kMiB, 1);
+    const MemoryStats stats = alloc_->GetStats();
+    const std::int64_t peak = stats.allocated_bytes[kStatAll].peak;
+    EXPECT_EQ(peak, static_cast<std::int64_t>(40 * kMiB));
+    if (slack < 0.5) {
+      EXPECT_GT(stats.num_unmaps, 0) << "no page was moved";
+      const auto allowed = static_cast<std::int64_t>(
+          std::max<double>(slack * static_cast<double>(peak), 2.0 * static_cast<double>(kPage)));
+      EXPECT_LE(stats.reserved_bytes[kStatAll].current, peak + allowed);
+    } else {
+      EXPECT_EQ(stats.num_unmaps, 0);
+      EXPECT_EQ(stats.reserved_bytes[kStatAll].current, static_cast<std::int64_t>(60 * kMiB));
+    }
+    EXPECT_EQ(static_cast<std::int64_t>(sim->counts().bytes_in_use),
+              stats.reserved_bytes[kStatAll].current);
+    EXPECT_TRUE(IsValid(*alloc_));
+    FreeOk(b);
+    FreeOk(c);
+  }
+}
+
+}  // namespace
+}  // namespace ccalloc::test
