@@ -140,10 +140,33 @@ Options PytorchNativeOptions() {
   return options;
 }
 
+namespace {
+
+// Splits "a:1,b:[x:1,y:2],c:3" on the commas outside brackets: list values
+// (roundup_power2_divisions) contain commas of their own.
+std::vector<absl::string_view> SplitItems(absl::string_view conf) {
+  std::vector<absl::string_view> items;
+  int depth = 0;
+  std::size_t start = 0;
+  for (std::size_t i = 0; i <= conf.size(); ++i) {
+    if (i == conf.size() || (conf[i] == ',' && depth == 0)) {
+      absl::string_view item = absl::StripAsciiWhitespace(conf.substr(start, i - start));
+      if (!item.empty()) items.push_back(item);
+      start = i + 1;
+    } else if (conf[i] == '[') {
+      ++depth;
+    } else if (conf[i] == ']' && depth > 0) {
+      --depth;
+    }
+  }
+  return items;
+}
+
+}  // namespace
+
 absl::StatusOr<Options> ParseOptions(absl::string_view conf, const Options& base) {
   Options options = base;
-  for (absl::string_view raw : absl::StrSplit(conf, ',', absl::SkipWhitespace())) {
-    absl::string_view item = absl::StripAsciiWhitespace(raw);
+  for (absl::string_view item : SplitItems(conf)) {
     std::size_t colon = item.find(':');
     if (colon == absl::string_view::npos) {
       return absl::InvalidArgumentError(
