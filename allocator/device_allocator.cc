@@ -163,6 +163,7 @@ absl::StatusOr<DevicePtr> DeviceAllocator::Allocate(std::size_t size, StreamId s
     }
     return block.status();
   }
+  if (recorder_ != nullptr) recorder_->OnAllocate((*block)->ptr, size, stream);
   DebugCheck();
   return (*block)->ptr;
 }
@@ -381,6 +382,7 @@ absl::StatusOr<std::size_t> DeviceAllocator::UnmapFreeChunks(std::size_t target,
         // wait for its stream once before taking memory away from under it.
         if (synchronized.insert(segment->stream).second) {
           if (absl::Status s = SynchronizeStream(segment->stream); !s.ok()) return s;
+          ++stats_.num_stream_syncs;
         }
         if (absl::Status s = backend_->Unmap(va, bytes); !s.ok()) return s;
         for (std::size_t p = start; p < end; ++p) segment->pages[p] = 0;
@@ -486,6 +488,7 @@ absl::Status DeviceAllocator::Free(DevicePtr ptr) {
       ++num_pending_;
     }
   }
+  if (recorder_ != nullptr) recorder_->OnFree(ptr);
   DebugCheck();
   return absl::OkStatus();
 }
@@ -695,6 +698,11 @@ absl::Status DeviceAllocator::SetMemoryFraction(double fraction) {
   memory_limit_ =
       static_cast<std::size_t>(fraction * static_cast<double>(info->total_bytes));
   return absl::OkStatus();
+}
+
+void DeviceAllocator::SetTraceRecorder(TraceRecorder* recorder) {
+  absl::MutexLock lock(&mu_);
+  recorder_ = recorder;
 }
 
 std::size_t DeviceAllocator::memory_limit() const {

@@ -45,6 +45,7 @@
 #include "allocator/size_policy.h"
 #include "stats/counters.h"
 #include "stats/snapshot.h"
+#include "stats/trace_recorder.h"
 
 namespace ccalloc {
 
@@ -88,6 +89,10 @@ class DeviceAllocator {
   // byte, and the counters equal what the blocks say. `why` gets the first
   // problem found.
   bool Validate(std::string* why = nullptr) const ABSL_LOCKS_EXCLUDED(mu_);
+
+  // Every successful Allocate and Free from now on is also reported to
+  // `recorder` (not owned; null stops recording). See stats/trace_recorder.h.
+  void SetTraceRecorder(TraceRecorder* recorder) ABSL_LOCKS_EXCLUDED(mu_);
 
   DeviceBackend& backend() { return *backend_; }
   const Options& options() const { return options_; }
@@ -189,6 +194,7 @@ class DeviceAllocator {
   std::size_t num_pending_ ABSL_GUARDED_BY(mu_) = 0;
   std::vector<Block*> spare_blocks_ ABSL_GUARDED_BY(mu_);
   std::size_t memory_limit_ ABSL_GUARDED_BY(mu_) = 0;
+  TraceRecorder* recorder_ ABSL_GUARDED_BY(mu_) = nullptr;
   MemoryStats stats_ ABSL_GUARDED_BY(mu_);
 };
 

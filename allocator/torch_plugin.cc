@@ -43,6 +43,7 @@
 #include <stdexcept>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
@@ -57,6 +58,7 @@
 #include "ccalloc/ccalloc.h"
 #include "stats/counters.h"
 #include "stats/snapshot.h"
+#include "stats/trace_recorder.h"
 
 // The runtime's stream handle, declared opaquely so that no CUDA header is
 // needed (cuda_runtime_api.h declares the same type).
@@ -143,6 +145,35 @@ absl::StatusOr<std::unique_ptr<DeviceBackend>> MakeBackend(int device) {
   return std::unique_ptr<DeviceBackend>(std::make_unique<SimBackend>(config));
 }
 
+// CCALLOC_TRACE=path records every allocation of the process as a trace that
+// ccalloc-replay runs through any policy (one file per device: path, then
+// path.dev1, ...). Written when the process exits; the allocators themselves
+// are never destroyed, so a static object's destructor does the writing.
+struct TraceFiles {
+  absl::Mutex mu;
+  std::vector<std::pair<std::string, std::unique_ptr<TraceRecorder>>> files ABSL_GUARDED_BY(mu);
+  ~TraceFiles() {
+    absl::MutexLock lock(&mu);
+    for (const auto& [path, recorder] : files) {
+      if (absl::Status s = recorder->Write(path); !s.ok()) {
+        std::fprintf(stderr, "ccalloc: writing the trace %s failed: %s\n", path.c_str(),
+                     std::string(s.message()).c_str());
+      }
+    }
+  }
+};
+TraceFiles trace_files;
+
+void AttachTraceRecorder(int device, DeviceAllocator* allocator) {
+  const char* path = std::getenv("CCALLOC_TRACE");
+  if (path == nullptr || *path == '\0') return;
+  std::string file = device == 0 ? std::string(path) : absl::StrCat(path, ".dev", device);
+  auto recorder = std::make_unique<TraceRecorder>(absl::StrCat("device", device));
+  allocator->SetTraceRecorder(recorder.get());
+  absl::MutexLock lock(&trace_files.mu);
+  trace_files.files.emplace_back(std::move(file), std::move(recorder));
+}
+
 // The allocator of `device` if it exists (nullptr otherwise, also for a bad
 // device number).
 DeviceAllocator* Existing(int device) {
@@ -163,6 +194,7 @@ absl::StatusOr<DeviceAllocator*> GetOrCreate(int device) {
   if (!backend.ok()) return backend.status();
   // Deliberately leaked (see the banner).
   auto* created = new DeviceAllocator(std::move(*backend), *options);
+  AttachTraceRecorder(device, created);
   allocators[device].store(created, std::memory_order_release);
   return created;
 }

@@ -258,6 +258,8 @@ def run_child(args, config, mode, workload=None):
            "--cap-gib", str(args.cap_gib), "--probe-steps", str(args.probe_steps),
            "--start-batch", str(args.start_batch), "--resolution", str(args.resolution),
            "--max-batch-limit", str(args.max_batch_limit)]
+    for extra in args.ccalloc_config:
+        cmd += ["--ccalloc-config", extra]
     if workload:
         cmd += ["--workload", workload]
     if args.library:
@@ -328,12 +330,58 @@ def print_table(runs, maxb, cap_gib):
                       f"first failing {r['first_failing']})")
 
 
+def summarize(runs):
+    """Per workload and allocator: medians over rounds, and step time relative to
+    PyTorch native measured in the same round (the median of those ratios)."""
+    ok = [r for r in runs if "error" not in r]
+    out = []
+    for workload in dict.fromkeys(r["workload"] for r in ok):
+        native = {r["round"]: r["median_step_ms"] for r in ok
+                  if r["workload"] == workload and r["config"] == "native"}
+        for config in dict.fromkeys(r["config"] for r in ok if r["workload"] == workload):
+            rs = [r for r in ok if r["workload"] == workload and r["config"] == config]
+            rel = [r["median_step_ms"] / native[r["round"]] for r in rs if r["round"] in native]
+            peak_res = max(r["peak_reserved"] for r in rs)
+            peak_alloc = max(r["peak_allocated"] for r in rs)
+            # The device's own count: memory in use at its peak less what was in
+            # use before the first allocation.
+            dev = [r["device_used_peak"] - r["baseline_used"] for r in rs]
+            out.append({
+                "workload": workload, "config": config, "rounds": len(rs),
+                "median_step_ms": statistics.median(r["median_step_ms"] for r in rs),
+                "step_vs_native": statistics.median(rel) if rel else None,
+                "peak_allocated": peak_alloc, "peak_reserved": peak_res,
+                "reserved_over_allocated": max(r["reserved_over_allocated"] for r in rs),
+                "device_over_reserved": max(d / r["peak_reserved"] for d, r in zip(dev, rs)),
+            })
+    return out
+
+
+def print_summary(summary, rounds):
+    print()
+    print(f"summary over {rounds} round(s): step time is the median of the per-run medians; "
+          "'vs native' is the median over rounds of (median step / native's median step in "
+          "the same round); 'device/resv' is (device memory in use at peak - in use before) / "
+          "peak reserved")
+    head = (f"{'workload':9} {'allocator':18} {'median ms':>9} {'vs native':>9} {'peak alloc':>11} "
+            f"{'peak resv':>11} {'resv/alloc':>10} {'device/resv':>11}")
+    print(head)
+    print("-" * len(head))
+    for r in summary:
+        vs = f"{r['step_vs_native']:.3f}" if r["step_vs_native"] else "-"
+        print(f"{r['workload']:9} {r['config']:18} {r['median_step_ms']:9.1f} {vs:>9} "
+              f"{fmt_bytes(r['peak_allocated']):>11} {fmt_bytes(r['peak_reserved']):>11} "
+              f"{r['reserved_over_allocated']:10.4f} {r['device_over_reserved']:11.4f}")
+
+
 def parse_args(argv):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--configs", default=",".join(CONFIGS),
                    help=f"comma-separated subset of {','.join(CONFIGS)}")
     p.add_argument("--workloads", default=",".join(WORKLOADS))
     p.add_argument("--steps", type=int, default=30)
+    p.add_argument("--rounds", type=int, default=1,
+                   help="repeat every training run this often, interleaved")
     p.add_argument("--warmup", type=int, default=5)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--gpt2-batch", type=int, default=16)
@@ -347,10 +395,18 @@ def parse_args(argv):
     p.add_argument("--library", default=None, help="libccalloc_torch.so (else CCALLOC_TORCH_LIBRARY)")
     p.add_argument("--timeout", type=float, default=400.0, help="seconds per child process")
     p.add_argument("--out", default=None, help="write every result as JSON here")
+    p.add_argument("--ccalloc-config", action="append", default=[], metavar="NAME=CONF",
+                   help="an extra ccalloc configuration to compare (CCALLOC_CONF syntax); "
+                        "repeatable, name it in --configs")
     p.add_argument("--child", choices=("train", "max_batch"), help=argparse.SUPPRESS)
     p.add_argument("--config", help=argparse.SUPPRESS)
     p.add_argument("--workload", help=argparse.SUPPRESS)
     args = p.parse_args(argv)
+    for extra in args.ccalloc_config:
+        name, sep, conf = extra.partition("=")
+        if not sep or not name:
+            p.error(f"--ccalloc-config wants NAME=CONF, got {extra!r}")
+        CONFIGS[name] = {"ccalloc_conf": conf}
     if args.warmup >= args.steps:
         p.error("--warmup must be smaller than --steps")
     for c in args.configs.split(","):
@@ -372,24 +428,32 @@ def main(argv):
     workloads = [w for w in args.workloads.split(",") if w]
     runs, maxb = [], []
     t0 = time.time()
-    for workload in workloads:
-        for config in configs:
-            print(f"[{time.time() - t0:6.0f}s] {workload} / {config}", flush=True)
-            runs.append(run_child(args, config, "train", workload))
-            r = runs[-1]
-            if "error" not in r:
-                print(f"  median {r['median_step_ms']:.1f} ms, peak allocated "
-                      f"{fmt_bytes(r['peak_allocated'])}, peak reserved {fmt_bytes(r['peak_reserved'])}, "
-                      f"device peak {fmt_bytes(r['device_used_peak'])} ({r['wall_s']:.0f} s)", flush=True)
+    # Rounds interleave the allocators (A B C A B C ...) so that drift in the
+    # GPU's clocks or a neighbour's load falls on all of them alike.
+    for rnd in range(args.rounds):
+        for workload in workloads:
+            for config in configs:
+                print(f"[{time.time() - t0:6.0f}s] {workload} / {config}"
+                      + (f" (round {rnd + 1}/{args.rounds})" if args.rounds > 1 else ""), flush=True)
+                runs.append(run_child(args, config, "train", workload))
+                runs[-1]["round"] = rnd
+                r = runs[-1]
+                if "error" not in r:
+                    print(f"  median {r['median_step_ms']:.1f} ms, peak allocated "
+                          f"{fmt_bytes(r['peak_allocated'])}, peak reserved {fmt_bytes(r['peak_reserved'])}, "
+                          f"device peak {fmt_bytes(r['device_used_peak'])} ({r['wall_s']:.0f} s)", flush=True)
     if args.max_batch:
         for config in configs:
             print(f"[{time.time() - t0:6.0f}s] max batch / {config}", flush=True)
             maxb.append(run_child(args, config, "max_batch"))
     print_table(runs, maxb, args.cap_gib)
+    summary = summarize(runs)
+    print_summary(summary, args.rounds)
     print(f"\ntotal {time.time() - t0:.0f} s")
     if args.out:
         with open(args.out, "w") as f:
-            json.dump({"args": vars(args), "runs": runs, "max_batch": maxb}, f, indent=1)
+            json.dump({"args": vars(args), "runs": runs, "max_batch": maxb, "summary": summary},
+                      f, indent=1)
         print(f"wrote {args.out}")
     failed = [r for r in runs + maxb if "error" in r]
     return 1 if failed else 0

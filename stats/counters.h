@@ -64,6 +64,7 @@ struct MemoryStats {
   std::int64_t num_maps = 0;     // pages mapped into growable segments
   std::int64_t num_unmaps = 0;   // pages unmapped from growable segments
   std::int64_t num_allocs = 0;   // successful Allocate calls (for rates)
+  std::int64_t num_stream_syncs = 0;  // waits on one stream before unmapping
 
   void ResetPeaks();
   void ResetAccumulated();

@@ -1,0 +1,95 @@
+// A recorded trace replays to the same allocator state: the recorder sees
+// exactly the requests the allocator accepted, in order.
+#include "stats/trace_recorder.h"
+
+#include <filesystem>
+#include <memory>
+#include <vector>
+
+#include "allocator/device_allocator.h"
+#include "allocator/sim_backend.h"
+#include "gtest/gtest.h"
+#include "stats/trace.h"
+
+namespace ccalloc {
+namespace {
+
+std::unique_ptr<DeviceAllocator> MakeAllocator(bool expandable) {
+  SimBackend::Config config;
+  config.auto_complete_events = true;
+  config.capacity = std::size_t{8} << 30;
+  Options options = DefaultOptions();
+  options.expandable_segments = expandable;
+  return std::make_unique<DeviceAllocator>(std::make_unique<SimBackend>(config), options);
+}
+
+TEST(TraceRecorderTest, RecordedTraceReplaysToTheSamePeaks) {
+  auto original = MakeAllocator(/*expandable=*/false);
+  TraceRecorder recorder("unit");
+  original->SetTraceRecorder(&recorder);
+  std::vector<DevicePtr> live;
+  const StreamId kStreamA = 0x7f00aa, kStreamB = 0x7f00bb;
+  for (int i = 0; i < 400; ++i) {
+    const std::size_t size = (std::size_t{1} << (9 + i % 16)) + 100 * i;
+    absl::StatusOr<DevicePtr> p = original->Allocate(size, i % 3 == 0 ? kStreamB : kStreamA);
+    ASSERT_TRUE(p.ok()) << p.status();
+    live.push_back(*p);
+    if (i % 4 == 3) {
+      ASSERT_TRUE(original->Free(live[live.size() / 2]).ok());
+      live.erase(live.begin() + static_cast<std::ptrdiff_t>(live.size() / 2));
+    }
+  }
+  // A rejected free is not recorded.
+  EXPECT_FALSE(original->Free(live.front() + 1).ok());  // interior: never a block start
+  ASSERT_TRUE(original->Free(live.back()).ok());
+  live.pop_back();
+
+  const std::string path =
+      (std::filesystem::temp_directory_path() / "ccalloc_recorded.trace.gz").string();
+  ASSERT_TRUE(recorder.Write(path).ok());
+  absl::StatusOr<Trace> trace = ReadTrace(path);
+  ASSERT_TRUE(trace.ok()) << trace.status();
+  ASSERT_TRUE(ValidateTrace(*trace).ok());
+  EXPECT_EQ(trace->num_ids, 400u);
+  EXPECT_EQ(trace->events.size(), 400u + 100u + 1u);
+  // Streams are renumbered in order of first use.
+  EXPECT_EQ(trace->events[0].stream, 0u);  // i == 0 used stream B: first seen
+  EXPECT_EQ(trace->events[1].stream, 1u);  // then stream A
+  for (const TraceEvent& e : trace->events) EXPECT_LE(e.stream, 1u);
+
+  auto replayed = MakeAllocator(/*expandable=*/false);
+  std::vector<DevicePtr> ptrs(trace->num_ids);
+  for (const TraceEvent& e : trace->events) {
+    if (e.op == TraceEvent::Op::kAlloc) {
+      absl::StatusOr<DevicePtr> p = replayed->Allocate(e.bytes, e.stream);
+      ASSERT_TRUE(p.ok());
+      ptrs[e.id] = *p;
+    } else {
+      ASSERT_TRUE(replayed->Free(ptrs[e.id]).ok());
+    }
+  }
+  const MemoryStats a = original->GetStats();
+  const MemoryStats b = replayed->GetStats();
+  EXPECT_EQ(a.allocated_bytes[kStatAll].peak, b.allocated_bytes[kStatAll].peak);
+  EXPECT_EQ(a.reserved_bytes[kStatAll].peak, b.reserved_bytes[kStatAll].peak);
+  EXPECT_EQ(a.allocated_bytes[kStatAll].current, b.allocated_bytes[kStatAll].current);
+  EXPECT_EQ(a.num_device_alloc, b.num_device_alloc);
+  for (DevicePtr p : live) ASSERT_TRUE(original->Free(p).ok());
+  std::filesystem::remove(path);
+}
+
+TEST(TraceRecorderTest, DetachedRecorderSeesNothing) {
+  auto allocator = MakeAllocator(/*expandable=*/true);
+  TraceRecorder recorder;
+  allocator->SetTraceRecorder(&recorder);
+  absl::StatusOr<DevicePtr> p = allocator->Allocate(4096, 0);
+  ASSERT_TRUE(p.ok());
+  allocator->SetTraceRecorder(nullptr);
+  ASSERT_TRUE(allocator->Free(*p).ok());
+  Trace trace = recorder.Snapshot();
+  ASSERT_EQ(trace.events.size(), 1u);
+  EXPECT_EQ(trace.events[0].bytes, 4096u);
+}
+
+}  // namespace
+}  // namespace ccalloc
