@@ -51,9 +51,9 @@ struct Options {
   // Growable segments: the largest physical chunk mapped at once
   // (max_map_chunk_mb). Fewer, larger chunks cost fewer driver calls; smaller
   // ones can be given back at a finer grain.
-  std::size_t max_map_chunk = std::size_t{256} << 20;
+  std::size_t max_map_chunk = std::size_t{16} << 20;
   // ... and at most 1/map_chunk_divisor of the block being mapped.
-  std::uint32_t map_chunk_divisor = 8;
+  std::uint32_t map_chunk_divisor = 4;
 
   std::string ToString() const;
 };
