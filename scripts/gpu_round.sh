@@ -65,7 +65,7 @@ for part in "$@"; do
       run gpu_torch_tests scripts/gpu_torch.sh "$BUNDLE" "$OUT" tests
       ;;
     compare)
-      run gpu_torch_compare scripts/gpu_torch.sh "$BUNDLE" "$OUT" bench
+      run gpu_torch_compare scripts/gpu_torch.sh "$BUNDLE" "$OUT" bench --rounds 3
       ;;
     *)
       echo "unknown part '$part' (core, bench, torch, compare)" >&2
