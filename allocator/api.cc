@@ -31,8 +31,10 @@ absl::StatusOr<std::unique_ptr<Allocator>> Allocator::Create(int device,
 }
 
 absl::StatusOr<std::unique_ptr<Allocator>> Allocator::CreateSimulated(std::size_t capacity,
-                                                                      absl::string_view conf) {
-  absl::StatusOr<Options> options = ParseOptions(conf);
+                                                                      absl::string_view conf,
+                                                                      bool from_env) {
+  absl::StatusOr<Options> options =
+      conf.empty() && from_env ? OptionsFromEnvironment() : ParseOptions(conf);
   if (!options.ok()) return options.status();
   SimBackend::Config config;
   config.capacity = capacity;

@@ -64,7 +64,8 @@ ccalloc_status ccalloc_create_simulated(size_t capacity, const char* conf,
                                         ccalloc_allocator** out) {
   if (out == nullptr) return Report(absl::InvalidArgumentError("out is NULL"));
   *out = nullptr;
-  auto impl = ccalloc::Allocator::CreateSimulated(capacity, conf == nullptr ? "" : conf);
+  auto impl = ccalloc::Allocator::CreateSimulated(capacity, conf == nullptr ? "" : conf,
+                                                  /*from_env=*/conf == nullptr);
   if (!impl.ok()) return Report(impl.status());
   *out = new ccalloc_allocator{std::move(*impl)};
   return CCALLOC_OK;

@@ -152,12 +152,11 @@ absl::StatusOr<DevicePtr> DeviceAllocator::Allocate(std::size_t size, StreamId s
   if (!block.ok()) {
     if (absl::IsResourceExhausted(block.status())) {
       ++stats_.num_ooms;
-      // The failed attempt may have mapped chunks for the block it could not
-      // finish; give every free chunk back so that other processes can use
-      // the memory and reserved does not look inflated after an OOM.
-      if (expandable_) {
-        (void)UnmapFreeChunks(static_cast<std::size_t>(-1), 0, 0);
-      }
+      // The failed attempt may have mapped chunks (or reserved a range) for a
+      // block it could not finish; give every free chunk and empty range back
+      // so that other processes can use the memory and reserved does not look
+      // inflated after an OOM.
+      if (expandable_) (void)ReleaseCached(0);
       return absl::ResourceExhaustedError(
           OutOfMemoryReport(size, *rounded, stream, block.status()));
     }
@@ -182,6 +181,15 @@ absl::StatusOr<Block*> DeviceAllocator::TryAllocate(std::size_t rounded,
     return Carve(block, rounded, requested);
   }
   if (block == nullptr) {
+    // A range is reserved (and a page table built) for the request itself
+    // only when the device could ever back it.
+    if (rounded > va_size_ || (memory_limit_ > 0 && rounded > memory_limit_)) {
+      return absl::ResourceExhaustedError(absl::StrCat(
+          "the request is larger than the device's memory (", FormatBytes(va_size_), ")",
+          memory_limit_ > 0 ? absl::StrCat(" or the memory limit (", FormatBytes(memory_limit_),
+                                           ")")
+                            : ""));
+    }
     absl::StatusOr<Segment*> segment = NewExpandableSegment(rounded, stream, pool);
     if (!segment.ok()) return segment.status();
     block = (*segment)->head;
@@ -459,7 +467,9 @@ absl::Status DeviceAllocator::Free(DevicePtr ptr) {
   if (ptr == 0) return absl::OkStatus();
   absl::MutexLock lock(&mu_);
   auto it = allocated_.find(ptr);
-  if (it == allocated_.end()) return absl::InvalidArgumentError(DescribeBadPointer(ptr));
+  if (it == allocated_.end()) {
+    return absl::InvalidArgumentError(DescribeBadPointer(ptr, /*for_free=*/true));
+  }
   Block* block = it->second;
 
   // Record every event first: if one fails the free fails and nothing changed.
@@ -542,7 +552,7 @@ absl::Status DeviceAllocator::RecordStream(DevicePtr ptr, StreamId stream) {
   auto it = allocated_.find(ptr);
   if (it == allocated_.end()) {
     return absl::InvalidArgumentError(
-        absl::StrCat("record_stream: ", DescribeBadPointer(ptr)));
+        DescribeBadPointer(ptr, /*for_free=*/false));
   }
   Block* block = it->second;
   // The allocating stream is ordered with itself already.
@@ -864,7 +874,11 @@ std::string DeviceAllocator::OutOfMemoryReport(std::size_t size, std::size_t rou
       cause.message());
 }
 
-std::string DeviceAllocator::DescribeBadPointer(DevicePtr ptr) const {
+std::string DeviceAllocator::DescribeBadPointer(DevicePtr ptr, bool for_free) const {
+  // Free keeps its familiar wording ("double free"); record_stream says what
+  // it was given without suggesting a free happened.
+  const std::string what = for_free ? absl::StrCat("free of ", Hex(ptr))
+                                    : absl::StrCat("record_stream on ", Hex(ptr));
   auto it = segments_.upper_bound(ptr);
   if (it != segments_.begin()) {
     --it;
@@ -873,20 +887,24 @@ std::string DeviceAllocator::DescribeBadPointer(DevicePtr ptr) const {
       for (const Block* b = segment.head; b != nullptr; b = b->next) {
         if (ptr < b->ptr || ptr >= b->end()) continue;
         if (b->ptr == ptr && b->state == BlockState::kPending) {
-          return absl::StrCat("double free of ", Hex(ptr),
-                              ": the block is already freed (waiting for other streams)");
+          return for_free ? absl::StrCat("double free of ", Hex(ptr),
+                                         ": the block is already freed (waiting for other "
+                                         "streams)")
+                          : absl::StrCat(what, ": the block is already freed");
         }
         if (b->state != BlockState::kAllocated) {
-          return absl::StrCat("double free of ", Hex(ptr),
-                              ": the address lies in free cached memory");
+          return for_free ? absl::StrCat("double free of ", Hex(ptr),
+                                         ": the address lies in free cached memory")
+                          : absl::StrCat(what, ": the address lies in free cached memory "
+                                               "(the block was freed)");
         }
-        return absl::StrCat("free of ", Hex(ptr), ": an interior pointer of the block at ",
-                            Hex(b->ptr), " (", b->size, " bytes); pass the block's start");
+        return absl::StrCat(what, ": an interior pointer of the block at ", Hex(b->ptr), " (",
+                            b->size, " bytes); pass the block's start");
       }
     }
   }
-  return absl::StrCat("free of ", Hex(ptr), ": not allocated by this allocator (device ",
-                      backend_->device(), ")");
+  return absl::StrCat(what, ": not allocated by this allocator (device ", backend_->device(),
+                      ")");
 }
 
 // ---------------------------------------------------------------------------

@@ -167,7 +167,8 @@ class DeviceAllocator {
   std::string OutOfMemoryReport(std::size_t size, std::size_t rounded, StreamId stream,
                                 const absl::Status& cause) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  std::string DescribeBadPointer(DevicePtr ptr) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  std::string DescribeBadPointer(DevicePtr ptr, bool for_free) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   FragmentationNow FragmentationLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   bool ValidateLocked(std::string* why) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void DebugCheck() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);

@@ -101,14 +101,6 @@ bool SameStats(const MemoryStats& a, const MemoryStats& b) {
   return std::memcmp(&a, &b, sizeof(MemoryStats)) == 0;
 }
 
-bool KnownBugsEnabled() {
-  static const bool enabled = [] {
-    const char* v = std::getenv("CCALLOC_FUZZ_KNOWN_BUGS");
-    return v != nullptr && v[0] == '1';
-  }();
-  return enabled;
-}
-
 class Harness {
  public:
   explicit Harness(std::uint8_t config)
@@ -247,15 +239,6 @@ class Harness {
   }
 
   void DoAllocate(std::size_t size, StreamId stream) {
-    if (growable_ && size > 4 * capacity_ && size <= kMaxRequest && !KnownBugsEnabled()) {
-      // Known core bug (docs/bad_input.md, "size larger than the device"):
-      // a growable segment sizes its host-side page table from the request
-      // before asking the device, so 2^52 bytes means a 16 GiB std::vector
-      // (512 GiB with 64 KiB pages), and the segment stays cached after the
-      // request failed. Fuzz past it with a request that is still beyond the
-      // device; CCALLOC_FUZZ_KNOWN_BUGS=1 turns the detour off.
-      size = 4 * capacity_;
-    }
     what_ = absl::StrCat("allocate ", size, " on stream ", stream);
     const MemoryStats before = alloc_->GetStats();
     const std::int64_t injected = sim_->counts().failures_injected;

@@ -34,7 +34,7 @@ class Allocator {
                                                            bool from_env = true);
   // An allocator on a simulated device of `capacity` bytes (fake addresses).
   static absl::StatusOr<std::unique_ptr<Allocator>> CreateSimulated(
-      std::size_t capacity, absl::string_view conf = {});
+      std::size_t capacity, absl::string_view conf = {}, bool from_env = false);
   ~Allocator();
 
   absl::StatusOr<void*> Allocate(std::size_t size, void* stream = nullptr);
