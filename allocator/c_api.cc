@@ -5,6 +5,7 @@
 #include <string>
 
 #include "absl/status/status.h"
+#include "allocator/status_code.h"
 #include "ccalloc/allocator.h"
 #include "ccalloc/ccalloc.h"
 
@@ -19,18 +20,7 @@ thread_local std::string last_error;
 ccalloc_status Report(const absl::Status& status) {
   if (status.ok()) return CCALLOC_OK;
   last_error = std::string(status.message());
-  switch (status.code()) {
-    case absl::StatusCode::kResourceExhausted:
-      return CCALLOC_OUT_OF_MEMORY;
-    case absl::StatusCode::kInvalidArgument:
-    case absl::StatusCode::kNotFound:
-    case absl::StatusCode::kFailedPrecondition:
-      return CCALLOC_INVALID_ARGUMENT;
-    case absl::StatusCode::kUnavailable:
-      return CCALLOC_UNAVAILABLE;
-    default:
-      return CCALLOC_INTERNAL;
-  }
+  return ccalloc::StatusCode(status);
 }
 
 ccalloc_status NullAllocator() {

@@ -213,26 +213,34 @@ absl::StatusOr<Block*> DeviceAllocator::GrowClassic(std::size_t rounded, StreamI
   absl::StatusOr<DevicePtr> ptr = backend_->Allocate(segment_size);
   if (!ptr.ok()) return ptr.status();
 
+  Segment* segment = AddSegment(*ptr, segment_size, stream, pool, /*expandable=*/false);
+  StatAdd(stats_.reserved_bytes, pool, static_cast<std::int64_t>(segment_size));
+  if (policy_.IsOversize(segment_size)) stats_.oversize_segments.Increase(1);
+  ++stats_.num_device_alloc;
+  return segment->head;
+}
+
+Segment* DeviceAllocator::AddSegment(DevicePtr base, std::size_t size, StreamId stream,
+                                     PoolKind pool, bool expandable) {
   auto segment = std::make_unique<Segment>();
-  segment->base = *ptr;
-  segment->size = segment_size;
+  segment->base = base;
+  segment->size = size;
   segment->stream = stream;
   segment->pool = pool;
+  segment->expandable = expandable;
+  if (expandable) segment->pages.assign(size / page_size_, 0);
   Block* block = NewBlock();
-  block->ptr = *ptr;
-  block->size = segment_size;
+  block->ptr = base;
+  block->size = size;
   block->stream = stream;
   block->pool = pool;
   block->segment = segment.get();
   segment->head = block;
-  segments_.emplace(*ptr, std::move(segment));
-
+  Segment* raw = segment.get();
+  segments_.emplace(base, std::move(segment));
   StatAdd(stats_.segment, pool, 1);
-  StatAdd(stats_.reserved_bytes, pool, static_cast<std::int64_t>(segment_size));
-  if (policy_.IsOversize(segment_size)) stats_.oversize_segments.Increase(1);
-  ++stats_.num_device_alloc;
   PoolOf(pool).Insert(block);
-  return block;
+  return raw;
 }
 
 absl::StatusOr<Segment*> DeviceAllocator::NewExpandableSegment(std::size_t rounded,
@@ -241,25 +249,7 @@ absl::StatusOr<Segment*> DeviceAllocator::NewExpandableSegment(std::size_t round
   const std::size_t size = std::max(va_size_, RoundUp(rounded, page_size_));
   absl::StatusOr<DevicePtr> base = backend_->ReserveAddressRange(size);
   if (!base.ok()) return base.status();
-  auto segment = std::make_unique<Segment>();
-  segment->base = *base;
-  segment->size = size;
-  segment->stream = stream;
-  segment->pool = pool;
-  segment->expandable = true;
-  segment->pages.assign(size / page_size_, 0);
-  Block* block = NewBlock();
-  block->ptr = *base;
-  block->size = size;
-  block->stream = stream;
-  block->pool = pool;
-  block->segment = segment.get();
-  segment->head = block;
-  Segment* raw = segment.get();
-  segments_.emplace(*base, std::move(segment));
-  StatAdd(stats_.segment, pool, 1);
-  PoolOf(pool).Insert(block);
-  return raw;
+  return AddSegment(*base, size, stream, pool, /*expandable=*/true);
 }
 
 absl::Status DeviceAllocator::EnsureMapped(Segment* segment, DevicePtr begin,

@@ -114,6 +114,10 @@ class DeviceAllocator {
   absl::StatusOr<Segment*> NewExpandableSegment(std::size_t rounded, StreamId stream,
                                                 PoolKind pool)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Records a new segment of [base, base + size) with one free block covering
+  // it, indexed in its pool.
+  Segment* AddSegment(DevicePtr base, std::size_t size, StreamId stream, PoolKind pool,
+                      bool expandable) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Maps every page under [begin, begin + bytes) of `segment`; on failure the
   // pages mapped so far stay mapped (cached, counted) and no block changes.
   absl::Status EnsureMapped(Segment* segment, DevicePtr begin, std::size_t bytes)

@@ -55,6 +55,7 @@
 #include "allocator/device_allocator.h"
 #include "allocator/options.h"
 #include "allocator/sim_backend.h"
+#include "allocator/status_code.h"
 #include "ccalloc/ccalloc.h"
 #include "stats/counters.h"
 #include "stats/snapshot.h"
@@ -84,30 +85,12 @@ std::optional<std::string>* conf_override ABSL_GUARDED_BY(creation_mu) = nullptr
 thread_local std::string last_error;
 thread_local int last_error_code = CCALLOC_OK;
 
-int CodeOf(const absl::Status& status) {
-  switch (status.code()) {
-    case absl::StatusCode::kOk:
-      return CCALLOC_OK;
-    case absl::StatusCode::kResourceExhausted:
-      return CCALLOC_OUT_OF_MEMORY;
-    case absl::StatusCode::kInvalidArgument:
-    case absl::StatusCode::kNotFound:
-    case absl::StatusCode::kFailedPrecondition:
-    case absl::StatusCode::kOutOfRange:
-      return CCALLOC_INVALID_ARGUMENT;
-    case absl::StatusCode::kUnavailable:
-      return CCALLOC_UNAVAILABLE;
-    default:
-      return CCALLOC_INTERNAL;
-  }
-}
-
 // Keeps the message for ccalloc_torch_last_error() and returns the code. The
 // out-of-memory report already names ccalloc; every other message gets the
 // prefix so that a user who sees it in a PyTorch traceback knows its source.
 int Report(const absl::Status& status) {
   if (status.ok()) return CCALLOC_OK;
-  last_error_code = CodeOf(status);
+  last_error_code = StatusCode(status);
   last_error = last_error_code == CCALLOC_OUT_OF_MEMORY
                    ? std::string(status.message())
                    : absl::StrCat("ccalloc: ", status.message());
@@ -440,8 +423,10 @@ CCALLOC_TORCH_API size_t ccalloc_torch_stats_json(int device, char* buffer, size
       capacity);
 }
 
-CCALLOC_TORCH_API size_t ccalloc_torch_snapshot_json(int device, char* buffer,
-                                                     size_t capacity) {
+// Writes render(snapshot of `device`) like snprintf; a device that has no
+// allocator yet gives an empty snapshot.
+template <typename Render>
+size_t WriteSnapshot(int device, char* buffer, size_t capacity, Render render) {
   if (absl::Status s = ccalloc::CheckDevice(device); !s.ok()) {
     Report(s);
     return 0;
@@ -449,22 +434,18 @@ CCALLOC_TORCH_API size_t ccalloc_torch_snapshot_json(int device, char* buffer,
   ccalloc::Snapshot snapshot;
   snapshot.device = device;
   if (ccalloc::DeviceAllocator* a = ccalloc::Existing(device)) snapshot = a->TakeSnapshot();
-  return ccalloc::CopyOut(ccalloc::SnapshotToJson(snapshot), buffer, capacity);
+  return ccalloc::CopyOut(render(snapshot), buffer, capacity);
+}
+
+CCALLOC_TORCH_API size_t ccalloc_torch_snapshot_json(int device, char* buffer,
+                                                     size_t capacity) {
+  return WriteSnapshot(device, buffer, capacity, ccalloc::SnapshotToJson);
 }
 
 CCALLOC_TORCH_API size_t ccalloc_torch_summary(int device, char* buffer, size_t capacity) {
-  if (absl::Status s = ccalloc::CheckDevice(device); !s.ok()) {
-    Report(s);
-    return 0;
-  }
-  ccalloc::Snapshot snapshot;
-  snapshot.device = device;
-  if (ccalloc::DeviceAllocator* a = ccalloc::Existing(device)) snapshot = a->TakeSnapshot();
-  return ccalloc::CopyOut(ccalloc::SummaryText(snapshot), buffer, capacity);
+  return WriteSnapshot(device, buffer, capacity, ccalloc::SummaryText);
 }
 
-// Writes up to `capacity` device numbers that have an allocator, ascending;
-// returns how many there are.
 CCALLOC_TORCH_API int ccalloc_torch_devices(int* out, int capacity) {
   int count = 0;
   for (int d = 0; d < ccalloc::kMaxDevices; ++d) {

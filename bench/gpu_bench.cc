@@ -137,35 +137,6 @@ double Median(std::vector<double> v) {
   return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
-// Times `step` (which performs `ops_per_step` operations) in batches: a
-// calibration finds the batch that takes about `target`, then `reps` batches
-// are timed.
-std::vector<double> TimeSteps(const std::function<void()>& step, double ops_per_step, int reps,
-                              std::chrono::milliseconds target) {
-  std::size_t batch = 1;
-  for (;;) {
-    const auto start = Clock::now();
-    for (std::size_t i = 0; i < batch; ++i) step();
-    const auto took = Clock::now() - start;
-    if (took >= target / 4 || batch >= (std::size_t{1} << 24)) {
-      const double per_step = std::chrono::duration<double>(took).count() / batch;
-      batch = std::max<std::size_t>(
-          1, static_cast<std::size_t>(std::chrono::duration<double>(target).count() / per_step));
-      break;
-    }
-    batch *= 4;
-  }
-  std::vector<double> out;
-  for (int r = 0; r < reps; ++r) {
-    const auto start = Clock::now();
-    for (std::size_t i = 0; i < batch; ++i) step();
-    const auto took = Clock::now() - start;
-    out.push_back(std::chrono::duration<double, std::nano>(took).count() /
-                  (static_cast<double>(batch) * ops_per_step));
-  }
-  return out;
-}
-
 Measurement HotPair(Allocator& a, std::size_t bytes, int reps) {
   a.Free(a.Allocate(bytes));  // the cached path is what is measured
   auto step = [&] {
@@ -175,7 +146,7 @@ Measurement HotPair(Allocator& a, std::size_t bytes, int reps) {
   Measurement m;
   m.allocator = a.name();
   m.pattern = absl::StrCat("hot_pair/", bytes);
-  m.reps = TimeSteps(step, 2.0, reps, std::chrono::milliseconds(40));
+  m.reps = TimeSteps(step, 2.0, reps, 40);
   m.ns_per_op = Median(m.reps);
   return m;
 }
@@ -198,7 +169,7 @@ Measurement Churn(Allocator& a, int window, int reps) {
   Measurement m;
   m.allocator = a.name();
   m.pattern = absl::StrCat("churn/W:", window);
-  m.reps = TimeSteps(step, 2.0, reps, std::chrono::milliseconds(60));
+  m.reps = TimeSteps(step, 2.0, reps, 60);
   m.ns_per_op = Median(m.reps);
   for (void* p : live) a.Free(p);
   return m;

@@ -17,6 +17,8 @@
 #ifndef CCALLOC_BENCH_PATTERNS_H_
 #define CCALLOC_BENCH_PATTERNS_H_
 
+#include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -65,6 +67,36 @@ inline ChurnSchedule MakeChurnSchedule(int window, std::size_t steps = kChurnSte
     s.sizes.push_back(LogUniformSize(rng));
   }
   return s;
+}
+
+// Times `step` (which performs `ops_per_step` operations) the same way in
+// every benchmark: a calibration finds the batch of steps that takes about
+// `target_ms`, then `reps` such batches are timed. Returns host nanoseconds
+// per operation for each batch.
+template <typename Step>
+std::vector<double> TimeSteps(Step&& step, double ops_per_step, int reps, int target_ms) {
+  using Clock = std::chrono::steady_clock;
+  const double target_s = target_ms / 1000.0;
+  std::size_t batch = 1;
+  for (;;) {
+    const auto start = Clock::now();
+    for (std::size_t i = 0; i < batch; ++i) step();
+    const double took = std::chrono::duration<double>(Clock::now() - start).count();
+    if (took >= target_s / 4 || batch >= (std::size_t{1} << 24)) {
+      const double per_step = took / static_cast<double>(batch);
+      batch = std::max<std::size_t>(1, static_cast<std::size_t>(target_s / per_step));
+      break;
+    }
+    batch *= 4;
+  }
+  std::vector<double> out;
+  for (int r = 0; r < reps; ++r) {
+    const auto start = Clock::now();
+    for (std::size_t i = 0; i < batch; ++i) step();
+    const double took = std::chrono::duration<double, std::nano>(Clock::now() - start).count();
+    out.push_back(took / (static_cast<double>(batch) * ops_per_step));
+  }
+  return out;
 }
 
 }  // namespace ccalloc::bench

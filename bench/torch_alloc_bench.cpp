@@ -34,38 +34,11 @@ void* Allocate(std::size_t bytes) {
 
 void Free(void* p) { c10::cuda::CUDACachingAllocator::raw_delete(p); }
 
-// Same method as ccalloc-gpu-bench: calibrate a batch of steps that takes
-// about `target_ms`, then time `reps` such batches.
-template <typename Step>
-std::vector<double> TimeSteps(Step&& step, double ops_per_step, int reps, int target_ms) {
-  const double target_s = target_ms / 1000.0;
-  std::size_t batch = 1;
-  for (;;) {
-    const auto start = Clock::now();
-    for (std::size_t i = 0; i < batch; ++i) step();
-    const double took = std::chrono::duration<double>(Clock::now() - start).count();
-    if (took >= target_s / 4 || batch >= (std::size_t{1} << 24)) {
-      const double per_step = took / static_cast<double>(batch);
-      batch = std::max<std::size_t>(1, static_cast<std::size_t>(target_s / per_step));
-      break;
-    }
-    batch *= 4;
-  }
-  std::vector<double> out;
-  for (int r = 0; r < reps; ++r) {
-    const auto start = Clock::now();
-    for (std::size_t i = 0; i < batch; ++i) step();
-    const double took = std::chrono::duration<double, std::nano>(Clock::now() - start).count();
-    out.push_back(took / (static_cast<double>(batch) * ops_per_step));
-  }
-  return out;
-}
-
 std::vector<double> HotPair(std::int64_t bytes, std::int64_t reps) {
   if (bytes <= 0 || reps <= 0) throw std::invalid_argument("bytes and reps must be positive");
   const auto size = static_cast<std::size_t>(bytes);
   Free(Allocate(size));  // the cached path is what is measured
-  return TimeSteps(
+  return bench::TimeSteps(
       [size] {
         void* p = Allocate(size);
         Free(p);
@@ -88,7 +61,7 @@ std::vector<double> Churn(std::int64_t window, std::int64_t reps) {
   };
   const auto warm_until = Clock::now() + std::chrono::seconds(2);
   for (std::size_t i = 0; i < bench::kChurnSteps && Clock::now() < warm_until; ++i) step();
-  std::vector<double> out = TimeSteps(step, 2.0, static_cast<int>(reps), 60);
+  std::vector<double> out = bench::TimeSteps(step, 2.0, static_cast<int>(reps), 60);
   for (void* p : live) Free(p);
   return out;
 }
