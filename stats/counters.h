@@ -18,8 +18,11 @@ namespace ccalloc {
 struct Stat {
   std::int64_t current = 0;
   std::int64_t peak = 0;
-  std::int64_t allocated = 0;  // total ever added
-  std::int64_t freed = 0;      // total ever removed
+  std::int64_t allocated = 0;  // total added since the last accumulated reset
+  std::int64_t freed = 0;      // total removed since then
+  // `current` when allocated/freed were last reset (PyTorch zeroes them and
+  // keeps current), so that the invariant below survives a reset.
+  std::int64_t current_at_reset = 0;
 
   void Increase(std::int64_t amount) {
     current += amount;
@@ -31,10 +34,13 @@ struct Stat {
     freed += amount;
   }
   void ResetPeak() { peak = current; }
-  void ResetAccumulated() { allocated = freed = 0; }
-  // current == allocated - freed and 0 <= current <= peak.
+  void ResetAccumulated() {
+    allocated = freed = 0;
+    current_at_reset = current;
+  }
+  // current == current_at_reset + allocated - freed and 0 <= current <= peak.
   bool Validate() const {
-    return current >= 0 && current <= peak && current == allocated - freed;
+    return current >= 0 && current <= peak && current == current_at_reset + allocated - freed;
   }
 };
 

@@ -1,0 +1,72 @@
+// Counter semantics follow torch.cuda.memory_stats(): peaks reset to the
+// current value, accumulated totals reset to zero while current stays, and
+// Validate() holds across both.
+#include "stats/counters.h"
+
+#include <memory>
+
+#include "allocator/device_allocator.h"
+#include "allocator/sim_backend.h"
+#include "gtest/gtest.h"
+
+namespace ccalloc {
+namespace {
+
+TEST(StatTest, TracksCurrentPeakAndTotals) {
+  Stat s;
+  s.Increase(100);
+  s.Increase(50);
+  s.Decrease(120);
+  EXPECT_EQ(s.current, 30);
+  EXPECT_EQ(s.peak, 150);
+  EXPECT_EQ(s.allocated, 150);
+  EXPECT_EQ(s.freed, 120);
+  EXPECT_TRUE(s.Validate());
+  s.ResetPeak();
+  EXPECT_EQ(s.peak, 30);
+  EXPECT_TRUE(s.Validate());
+}
+
+TEST(StatTest, AccumulatedResetKeepsCurrentAndStaysValid) {
+  Stat s;
+  s.Increase(100);
+  s.Decrease(40);
+  s.ResetAccumulated();
+  EXPECT_EQ(s.current, 60);
+  EXPECT_EQ(s.allocated, 0);
+  EXPECT_EQ(s.freed, 0);
+  EXPECT_TRUE(s.Validate());
+  s.Decrease(60);
+  s.Increase(10);
+  EXPECT_EQ(s.current, 10);
+  EXPECT_EQ(s.freed, 60);
+  EXPECT_EQ(s.allocated, 10);
+  EXPECT_TRUE(s.Validate());
+  s.current += 1;  // a counter out of step with its totals is caught
+  EXPECT_FALSE(s.Validate());
+}
+
+TEST(MemoryStatsTest, AllocatorStaysValidAcrossResets) {
+  SimBackend::Config config;
+  config.auto_complete_events = true;
+  DeviceAllocator allocator(std::make_unique<SimBackend>(config), DefaultOptions());
+  absl::StatusOr<DevicePtr> a = allocator.Allocate(3 << 20, 0);
+  absl::StatusOr<DevicePtr> b = allocator.Allocate(4096, 0);
+  ASSERT_TRUE(a.ok() && b.ok());
+  allocator.ResetAccumulatedStats();
+  allocator.ResetPeakStats();
+  std::string why;
+  EXPECT_TRUE(allocator.Validate(&why)) << why;
+  ASSERT_TRUE(allocator.Free(*a).ok());
+  EXPECT_TRUE(allocator.Validate(&why)) << why;
+  const MemoryStats stats = allocator.GetStats();
+  EXPECT_EQ(stats.allocation[kStatAll].current, 1);
+  EXPECT_EQ(stats.allocation[kStatAll].allocated, 0);
+  EXPECT_EQ(stats.allocation[kStatAll].freed, 1);
+  EXPECT_EQ(stats.allocated_bytes[kStatAll].peak, std::int64_t{(3 << 20) + 4096});
+  ASSERT_TRUE(allocator.Free(*b).ok());
+  EXPECT_TRUE(allocator.Validate(&why)) << why;
+}
+
+}  // namespace
+}  // namespace ccalloc
