@@ -44,6 +44,9 @@ struct Block {
   Block* prev = nullptr;
   Block* next = nullptr;
   int pending_events = 0;
+  // Free blocks: the allocator's free sequence number when the newest of the
+  // bytes it covers was freed (see DeviceAllocator::synced_upto_).
+  std::uint64_t freed_at = 0;
   // Streams other than `stream` that used the block (record_stream).
   absl::InlinedVector<StreamId, 1> stream_uses;
 

@@ -5,7 +5,6 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 
@@ -347,7 +346,6 @@ absl::Status DeviceAllocator::MapChunk(Segment* segment, std::size_t first_page,
 absl::StatusOr<std::size_t> DeviceAllocator::UnmapFreeChunks(std::size_t target,
                                                             DevicePtr keep_begin,
                                                             DevicePtr keep_end) {
-  absl::flat_hash_set<StreamId> synchronized;
   std::size_t released = 0;
   // Largest holes first (each index is ordered by stream, then size): they
   // are the least likely to be wanted whole again soon.
@@ -378,10 +376,16 @@ absl::StatusOr<std::size_t> DeviceAllocator::UnmapFreeChunks(std::size_t target,
         i = end;
         if (start < lo || end > hi || (va < keep_end && va + bytes > keep_begin)) continue;
         // Work queued before the block was freed may still touch the pages:
-        // wait for its stream once before taking memory away from under it.
-        if (synchronized.insert(segment->stream).second) {
+        // wait for its stream before taking memory away from under it, unless
+        // a wait since the block's newest free already covers it.
+        auto synced = synced_upto_.find(segment->stream);
+        const std::uint64_t covered = std::max(
+            device_synced_upto_, synced == synced_upto_.end() ? 0 : synced->second);
+        if (b->freed_at > covered) {
+          const std::uint64_t now = free_seq_;
           if (absl::Status s = SynchronizeStream(segment->stream); !s.ok()) return s;
           ++stats_.num_stream_syncs;
+          synced_upto_[segment->stream] = now;
         }
         if (absl::Status s = backend_->Unmap(va, bytes); !s.ok()) return s;
         for (std::size_t p = start; p < end; ++p) segment->pages[p] = 0;
@@ -496,6 +500,7 @@ absl::Status DeviceAllocator::Free(DevicePtr ptr) {
 
 void DeviceAllocator::FreeBlock(Block* block) {
   block->state = BlockState::kFree;
+  block->freed_at = ++free_seq_;
   block->stream_uses.clear();
   block->requested = 0;
   StatAdd(stats_.active, block->pool, -1);
@@ -577,6 +582,7 @@ absl::Status DeviceAllocator::ProcessEvents() {
 absl::Status DeviceAllocator::SynchronizeAndFreeEvents() {
   if (absl::Status s = backend_->SynchronizeDevice(); !s.ok()) return s;
   ++stats_.num_sync_all_streams;
+  device_synced_upto_ = free_seq_;
   for (auto& [stream, queue] : pending_) {
     for (const PendingEvent& p : queue) {
       backend_->DestroyEvent(p.event);

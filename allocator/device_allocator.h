@@ -198,6 +198,13 @@ class DeviceAllocator {
   absl::flat_hash_map<StreamId, std::deque<PendingEvent>> pending_ ABSL_GUARDED_BY(mu_);
   std::size_t num_pending_ ABSL_GUARDED_BY(mu_) = 0;
   std::vector<Block*> spare_blocks_ ABSL_GUARDED_BY(mu_);
+  // Counts frees; a free block remembers the count at its newest free.
+  std::uint64_t free_seq_ ABSL_GUARDED_BY(mu_) = 0;
+  // Per stream, the free count when the stream (or the device) was last
+  // waited for: memory freed before that is no longer touched by queued
+  // work, so it can be unmapped without waiting again.
+  absl::flat_hash_map<StreamId, std::uint64_t> synced_upto_ ABSL_GUARDED_BY(mu_);
+  std::uint64_t device_synced_upto_ ABSL_GUARDED_BY(mu_) = 0;
   std::size_t memory_limit_ ABSL_GUARDED_BY(mu_) = 0;
   TraceRecorder* recorder_ ABSL_GUARDED_BY(mu_) = nullptr;
   MemoryStats stats_ ABSL_GUARDED_BY(mu_);

@@ -260,3 +260,43 @@ TEST_F(GrowableSegmentsTest, FreePagesMoveBeforeNewMemoryIsTaken) {
 
 }  // namespace
 }  // namespace ccalloc::test
+
+namespace ccalloc::test {
+namespace {
+
+// Taking memory from under freed blocks waits for their stream, but once per
+// free: blocks freed before the last wait on that stream are unmapped
+// without waiting again.
+TEST_F(GrowableSegmentsTest, UnmappingWaitsForTheStreamOnlyForBlocksFreedSinceTheLastWait) {
+  Options options = env_.BaseOptions();
+  options.release_slack = 0;
+  Make(options);
+  const DevicePtr a = AllocateOk(24 * kMiB, 0);
+  const DevicePtr b = AllocateOk(24 * kMiB, 0);
+  const DevicePtr keep = AllocateOk(24 * kMiB, 0);
+  FreeOk(a);
+  FreeOk(b);
+  // Stream 1 needs memory: chunks under a and b (freed on stream 0) are given
+  // back, and stream 0 is waited for once.
+  const DevicePtr c = AllocateOk(20 * kMiB, 1);
+  MemoryStats stats = alloc_->GetStats();
+  ASSERT_GT(stats.num_unmaps, 0);
+  EXPECT_EQ(stats.num_stream_syncs, 1);
+  // More memory for stream 1: what is left under a and b was freed before
+  // that wait, so it goes back without another one.
+  const std::int64_t unmaps = stats.num_unmaps;
+  const DevicePtr d = AllocateOk(20 * kMiB, 1);
+  stats = alloc_->GetStats();
+  EXPECT_GT(stats.num_unmaps, unmaps);
+  EXPECT_EQ(stats.num_stream_syncs, 1);
+  // A block freed after the wait needs a new one.
+  FreeOk(keep);
+  const DevicePtr e = AllocateOk(20 * kMiB, 1);
+  stats = alloc_->GetStats();
+  EXPECT_EQ(stats.num_stream_syncs, 2);
+  EXPECT_TRUE(IsValid(*alloc_));
+  for (DevicePtr p : {c, d, e}) FreeOk(p);
+}
+
+}  // namespace
+}  // namespace ccalloc::test
