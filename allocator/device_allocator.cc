@@ -277,15 +277,9 @@ absl::Status DeviceAllocator::EnsureMapped(Segment* segment, DevicePtr begin,
   if (memory_limit_ > 0 && reserved() + need > memory_limit_) {
     excess = std::max(excess, reserved() + need - memory_limit_);
   }
-  if (excess > 0) {
-    absl::StatusOr<std::size_t> released =
-        UnmapFreeChunks(std::min(excess, need), begin, begin + bytes);
-    if (!released.ok()) return released.status();
-  }
-
-  // Map each run of missing pages. Pages the block covers only partly get a
-  // handle of their own, so that a neighbour keeping one alive never pins the
-  // rest; the pages wholly inside the block share one chunk, because the
+  // The runs of missing pages to map. Pages the block covers only partly get
+  // a handle of their own, so that a neighbour keeping one alive never pins
+  // the rest; the pages wholly inside the block share chunks, because the
   // driver's cost is per handle (on an H200: ~30 us per 2 MiB handle mapped,
   // ~140 us for one 1 GiB handle).
   // A chunk is pinned as a whole by any block that later overlaps part of
@@ -297,8 +291,8 @@ absl::Status DeviceAllocator::EnsureMapped(Segment* segment, DevicePtr begin,
       page_size_, std::min(options_.max_map_chunk, bytes / options_.map_chunk_divisor));
   const bool first_partial = (begin - segment->base) % page_size_ != 0;
   const bool last_partial = (begin + bytes - segment->base) % page_size_ != 0;
-  std::size_t i = first;
-  while (i <= last) {
+  std::vector<std::pair<std::size_t, std::size_t>> runs;  // (first page, pages)
+  for (std::size_t i = first; i <= last;) {
     if (segment->pages[i] != 0) {
       ++i;
       continue;
@@ -307,27 +301,57 @@ absl::Status DeviceAllocator::EnsureMapped(Segment* segment, DevicePtr begin,
     const bool edge = (i == first && first_partial) || (i == last && last_partial);
     if (!edge) {
       while (i + run <= last && segment->pages[i + run] == 0 &&
-             !(i + run == last && last_partial) &&
-             run * page_size_ < chunk_cap) {
+             !(i + run == last && last_partial) && run * page_size_ < chunk_cap) {
         ++run;
       }
     }
-    if (absl::Status s = MapChunk(segment, i, run); !s.ok()) return s;
+    runs.emplace_back(i, run);
     i += run;
   }
-  return absl::OkStatus();
+
+  // Chunks taken from under free holes are remapped here when a run has
+  // their size (saving a release and a create, ~16 us on an H200); the rest
+  // go back to the device before any new memory is created, so the device
+  // never holds more than the counters say.
+  std::vector<std::pair<PhysicalHandle, std::size_t>> spares;
+  absl::Status status;
+  if (excess > 0) {
+    // On failure part of the chunks may already be unmapped into `spares`:
+    // they are released below like any unused one.
+    status = UnmapFreeChunks(std::min(excess, need), begin, begin + bytes, &spares).status();
+  }
+  std::vector<bool> mapped(runs.size(), false);
+  for (std::size_t r = 0; r < runs.size() && status.ok() && !spares.empty(); ++r) {
+    auto spare = std::find_if(spares.begin(), spares.end(),
+                              [&](const auto& h) { return h.second == runs[r].second; });
+    if (spare == spares.end()) continue;
+    const PhysicalHandle handle = spare->first;
+    spares.erase(spare);
+    status = MapChunk(segment, runs[r].first, runs[r].second, handle);
+    mapped[r] = status.ok();
+  }
+  for (const auto& [handle, pages] : spares) {
+    if (backend_->ReleasePhysical(handle).ok()) ++stats_.num_device_free;
+  }
+  for (std::size_t r = 0; r < runs.size() && status.ok(); ++r) {
+    if (!mapped[r]) status = MapChunk(segment, runs[r].first, runs[r].second, 0);
+  }
+  return status;
 }
 
 absl::Status DeviceAllocator::MapChunk(Segment* segment, std::size_t first_page,
-                                       std::size_t pages) {
+                                       std::size_t pages, PhysicalHandle reuse) {
   const std::size_t bytes = pages * page_size_;
-  if (!WithinLimit(bytes)) {
-    return absl::ResourceExhaustedError(absl::StrCat(
-        "the memory limit (", FormatBytes(memory_limit_), ") would be exceeded"));
+  absl::StatusOr<PhysicalHandle> handle = reuse;
+  if (reuse == 0) {
+    if (!WithinLimit(bytes)) {
+      return absl::ResourceExhaustedError(absl::StrCat(
+          "the memory limit (", FormatBytes(memory_limit_), ") would be exceeded"));
+    }
+    handle = backend_->CreatePhysical(bytes);
+    if (!handle.ok()) return handle.status();
+    ++stats_.num_device_alloc;
   }
-  absl::StatusOr<PhysicalHandle> handle = backend_->CreatePhysical(bytes);
-  if (!handle.ok()) return handle.status();
-  ++stats_.num_device_alloc;
   if (absl::Status s = backend_->Map(segment->base + first_page * page_size_, bytes, *handle);
       !s.ok()) {
     // A chunk that could not be mapped goes straight back: nothing is left
@@ -343,9 +367,9 @@ absl::Status DeviceAllocator::MapChunk(Segment* segment, std::size_t first_page,
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::size_t> DeviceAllocator::UnmapFreeChunks(std::size_t target,
-                                                            DevicePtr keep_begin,
-                                                            DevicePtr keep_end) {
+absl::StatusOr<std::size_t> DeviceAllocator::UnmapFreeChunks(
+    std::size_t target, DevicePtr keep_begin, DevicePtr keep_end,
+    std::vector<std::pair<PhysicalHandle, std::size_t>>* keep_handles) {
   std::size_t released = 0;
   // Largest holes first (each index is ordered by stream, then size): they
   // are the least likely to be wanted whole again soon.
@@ -398,6 +422,10 @@ absl::StatusOr<std::size_t> DeviceAllocator::UnmapFreeChunks(std::size_t target,
         ++stats_.num_unmaps;
         StatAdd(stats_.reserved_bytes, segment->pool, -static_cast<std::int64_t>(bytes));
         released += bytes;
+        if (keep_handles != nullptr) {
+          keep_handles->emplace_back(handle, end - start);
+          continue;
+        }
         if (absl::Status s = backend_->ReleasePhysical(handle); !s.ok()) return s;
         ++stats_.num_device_free;
       }
@@ -598,7 +626,7 @@ absl::StatusOr<std::size_t> DeviceAllocator::ReleaseCached(std::size_t target) {
   const std::size_t before = reserved();
   if (expandable_) {
     absl::StatusOr<std::size_t> unmapped =
-        UnmapFreeChunks(static_cast<std::size_t>(-1), 0, 0);
+        UnmapFreeChunks(static_cast<std::size_t>(-1), 0, 0, nullptr);
     if (!unmapped.ok()) return unmapped.status();
   }
   std::vector<Segment*> free_segments;

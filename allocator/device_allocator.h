@@ -122,14 +122,17 @@ class DeviceAllocator {
   // pages mapped so far stay mapped (cached, counted) and no block changes.
   absl::Status EnsureMapped(Segment* segment, DevicePtr begin, std::size_t bytes)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Creates and maps one chunk of `pages` pages at `first_page`.
-  absl::Status MapChunk(Segment* segment, std::size_t first_page, std::size_t pages)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Unmaps and releases chunks lying wholly inside free blocks of growable
-  // segments, largest blocks first, skipping [keep_begin, keep_end), until
-  // `target` bytes are released. Returns the bytes released.
-  absl::StatusOr<std::size_t> UnmapFreeChunks(std::size_t target, DevicePtr keep_begin,
-                                              DevicePtr keep_end)
+  // Maps one chunk of `pages` pages at `first_page`: the physical memory
+  // `reuse` (unmapped elsewhere, of exactly that size) or, when 0, new memory.
+  absl::Status MapChunk(Segment* segment, std::size_t first_page, std::size_t pages,
+                        PhysicalHandle reuse) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Unmaps chunks lying wholly inside free blocks of growable segments,
+  // largest blocks first, skipping [keep_begin, keep_end), until `target`
+  // bytes are unmapped, and returns how many were. The physical memory goes
+  // back to the device, or into `keep_handles` (handle, pages) for remapping.
+  absl::StatusOr<std::size_t> UnmapFreeChunks(
+      std::size_t target, DevicePtr keep_begin, DevicePtr keep_end,
+      std::vector<std::pair<PhysicalHandle, std::size_t>>* keep_handles)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status SynchronizeStream(StreamId stream) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
