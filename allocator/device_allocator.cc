@@ -455,6 +455,9 @@ Block* DeviceAllocator::Carve(Block* block, std::size_t rounded, std::size_t req
     rest->stream = block->stream;
     rest->pool = block->pool;
     rest->segment = block->segment;
+    // The rest was part of the hole: it keeps the hole's newest free, or
+    // memory still used by queued work could be unmapped without a wait.
+    rest->freed_at = block->freed_at;
     rest->prev = block;
     rest->next = block->next;
     if (rest->next != nullptr) rest->next->prev = rest;

@@ -300,3 +300,31 @@ TEST_F(GrowableSegmentsTest, UnmappingWaitsForTheStreamOnlyForBlocksFreedSinceTh
 
 }  // namespace
 }  // namespace ccalloc::test
+
+namespace ccalloc::test {
+namespace {
+
+// The rest of a hole that was split keeps the hole's last free: memory freed
+// moments ago may still be in use by queued work, so taking it away waits.
+TEST_F(GrowableSegmentsTest, SplitRemainderOfARecentFreeStillWaitsBeforeUnmapping) {
+  Options options = env_.BaseOptions();
+  options.release_slack = 0;
+  Make(options);
+  const DevicePtr a = AllocateOk(40 * kMiB, 0);
+  FreeOk(a);
+  // Carve a small block out of a's hole: the rest (36 MiB) was freed just now.
+  const DevicePtr b = AllocateOk(4 * kMiB, 0);
+  ASSERT_EQ(b, a);
+  // Stream 1 needs memory beyond the budget: chunks under the rest go back,
+  // and stream 0 must be waited for first.
+  const DevicePtr c = AllocateOk(30 * kMiB, 1);
+  const MemoryStats stats = alloc_->GetStats();
+  ASSERT_GT(stats.num_unmaps, 0);
+  EXPECT_EQ(stats.num_stream_syncs, 1) << "memory freed moments ago was unmapped without a wait";
+  EXPECT_TRUE(IsValid(*alloc_));
+  FreeOk(b);
+  FreeOk(c);
+}
+
+}  // namespace
+}  // namespace ccalloc::test
