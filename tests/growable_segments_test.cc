@@ -258,11 +258,6 @@ TEST_F(GrowableSegmentsTest, FreePagesMoveBeforeNewMemoryIsTaken) {
   }
 }
 
-}  // namespace
-}  // namespace ccalloc::test
-
-namespace ccalloc::test {
-namespace {
 
 // Taking memory from under freed blocks waits for their stream, but once per
 // free: blocks freed before the last wait on that stream are unmapped
@@ -298,11 +293,6 @@ TEST_F(GrowableSegmentsTest, UnmappingWaitsForTheStreamOnlyForBlocksFreedSinceTh
   for (DevicePtr p : {c, d, e}) FreeOk(p);
 }
 
-}  // namespace
-}  // namespace ccalloc::test
-
-namespace ccalloc::test {
-namespace {
 
 // The rest of a hole that was split keeps the hole's last free: memory freed
 // moments ago may still be in use by queued work, so taking it away waits.
