@@ -137,11 +137,15 @@ struct TraceFiles {
   std::vector<std::pair<std::string, std::unique_ptr<TraceRecorder>>> files ABSL_GUARDED_BY(mu);
   ~TraceFiles() {
     absl::MutexLock lock(&mu);
-    for (const auto& [path, recorder] : files) {
+    for (auto& [path, recorder] : files) {
       if (absl::Status s = recorder->Write(path); !s.ok()) {
         std::fprintf(stderr, "ccalloc: writing the trace %s failed: %s\n", path.c_str(),
                      std::string(s.message()).c_str());
       }
+      // The (leaked) allocators still point at their recorders, and frees can
+      // come from static destructors that run after this one: leak the
+      // recorders too rather than leave a dangling pointer.
+      (void)recorder.release();
     }
   }
 };

@@ -457,5 +457,36 @@ class EnableWiringTest(unittest.TestCase):
             self.assertIsNone(r["current"])
 
 
+
+TRACE_CHILD = r"""
+import ctypes, sys
+lib = ctypes.CDLL(sys.argv[1])
+lib.ccalloc_torch_malloc.restype = ctypes.c_void_p
+lib.ccalloc_torch_malloc.argtypes = [ctypes.c_size_t, ctypes.c_int, ctypes.c_void_p]
+lib.ccalloc_torch_free.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_void_p]
+a = lib.ccalloc_torch_malloc(3 << 20, 0, None)
+b = lib.ccalloc_torch_malloc(4096, 0, ctypes.c_void_p(0x1234))
+lib.ccalloc_torch_free(ctypes.c_void_p(a), 3 << 20, 0, None)
+lib.ccalloc_torch_free(ctypes.c_void_p(a + 1), 0, 0, None)   # refused: not recorded
+"""
+
+
+class TraceRecordingTest(unittest.TestCase):
+    def test_ccalloc_trace_records_the_process_as_a_replayable_trace(self):
+        import subprocess
+        import tempfile
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "run.trace")
+            env = dict(os.environ, CCALLOC_TRACE=path, CCALLOC_TORCH_SIMULATE=str(CAPACITY))
+            proc = subprocess.run([sys.executable, "-c", TRACE_CHILD, ccalloc.find_library()],
+                                  env=env, capture_output=True, text=True, timeout=60)
+            self.assertEqual(proc.returncode, 0, proc.stderr)
+            with open(path) as f:
+                lines = [l.split() for l in f if l.strip() and not l.startswith("#")]
+        # Written at exit: two allocations (streams renumbered in order of first
+        # use), one accepted free; the refused interior free is not there.
+        self.assertEqual(lines, [["a", "0", str(3 << 20), "0"], ["a", "1", "4096", "1"],
+                                 ["f", "0"]])
+
 if __name__ == "__main__":
     unittest.main(verbosity=2)
