@@ -18,30 +18,31 @@ StreamId ToStream(void* stream) { return reinterpret_cast<StreamId>(stream); }
 Allocator::Allocator(std::unique_ptr<DeviceAllocator> impl) : impl_(std::move(impl)) {}
 Allocator::~Allocator() = default;
 
-absl::StatusOr<std::unique_ptr<Allocator>> Allocator::Create(int device,
-                                                             absl::string_view conf,
-                                                             bool from_env) {
+absl::StatusOr<std::unique_ptr<Allocator>> Allocator::Build(
+    absl::StatusOr<std::unique_ptr<DeviceBackend>> backend, absl::string_view conf,
+    bool from_env) {
   absl::StatusOr<Options> options =
       conf.empty() && from_env ? OptionsFromEnvironment() : ParseOptions(conf);
   if (!options.ok()) return options.status();
-  absl::StatusOr<std::unique_ptr<DeviceBackend>> backend = CreateCudaBackend(device);
   if (!backend.ok()) return backend.status();
-  return std::unique_ptr<Allocator>(new Allocator(
-      std::make_unique<DeviceAllocator>(std::move(*backend), *options)));
+  return std::unique_ptr<Allocator>(
+      new Allocator(std::make_unique<DeviceAllocator>(std::move(*backend), *options)));
+}
+
+absl::StatusOr<std::unique_ptr<Allocator>> Allocator::Create(int device,
+                                                             absl::string_view conf,
+                                                             bool from_env) {
+  return Build(CreateCudaBackend(device), conf, from_env);
 }
 
 absl::StatusOr<std::unique_ptr<Allocator>> Allocator::CreateSimulated(std::size_t capacity,
                                                                       absl::string_view conf,
                                                                       bool from_env) {
-  absl::StatusOr<Options> options =
-      conf.empty() && from_env ? OptionsFromEnvironment() : ParseOptions(conf);
-  if (!options.ok()) return options.status();
   SimBackend::Config config;
   config.capacity = capacity;
   // Nothing runs on a simulated device, so recorded work is finished at once.
   config.auto_complete_events = true;
-  return std::unique_ptr<Allocator>(new Allocator(std::make_unique<DeviceAllocator>(
-      std::make_unique<SimBackend>(config), *options)));
+  return Build(std::make_unique<SimBackend>(config), conf, from_env);
 }
 
 absl::StatusOr<void*> Allocator::Allocate(std::size_t size, void* stream) {

@@ -16,6 +16,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/container/btree_set.h"
@@ -69,6 +70,17 @@ struct Segment {
   std::size_t mapped_end = 0;
 
   DevicePtr end() const { return base + size; }
+
+  // The pages [first, last) of the chunk that maps `page` (a mapped page): a
+  // chunk's pages all hold its handle, and handles are never shared.
+  std::pair<std::size_t, std::size_t> ChunkAround(std::size_t page) const {
+    const PhysicalHandle handle = pages[page];
+    std::size_t first = page;
+    while (first > 0 && pages[first - 1] == handle) --first;
+    std::size_t last = page + 1;
+    while (last < pages.size() && pages[last] == handle) ++last;
+    return {first, last};
+  }
 };
 
 class BlockPool {

@@ -27,6 +27,17 @@ ccalloc_status NullAllocator() {
   return Report(absl::InvalidArgumentError("allocator is NULL"));
 }
 
+// Runs `create` and hands its allocator out through `out` (NULL on failure).
+template <typename Create>
+ccalloc_status Wrap(ccalloc_allocator** out, Create create) {
+  if (out == nullptr) return Report(absl::InvalidArgumentError("out is NULL"));
+  *out = nullptr;
+  absl::StatusOr<std::unique_ptr<ccalloc::Allocator>> impl = create();
+  if (!impl.ok()) return Report(impl.status());
+  *out = new ccalloc_allocator{std::move(*impl)};
+  return CCALLOC_OK;
+}
+
 size_t CopyOut(const std::string& text, char* buffer, size_t capacity) {
   if (buffer != nullptr && capacity > 0) {
     size_t n = text.size() < capacity - 1 ? text.size() : capacity - 1;
@@ -41,24 +52,18 @@ size_t CopyOut(const std::string& text, char* buffer, size_t capacity) {
 extern "C" {
 
 ccalloc_status ccalloc_create(int device, const char* conf, ccalloc_allocator** out) {
-  if (out == nullptr) return Report(absl::InvalidArgumentError("out is NULL"));
-  *out = nullptr;
-  auto impl = ccalloc::Allocator::Create(device, conf == nullptr ? "" : conf,
-                                         /*from_env=*/conf == nullptr);
-  if (!impl.ok()) return Report(impl.status());
-  *out = new ccalloc_allocator{std::move(*impl)};
-  return CCALLOC_OK;
+  return Wrap(out, [&] {
+    return ccalloc::Allocator::Create(device, conf == nullptr ? "" : conf,
+                                      /*from_env=*/conf == nullptr);
+  });
 }
 
 ccalloc_status ccalloc_create_simulated(size_t capacity, const char* conf,
                                         ccalloc_allocator** out) {
-  if (out == nullptr) return Report(absl::InvalidArgumentError("out is NULL"));
-  *out = nullptr;
-  auto impl = ccalloc::Allocator::CreateSimulated(capacity, conf == nullptr ? "" : conf,
-                                                  /*from_env=*/conf == nullptr);
-  if (!impl.ok()) return Report(impl.status());
-  *out = new ccalloc_allocator{std::move(*impl)};
-  return CCALLOC_OK;
+  return Wrap(out, [&] {
+    return ccalloc::Allocator::CreateSimulated(capacity, conf == nullptr ? "" : conf,
+                                               /*from_env=*/conf == nullptr);
+  });
 }
 
 void ccalloc_destroy(ccalloc_allocator* allocator) { delete allocator; }

@@ -74,17 +74,15 @@ DeviceAllocator::~DeviceAllocator() {
   pending_.clear();
   for (auto& [base, segment] : segments_) {
     if (segment->expandable) {
-      for (std::size_t i = 0; i < segment->pages.size();) {
-        const PhysicalHandle handle = segment->pages[i];
-        std::size_t end = i + 1;
-        while (end < segment->pages.size() && handle != 0 && segment->pages[end] == handle) {
-          ++end;
+      for (std::size_t i = 0; i < segment->mapped_end;) {
+        if (segment->pages[i] == 0) {
+          ++i;
+          continue;
         }
-        if (handle != 0) {
-          (void)backend_->Unmap(segment->base + i * page_size_, (end - i) * page_size_);
-          (void)backend_->ReleasePhysical(handle);
-        }
-        i = end;
+        const auto [first, last] = segment->ChunkAround(i);
+        (void)backend_->Unmap(segment->base + first * page_size_, (last - first) * page_size_);
+        (void)backend_->ReleasePhysical(segment->pages[i]);
+        i = last;
       }
       (void)backend_->ReleaseAddressRange(segment->base, segment->size);
     } else {
@@ -391,10 +389,7 @@ absl::StatusOr<std::size_t> DeviceAllocator::UnmapFreeChunks(
         }
         // The whole chunk must lie inside the free pages and outside the range
         // being mapped: a chunk is unmapped only as the unit it was mapped as.
-        std::size_t start = i;
-        while (start > 0 && segment->pages[start - 1] == handle) --start;
-        std::size_t end = i + 1;
-        while (end < segment->pages.size() && segment->pages[end] == handle) ++end;
+        const auto [start, end] = segment->ChunkAround(i);
         const DevicePtr va = segment->base + start * page_size_;
         const std::size_t bytes = (end - start) * page_size_;
         i = end;

@@ -24,6 +24,7 @@
 namespace ccalloc {
 
 class DeviceAllocator;
+class DeviceBackend;
 
 class Allocator {
  public:
@@ -57,6 +58,11 @@ class Allocator {
 
  private:
   explicit Allocator(std::unique_ptr<DeviceAllocator> impl);
+  // Options from `conf` (or CCALLOC_CONF when it is empty and `from_env`)
+  // over `backend`; a bad configuration is reported before a bad backend.
+  static absl::StatusOr<std::unique_ptr<Allocator>> Build(
+      absl::StatusOr<std::unique_ptr<DeviceBackend>> backend, absl::string_view conf,
+      bool from_env);
   std::unique_ptr<DeviceAllocator> impl_;
 };
 
