@@ -12,9 +12,12 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/types/span.h"
 
 namespace ccalloc {
 
@@ -32,6 +35,18 @@ using EventHandle = std::uintptr_t;
 // An opaque handle to physical memory created for virtual-memory mapping
 // (a CUmemGenericAllocationHandle on CUDA).
 using PhysicalHandle = std::uint64_t;
+
+// Physical memory exported for another process: a file descriptor open in
+// process `pid` (CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR on CUDA). Another
+// process fetches its own copy of the descriptor with pidfd_getfd.
+struct SharedPhysical {
+  int pid = 0;
+  int fd = -1;
+};
+
+// Size of a classic segment's IPC handle (CU_IPC_HANDLE_SIZE, the same as
+// sizeof(cudaIpcMemHandle_t)).
+inline constexpr std::size_t kIpcMemHandleBytes = 64;
 
 struct DeviceMemoryInfo {
   std::size_t free_bytes = 0;
@@ -88,6 +103,50 @@ class DeviceBackend {
   }
   virtual absl::Status Unmap(DevicePtr va, std::size_t bytes) {
     return absl::UnimplementedError("virtual memory not supported");
+  }
+
+  // --- Sharing with other processes and other devices ----------------------
+  // See allocator/ipc.h for how these make the handles ExportIpc hands out.
+  //
+  // Classic segments: the IPC handle (cuIpcGetMemHandle, kIpcMemHandleBytes
+  // bytes) of the device allocation that starts at `base`.
+  virtual absl::StatusOr<std::string> ExportAllocation(DevicePtr base) {
+    return absl::UnimplementedError("IPC not supported");
+  }
+  // Opens a handle made by ExportAllocation in another process and returns
+  // where it is mapped here. The driver refuses a handle of this process.
+  virtual absl::StatusOr<DevicePtr> OpenAllocation(absl::string_view handle) {
+    return absl::UnimplementedError("IPC not supported");
+  }
+  // Undoes one OpenAllocation.
+  virtual absl::Status CloseAllocation(DevicePtr ptr) {
+    return absl::UnimplementedError("IPC not supported");
+  }
+  // Growable segments: a descriptor naming the physical memory `handle`.
+  // Exporting the same handle again gives the same descriptor; it stays open
+  // until ReleasePhysical(handle), so another process can fetch it as long
+  // as the memory lives. Unimplemented when the memory was not created
+  // exportable.
+  virtual absl::StatusOr<SharedPhysical> ExportPhysical(PhysicalHandle handle) {
+    return absl::UnimplementedError("IPC not supported");
+  }
+  // Physical memory exported by ExportPhysical (in any process, this one
+  // included), as a handle of this backend: Map it, and ReleasePhysical it
+  // when done. The memory lives until every process released it.
+  virtual absl::StatusOr<PhysicalHandle> ImportPhysical(SharedPhysical from) {
+    return absl::UnimplementedError("IPC not supported");
+  }
+  // Makes the mapped range [va, va + bytes) (whole mappings) read-write for
+  // `devices`, in addition to the devices that already have access.
+  virtual absl::Status SetAccess(DevicePtr va, std::size_t bytes,
+                                 absl::Span<const int> devices) {
+    return absl::UnimplementedError("virtual memory not supported");
+  }
+  // OK when device `peer` exists and can access this device's memory;
+  // InvalidArgument for an unknown device, FailedPrecondition when the two
+  // devices have no peer path.
+  virtual absl::Status CheckPeer(int peer) {
+    return absl::UnimplementedError("peer access not supported");
   }
 };
 

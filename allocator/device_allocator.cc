@@ -350,12 +350,18 @@ absl::Status DeviceAllocator::MapChunk(Segment* segment, std::size_t first_page,
     if (!handle.ok()) return handle.status();
     ++stats_.num_device_alloc;
   }
-  if (absl::Status s = backend_->Map(segment->base + first_page * page_size_, bytes, *handle);
-      !s.ok()) {
+  const DevicePtr va = segment->base + first_page * page_size_;
+  absl::Status mapped = backend_->Map(va, bytes, *handle);
+  // Peers given access (AddPeerAccess) get it on every new mapping too.
+  if (mapped.ok() && !peers_.empty()) {
+    mapped = backend_->SetAccess(va, bytes, peers_);
+    if (!mapped.ok()) (void)backend_->Unmap(va, bytes);
+  }
+  if (!mapped.ok()) {
     // A chunk that could not be mapped goes straight back: nothing is left
     // half-mapped and nothing leaks.
     if (backend_->ReleasePhysical(*handle).ok()) ++stats_.num_device_free;
-    return s;
+    return mapped;
   }
   for (std::size_t p = first_page; p < first_page + pages; ++p) segment->pages[p] = *handle;
   segment->mapped_pages += pages;

@@ -38,6 +38,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
 #include "allocator/backend.h"
 #include "allocator/block_pool.h"
@@ -211,6 +212,45 @@ class DeviceAllocator {
   std::size_t memory_limit_ ABSL_GUARDED_BY(mu_) = 0;
   TraceRecorder* recorder_ ABSL_GUARDED_BY(mu_) = nullptr;
   MemoryStats stats_ ABSL_GUARDED_BY(mu_);
+
+  // --- Sharing with other processes and devices (device_allocator_ipc.cc) ---
+ public:
+  // What ExportIpc hands out: a handle (format in allocator/ipc.h) and the
+  // offset of the pointer from the base of the memory the handle names.
+  struct IpcExport {
+    std::string handle;
+    std::size_t offset = 0;
+  };
+  // Shares the allocated block holding `ptr` (its start or inside it) with
+  // another process, which opens the handle with IpcImporter (or, for
+  // classic segments, PyTorch's own getIpcDevPtr). Classic segments export
+  // the whole segment; growable ones the physical chunks under the block.
+  // InvalidArgument for a pointer not inside an allocated block (nothing
+  // changes then); Unimplemented where the device cannot export growable
+  // memory. The caller keeps the block allocated while it is shared.
+  absl::StatusOr<IpcExport> ExportIpc(DevicePtr ptr) ABSL_LOCKS_EXCLUDED(mu_);
+  // The allocation a pointer lies in: for classic segments the segment
+  // (base, size); for growable ones the range ExportIpc exports for the
+  // block. InvalidArgument for a pointer not inside an allocated block.
+  absl::StatusOr<std::pair<DevicePtr, std::size_t>> BaseAllocation(DevicePtr ptr) const
+      ABSL_LOCKS_EXCLUDED(mu_);
+  // Growable memory mapped now and later is also read-write for
+  // `peer_device` (PyTorch's enablePeerAccess(peer_device, device())).
+  // Classic segments need nothing here: cudaDeviceEnablePeerAccess covers
+  // them. Idempotent. InvalidArgument for a negative or unknown device or
+  // this allocator's own; FailedPrecondition when the devices have no peer
+  // path.
+  absl::Status AddPeerAccess(int peer_device) ABSL_LOCKS_EXCLUDED(mu_);
+
+ private:
+  // The allocated block that holds `ptr`; InvalidArgument saying why not.
+  absl::StatusOr<const Block*> AllocatedBlockHolding(DevicePtr ptr, absl::string_view what) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // What BaseAllocation answers for an allocated block.
+  std::pair<DevicePtr, std::size_t> SharedRange(const Block* block) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Devices other than this one that get access to every growable mapping.
+  std::vector<int> peers_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace ccalloc

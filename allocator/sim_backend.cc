@@ -1,5 +1,8 @@
 #include "allocator/sim_backend.h"
 
+#include <algorithm>
+#include <cstring>
+
 #include "absl/strings/str_cat.h"
 
 namespace ccalloc {
@@ -14,10 +17,64 @@ absl::Status InjectedFailure(const char* what) {
   return absl::ResourceExhaustedError(absl::StrCat("sim: injected failure in ", what));
 }
 
+// A simulated classic IPC handle: this prefix, then the registry's handle id
+// (8 bytes, little-endian), then zeros, kIpcMemHandleBytes in all.
+constexpr char kSimHandlePrefix[] = "ccalloc-sim-ipc";  // 15 characters and the NUL
+constexpr std::size_t kSimHandleIdAt = sizeof(kSimHandlePrefix);
+
+std::string EncodeSimHandle(std::uint64_t id) {
+  std::string handle(kIpcMemHandleBytes, '\0');
+  std::memcpy(handle.data(), kSimHandlePrefix, sizeof(kSimHandlePrefix));
+  for (int i = 0; i < 8; ++i) handle[kSimHandleIdAt + i] = static_cast<char>(id >> (8 * i));
+  return handle;
+}
+
+// 0 when `handle` is not a simulated classic IPC handle.
+std::uint64_t DecodeSimHandle(absl::string_view handle) {
+  if (handle.size() != kIpcMemHandleBytes ||
+      std::memcmp(handle.data(), kSimHandlePrefix, sizeof(kSimHandlePrefix)) != 0) {
+    return 0;
+  }
+  std::uint64_t id = 0;
+  for (int i = 0; i < 8; ++i) {
+    id |= std::uint64_t{static_cast<unsigned char>(handle[kSimHandleIdAt + i])} << (8 * i);
+  }
+  return id;
+}
+
+std::shared_ptr<SimIpcRegistry> RegistryOf(const SimBackend::Config& config) {
+  return config.ipc != nullptr ? config.ipc : std::make_shared<SimIpcRegistry>();
+}
+
 }  // namespace
 
+std::int64_t SimIpcRegistry::live_objects() const {
+  absl::MutexLock lock(&mu_);
+  return static_cast<std::int64_t>(objects_.size());
+}
+
+std::int64_t SimIpcRegistry::open_fds(int pid) const {
+  absl::MutexLock lock(&mu_);
+  return std::count_if(fds_.begin(), fds_.end(),
+                       [pid](const auto& entry) { return entry.first.first == pid; });
+}
+
+bool SimIpcRegistry::fd_open(int pid, int fd) const {
+  absl::MutexLock lock(&mu_);
+  return fds_.contains(std::make_pair(pid, fd));
+}
+
+int SimIpcRegistry::NewPid() {
+  absl::MutexLock lock(&mu_);
+  return next_pid_++;
+}
+
 SimBackend::SimBackend(Config config)
-    : config_(config), capacity_(config.capacity), next_address_(kFirstAddress) {}
+    : config_(config),
+      registry_(RegistryOf(config)),
+      pid_(registry_->NewPid()),
+      capacity_(config.capacity),
+      next_address_(kFirstAddress) {}
 
 SimBackend::~SimBackend() = default;
 
@@ -73,6 +130,13 @@ absl::Status SimBackend::Deallocate(DevicePtr ptr, std::size_t bytes) {
   counts_.bytes_in_use -= bytes;
   --counts_.live_allocations;
   allocations_.erase(it);
+  // The handle names nothing from now on; processes that opened it keep
+  // their mapping until they close it (on CUDA, using it is undefined).
+  if (auto exported = exported_.find(ptr); exported != exported_.end()) {
+    absl::MutexLock registry_lock(&registry_->mu_);
+    registry_->classic_.erase(exported->second);
+    exported_.erase(exported);
+  }
   return absl::OkStatus();
 }
 
@@ -159,7 +223,7 @@ absl::StatusOr<PhysicalHandle> SimBackend::CreatePhysical(std::size_t bytes) {
                                                      bytes, " bytes of pages"));
   }
   PhysicalHandle handle = next_physical_++;
-  physical_.emplace(handle, bytes);
+  physical_.emplace(handle, Physical{bytes});
   counts_.bytes_in_use += bytes;
   ++counts_.live_physical;
   return handle;
@@ -172,7 +236,25 @@ absl::Status SimBackend::ReleasePhysical(PhysicalHandle handle) {
   if (physical_map_count_[handle] != 0) {
     return absl::FailedPreconditionError("sim: releasing mapped physical memory");
   }
-  counts_.bytes_in_use -= it->second;
+  const Physical& p = it->second;
+  if (p.object != 0) {
+    // The exported descriptor closes with the handle; the memory lives on
+    // while another process still holds a handle to it.
+    absl::MutexLock registry_lock(&registry_->mu_);
+    if (p.fd >= 0) {
+      registry_->fds_.erase(std::make_pair(pid_, p.fd));
+      --counts_.exported_fds;
+    }
+    auto object = registry_->objects_.find(p.object);
+    if (object != registry_->objects_.end() && --object->second.refs == 0) {
+      registry_->objects_.erase(object);
+    }
+  }
+  if (p.imported) {
+    --counts_.live_imported;
+  } else {
+    counts_.bytes_in_use -= p.bytes;
+  }
   physical_.erase(it);
   physical_map_count_.erase(handle);
   --counts_.live_physical;
@@ -184,7 +266,7 @@ absl::Status SimBackend::Map(DevicePtr va, std::size_t bytes, PhysicalHandle han
   ++counts_.map_calls;
   if (ShouldFail(SimOp::kMap)) return InjectedFailure("Map");
   auto phys = physical_.find(handle);
-  if (phys == physical_.end() || phys->second != bytes) {
+  if (phys == physical_.end() || phys->second.bytes != bytes) {
     return absl::InvalidArgumentError("sim: Map of unknown physical handle or wrong size");
   }
   bool in_range = false;
@@ -194,7 +276,7 @@ absl::Status SimBackend::Map(DevicePtr va, std::size_t bytes, PhysicalHandle han
   if (!in_range || va % config_.page_size != 0) {
     return absl::InvalidArgumentError("sim: Map outside a reserved range");
   }
-  if (!mappings_.emplace(va, Mapping{bytes, handle}).second) {
+  if (!mappings_.emplace(va, Mapping{bytes, handle, {config_.device}}).second) {
     return absl::FailedPreconditionError("sim: address already mapped");
   }
   ++physical_map_count_[handle];
@@ -213,6 +295,158 @@ absl::Status SimBackend::Unmap(DevicePtr va, std::size_t bytes) {
   mappings_.erase(it);
   --counts_.live_mappings;
   return absl::OkStatus();
+}
+
+absl::StatusOr<std::string> SimBackend::ExportAllocation(DevicePtr base) {
+  absl::MutexLock lock(&mu_);
+  if (ShouldFail(SimOp::kExport)) return InjectedFailure("ExportAllocation");
+  auto it = allocations_.find(base);
+  if (it == allocations_.end()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("sim: ExportAllocation of unknown allocation 0x", absl::Hex(base)));
+  }
+  // The same allocation always gives the same handle, as on CUDA.
+  auto [exported, fresh] = exported_.try_emplace(base, 0);
+  if (fresh) {
+    absl::MutexLock registry_lock(&registry_->mu_);
+    exported->second = registry_->next_id_++;
+    registry_->classic_.emplace(exported->second,
+                                SimIpcRegistry::ClassicExport{pid_, base, it->second});
+  }
+  return EncodeSimHandle(exported->second);
+}
+
+absl::StatusOr<DevicePtr> SimBackend::OpenAllocation(absl::string_view handle) {
+  absl::MutexLock lock(&mu_);
+  if (ShouldFail(SimOp::kOpenAllocation)) return InjectedFailure("OpenAllocation");
+  const std::uint64_t id = DecodeSimHandle(handle);
+  if (id == 0) return absl::InvalidArgumentError("sim: not a simulated IPC memory handle");
+  SimIpcRegistry::ClassicExport source;
+  {
+    absl::MutexLock registry_lock(&registry_->mu_);
+    auto it = registry_->classic_.find(id);
+    if (it == registry_->classic_.end()) {
+      return absl::InvalidArgumentError("sim: the IPC handle names no live allocation");
+    }
+    source = it->second;
+  }
+  if (source.pid == pid_) {
+    return absl::FailedPreconditionError(
+        "sim: an IPC memory handle cannot be opened in the process that exported it");
+  }
+  for (const auto& [ptr, opened] : opened_) {
+    if (opened.id == id) {
+      return absl::FailedPreconditionError("sim: the IPC memory handle is already open here");
+    }
+  }
+  const DevicePtr ptr = NextAddress(source.bytes, kAllocationAlignment);
+  opened_.emplace(ptr, Opened{id, source.bytes});
+  ++counts_.live_opened;
+  return ptr;
+}
+
+absl::Status SimBackend::CloseAllocation(DevicePtr ptr) {
+  absl::MutexLock lock(&mu_);
+  if (opened_.erase(ptr) == 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("sim: CloseAllocation of 0x", absl::Hex(ptr), ", which is not open"));
+  }
+  --counts_.live_opened;
+  return absl::OkStatus();
+}
+
+absl::StatusOr<SharedPhysical> SimBackend::ExportPhysical(PhysicalHandle handle) {
+  absl::MutexLock lock(&mu_);
+  if (ShouldFail(SimOp::kExport)) return InjectedFailure("ExportPhysical");
+  auto it = physical_.find(handle);
+  if (it == physical_.end()) return absl::InvalidArgumentError("sim: unknown physical handle");
+  if (!config_.exportable_physical) {
+    return absl::UnimplementedError(
+        "sim: physical memory was created without a shareable handle type");
+  }
+  Physical& p = it->second;
+  if (p.fd < 0) {
+    absl::MutexLock registry_lock(&registry_->mu_);
+    if (p.object == 0) {
+      p.object = registry_->next_id_++;
+      registry_->objects_.emplace(p.object, SimIpcRegistry::Object{p.bytes, 1});
+    }
+    p.fd = registry_->next_fd_++;
+    registry_->fds_.emplace(std::make_pair(pid_, p.fd), p.object);
+    ++counts_.exported_fds;
+  }
+  return SharedPhysical{pid_, p.fd};
+}
+
+absl::StatusOr<PhysicalHandle> SimBackend::ImportPhysical(SharedPhysical from) {
+  absl::MutexLock lock(&mu_);
+  if (ShouldFail(SimOp::kImportPhysical)) return InjectedFailure("ImportPhysical");
+  std::uint64_t object = 0;
+  std::size_t bytes = 0;
+  {
+    absl::MutexLock registry_lock(&registry_->mu_);
+    auto fd = registry_->fds_.find(std::make_pair(from.pid, from.fd));
+    if (fd == registry_->fds_.end()) {
+      return absl::InvalidArgumentError(absl::StrCat("sim: descriptor ", from.fd,
+                                                     " is not open in process ", from.pid));
+    }
+    object = fd->second;
+    SimIpcRegistry::Object& o = registry_->objects_.at(object);
+    ++o.refs;
+    bytes = o.bytes;
+  }
+  const PhysicalHandle handle = next_physical_++;
+  physical_.emplace(handle, Physical{bytes, /*imported=*/true, object, -1});
+  ++counts_.live_physical;
+  ++counts_.live_imported;
+  return handle;
+}
+
+absl::Status SimBackend::SetAccess(DevicePtr va, std::size_t bytes,
+                                   absl::Span<const int> devices) {
+  absl::MutexLock lock(&mu_);
+  if (ShouldFail(SimOp::kSetAccess)) return InjectedFailure("SetAccess");
+  for (int d : devices) {
+    if (d < 0 || d >= config_.num_devices) {
+      return absl::InvalidArgumentError(absl::StrCat("sim: SetAccess for unknown device ", d));
+    }
+  }
+  // Check first, then change: a refused call changes nothing.
+  std::vector<Mapping*> covered;
+  for (DevicePtr at = va; at < va + bytes;) {
+    auto it = mappings_.find(at);
+    if (it == mappings_.end()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("sim: SetAccess over unmapped memory at 0x", absl::Hex(at)));
+    }
+    covered.push_back(&it->second);
+    at += it->second.bytes;
+    if (at > va + bytes) {
+      return absl::InvalidArgumentError("sim: SetAccess over part of a mapping");
+    }
+  }
+  for (Mapping* m : covered) {
+    for (int d : devices) {
+      auto pos = std::lower_bound(m->access.begin(), m->access.end(), d);
+      if (pos == m->access.end() || *pos != d) m->access.insert(pos, d);
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status SimBackend::CheckPeer(int peer) {
+  if (peer < 0 || peer >= config_.num_devices) {
+    return absl::InvalidArgumentError(absl::StrCat("sim: there is no device ", peer, " (",
+                                                   config_.num_devices, " devices)"));
+  }
+  return absl::OkStatus();
+}
+
+std::vector<int> SimBackend::AccessOf(DevicePtr va) const {
+  absl::MutexLock lock(&mu_);
+  auto it = mappings_.find(va);
+  if (it == mappings_.end()) return {};
+  return std::vector<int>(it->second.access.begin(), it->second.access.end());
 }
 
 void SimBackend::FailNth(SimOp op, std::int64_t n) {
@@ -257,7 +491,8 @@ bool SimBackend::NothingOutstanding() const {
   absl::MutexLock lock(&mu_);
   return counts_.bytes_in_use == 0 && counts_.live_allocations == 0 &&
          counts_.live_physical == 0 && counts_.live_mappings == 0 &&
-         counts_.live_ranges == 0 && counts_.live_events == 0;
+         counts_.live_ranges == 0 && counts_.live_events == 0 && counts_.live_opened == 0 &&
+         counts_.live_imported == 0 && counts_.exported_fds == 0;
 }
 
 }  // namespace ccalloc

@@ -6,6 +6,13 @@
 // pages; tests inject failures (the Nth call, anything above N bytes, a random
 // fraction) and decide when events complete. Every byte handed out is counted
 // so a test can prove that nothing leaked when the allocator is destroyed.
+//
+// Several SimBackends sharing one SimIpcRegistry behave as processes of one
+// machine: each has its own fake pid, exported physical memory is named by a
+// fake file descriptor of its process, and classic IPC handles open in any
+// process but the exporter's. Sim memory has no bytes, so an opened handle
+// or imported chunk is bookkeeping that aliases the exporter's object. Every
+// mapping remembers which devices may access it, for peer-access tests.
 #ifndef CCALLOC_ALLOCATOR_SIM_BACKEND_H_
 #define CCALLOC_ALLOCATOR_SIM_BACKEND_H_
 
@@ -13,16 +20,72 @@
 #include <cstdint>
 #include <memory>
 #include <random>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/inlined_vector.h"
 #include "absl/synchronization/mutex.h"
 #include "allocator/backend.h"
 
 namespace ccalloc {
 
 // Which backend call a failure is injected into.
-enum class SimOp : int { kAllocate = 0, kCreatePhysical, kMap, kRecordEvent, kQueryEvent, kCount };
+// The first five are the ones an allocator calls (the fuzzer's corpus
+// encodes an op modulo 5); the rest belong to IPC and peer access.
+enum class SimOp : int {
+  kAllocate = 0,
+  kCreatePhysical,
+  kMap,
+  kRecordEvent,
+  kQueryEvent,
+  kExport,          // ExportAllocation, ExportPhysical
+  kOpenAllocation,  // OpenAllocation
+  kImportPhysical,  // ImportPhysical
+  kSetAccess,       // SetAccess
+  kCount
+};
+
+// The "operating system" shared by SimBackends that stand for processes of
+// one machine: pids, file descriptors naming physical memory, and classic
+// IPC handles. Thread-safe. A SimBackend made without one gets its own.
+class SimIpcRegistry {
+ public:
+  SimIpcRegistry() = default;
+  SimIpcRegistry(const SimIpcRegistry&) = delete;
+  SimIpcRegistry& operator=(const SimIpcRegistry&) = delete;
+
+  // Physical memory objects some process still holds a handle to.
+  std::int64_t live_objects() const ABSL_LOCKS_EXCLUDED(mu_);
+  // Descriptors open in process `pid` that name physical memory.
+  std::int64_t open_fds(int pid) const ABSL_LOCKS_EXCLUDED(mu_);
+  // Whether descriptor `fd` is open in process `pid`.
+  bool fd_open(int pid, int fd) const ABSL_LOCKS_EXCLUDED(mu_);
+
+ private:
+  friend class SimBackend;
+  int NewPid() ABSL_LOCKS_EXCLUDED(mu_);
+  struct Object {
+    std::size_t bytes = 0;
+    int refs = 0;  // handles to it, in all processes
+  };
+  struct ClassicExport {
+    int pid = 0;
+    DevicePtr base = 0;
+    std::size_t bytes = 0;
+  };
+  mutable absl::Mutex mu_;
+  int next_pid_ ABSL_GUARDED_BY(mu_) = 4000;
+  int next_fd_ ABSL_GUARDED_BY(mu_) = 100;
+  std::uint64_t next_id_ ABSL_GUARDED_BY(mu_) = 1;
+  absl::flat_hash_map<std::uint64_t, Object> objects_ ABSL_GUARDED_BY(mu_);
+  // (pid, fd) -> object.
+  absl::flat_hash_map<std::pair<int, int>, std::uint64_t> fds_ ABSL_GUARDED_BY(mu_);
+  // Classic IPC handle id -> the allocation it names.
+  absl::flat_hash_map<std::uint64_t, ClassicExport> classic_ ABSL_GUARDED_BY(mu_);
+};
 
 class SimBackend : public DeviceBackend {
  public:
@@ -34,6 +97,14 @@ class SimBackend : public DeviceBackend {
     // model a GPU that keeps up); tests that drive stream semantics turn it off.
     bool auto_complete_events = false;
     int device = 0;
+    // Devices of the simulated machine (peer access accepts 0..n-1).
+    int num_devices = 8;
+    // Whether physical memory can be exported (CUDA: the driver accepted
+    // POSIX file descriptors as a handle type).
+    bool exportable_physical = true;
+    // Shared with the SimBackends standing for other processes; null: a
+    // registry of its own.
+    std::shared_ptr<SimIpcRegistry> ipc;
   };
 
   SimBackend() : SimBackend(Config{}) {}
@@ -62,6 +133,27 @@ class SimBackend : public DeviceBackend {
   absl::Status Map(DevicePtr va, std::size_t bytes, PhysicalHandle handle) override ABSL_LOCKS_EXCLUDED(mu_);
   absl::Status Unmap(DevicePtr va, std::size_t bytes) override ABSL_LOCKS_EXCLUDED(mu_);
 
+  absl::StatusOr<std::string> ExportAllocation(DevicePtr base) override ABSL_LOCKS_EXCLUDED(mu_);
+  // Refuses a handle of this process and a second open of the same handle
+  // (as older drivers do; newer ones count references).
+  absl::StatusOr<DevicePtr> OpenAllocation(absl::string_view handle) override
+      ABSL_LOCKS_EXCLUDED(mu_);
+  absl::Status CloseAllocation(DevicePtr ptr) override ABSL_LOCKS_EXCLUDED(mu_);
+  absl::StatusOr<SharedPhysical> ExportPhysical(PhysicalHandle handle) override
+      ABSL_LOCKS_EXCLUDED(mu_);
+  absl::StatusOr<PhysicalHandle> ImportPhysical(SharedPhysical from) override
+      ABSL_LOCKS_EXCLUDED(mu_);
+  absl::Status SetAccess(DevicePtr va, std::size_t bytes, absl::Span<const int> devices) override
+      ABSL_LOCKS_EXCLUDED(mu_);
+  absl::Status CheckPeer(int peer) override;
+
+  // This backend's process id in its registry.
+  int pid() const { return pid_; }
+  const std::shared_ptr<SimIpcRegistry>& ipc_registry() const { return registry_; }
+  // The devices that may access the mapping starting at `va`, ascending;
+  // empty when nothing is mapped there.
+  std::vector<int> AccessOf(DevicePtr va) const ABSL_LOCKS_EXCLUDED(mu_);
+
   // --- Test controls -------------------------------------------------------
   // Fail the nth call (1-based, counted from now) of `op`; 0 clears it.
   void FailNth(SimOp op, std::int64_t n) ABSL_LOCKS_EXCLUDED(mu_);
@@ -88,6 +180,9 @@ class SimBackend : public DeviceBackend {
     std::int64_t unmap_calls = 0;
     std::int64_t failures_injected = 0;
     std::int64_t synchronize_calls = 0;
+    std::int64_t live_opened = 0;       // classic IPC handles open here
+    std::int64_t live_imported = 0;     // imported physical handles (also in live_physical)
+    std::int64_t exported_fds = 0;      // descriptors this process keeps open
   };
   Counts counts() const ABSL_LOCKS_EXCLUDED(mu_);
   // True when everything taken has been given back (events included).
@@ -101,6 +196,17 @@ class SimBackend : public DeviceBackend {
   struct Mapping {
     std::size_t bytes;
     PhysicalHandle handle;
+    absl::InlinedVector<int, 2> access;  // ascending
+  };
+  struct Physical {
+    std::size_t bytes = 0;
+    bool imported = false;       // another process's memory; not counted in bytes_in_use
+    std::uint64_t object = 0;    // registry object once exported or imported
+    int fd = -1;                 // the exported descriptor, while open
+  };
+  struct Opened {
+    std::uint64_t id = 0;  // the registry's classic handle id
+    std::size_t bytes = 0;
   };
 
   bool ShouldFail(SimOp op) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -112,15 +218,21 @@ class SimBackend : public DeviceBackend {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const Config config_;
+  const std::shared_ptr<SimIpcRegistry> registry_;
+  const int pid_;
   mutable absl::Mutex mu_;
   std::size_t capacity_ ABSL_GUARDED_BY(mu_);
   DevicePtr next_address_ ABSL_GUARDED_BY(mu_);
   absl::flat_hash_map<DevicePtr, std::size_t> allocations_ ABSL_GUARDED_BY(mu_);
   absl::flat_hash_map<DevicePtr, std::size_t> ranges_ ABSL_GUARDED_BY(mu_);
-  absl::flat_hash_map<PhysicalHandle, std::size_t> physical_ ABSL_GUARDED_BY(mu_);
+  absl::flat_hash_map<PhysicalHandle, Physical> physical_ ABSL_GUARDED_BY(mu_);
   absl::flat_hash_map<PhysicalHandle, int> physical_map_count_ ABSL_GUARDED_BY(mu_);
   absl::flat_hash_map<DevicePtr, Mapping> mappings_ ABSL_GUARDED_BY(mu_);
   absl::flat_hash_map<EventHandle, EventState> events_ ABSL_GUARDED_BY(mu_);
+  // Classic allocations exported, by base: their registry handle id.
+  absl::flat_hash_map<DevicePtr, std::uint64_t> exported_ ABSL_GUARDED_BY(mu_);
+  // Classic handles of other processes open here, by address.
+  absl::flat_hash_map<DevicePtr, Opened> opened_ ABSL_GUARDED_BY(mu_);
   EventHandle next_event_ ABSL_GUARDED_BY(mu_) = 1;
   PhysicalHandle next_physical_ ABSL_GUARDED_BY(mu_) = 1;
   Counts counts_ ABSL_GUARDED_BY(mu_);

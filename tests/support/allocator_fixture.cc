@@ -98,6 +98,12 @@ absl::Status TrackingBackend::ReleasePhysical(PhysicalHandle handle) {
   return s;
 }
 
+absl::StatusOr<PhysicalHandle> TrackingBackend::ImportPhysical(SharedPhysical from) {
+  absl::StatusOr<PhysicalHandle> handle = real_->ImportPhysical(from);
+  if (handle.ok()) ++out_->physical;
+  return handle;
+}
+
 absl::Status TrackingBackend::Map(DevicePtr va, std::size_t bytes, PhysicalHandle handle) {
   absl::Status s = real_->Map(va, bytes, handle);
   if (s.ok()) ++out_->mappings;

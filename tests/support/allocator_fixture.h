@@ -94,6 +94,24 @@ class TrackingBackend : public DeviceBackend {
   absl::Status ReleasePhysical(PhysicalHandle handle) override;
   absl::Status Map(DevicePtr va, std::size_t bytes, PhysicalHandle handle) override;
   absl::Status Unmap(DevicePtr va, std::size_t bytes) override;
+  absl::StatusOr<std::string> ExportAllocation(DevicePtr base) override {
+    return real_->ExportAllocation(base);
+  }
+  absl::StatusOr<DevicePtr> OpenAllocation(absl::string_view handle) override {
+    return real_->OpenAllocation(handle);
+  }
+  absl::Status CloseAllocation(DevicePtr ptr) override { return real_->CloseAllocation(ptr); }
+  absl::StatusOr<SharedPhysical> ExportPhysical(PhysicalHandle handle) override {
+    return real_->ExportPhysical(handle);
+  }
+  // An imported handle is physical memory to release like any other, but
+  // its bytes are the exporter's.
+  absl::StatusOr<PhysicalHandle> ImportPhysical(SharedPhysical from) override;
+  absl::Status SetAccess(DevicePtr va, std::size_t bytes,
+                         absl::Span<const int> devices) override {
+    return real_->SetAccess(va, bytes, devices);
+  }
+  absl::Status CheckPeer(int peer) override { return real_->CheckPeer(peer); }
 
  private:
   DeviceBackend* const real_;
