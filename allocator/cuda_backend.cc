@@ -16,21 +16,26 @@
 
 #include <cuda.h>
 #include <dlfcn.h>
+#include <unistd.h>
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
 #include "allocator/backend.h"
+#include "allocator/fd_transfer.h"
 
 namespace ccalloc {
 namespace {
@@ -75,6 +80,15 @@ struct DriverApi {
   decltype(&::cuMemMap) mem_map = nullptr;
   decltype(&::cuMemSetAccess) mem_set_access = nullptr;
   decltype(&::cuMemUnmap) mem_unmap = nullptr;
+
+  // Sharing (IPC, peers). Optional, each null where the driver lacks it:
+  // the calls that need one then answer Unimplemented.
+  decltype(&::cuIpcGetMemHandle) ipc_get_mem_handle = nullptr;
+  decltype(&::cuIpcOpenMemHandle_v2) ipc_open_mem_handle = nullptr;
+  decltype(&::cuIpcCloseMemHandle) ipc_close_mem_handle = nullptr;
+  decltype(&::cuMemExportToShareableHandle) mem_export = nullptr;
+  decltype(&::cuMemImportFromShareableHandle) mem_import = nullptr;
+  decltype(&::cuDeviceCanAccessPeer) device_can_access_peer = nullptr;
 };
 
 // The one conversion from CUresult to absl::Status. `call` names the driver
@@ -197,6 +211,13 @@ LoadedDriver LoadDriver() {
   optional("cuMemUnmap", api.mem_unmap);
   api.has_virtual_memory = vmm;
 
+  Resolve(library, "cuIpcGetMemHandle", api.ipc_get_mem_handle);
+  Resolve(library, "cuIpcOpenMemHandle_v2", api.ipc_open_mem_handle);
+  Resolve(library, "cuIpcCloseMemHandle", api.ipc_close_mem_handle);
+  Resolve(library, "cuMemExportToShareableHandle", api.mem_export);
+  Resolve(library, "cuMemImportFromShareableHandle", api.mem_import);
+  Resolve(library, "cuDeviceCanAccessPeer", api.device_can_access_peer);
+
   if (CUresult result = api.init(0); result != CUDA_SUCCESS) {
     // Whatever cuInit's reason (no device, a driver/kernel-module mismatch,
     // even out of memory), the driver is unusable for this process, and
@@ -305,6 +326,13 @@ class CudaBackend final : public DeviceBackend {
   CudaBackend& operator=(const CudaBackend&) = delete;
 
   ~CudaBackend() override {
+    {
+      // Descriptors of physical memory never released (a leak elsewhere);
+      // the process keeps nothing open on their account.
+      absl::MutexLock lock(&fds_mu_);
+      for (const auto& [handle, fd] : exported_fds_) close(fd);
+      exported_fds_.clear();
+    }
     std::vector<CUevent> events;
     {
       absl::MutexLock lock(&events_mu_);
@@ -463,10 +491,22 @@ class CudaBackend final : public DeviceBackend {
     }
     ScopedContext scope(api_, context_);
     if (!scope.ok()) return scope.status();
-    const CUmemAllocationProp prop = PinnedDeviceProp(device_);
+    CUmemAllocationProp prop = PinnedDeviceProp(device_);
+    // Exportable, so that ExportIpc can share it: a POSIX file descriptor
+    // costs nothing until one is asked for. A driver or device that refuses
+    // the handle type (some virtualised GPUs) is asked once, then never
+    // again: growable memory still works, only not across processes.
+    const bool exportable = exportable_.load(std::memory_order_relaxed);
+    if (exportable) prop.requestedHandleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
     CUmemGenericAllocationHandle handle = 0;
-    if (CUresult r = api_.mem_create(&handle, bytes, &prop, /*flags=*/0);
-        r != CUDA_SUCCESS) {
+    CUresult r = api_.mem_create(&handle, bytes, &prop, /*flags=*/0);
+    if (exportable &&
+        (r == CUDA_ERROR_NOT_SUPPORTED || r == CUDA_ERROR_INVALID_VALUE)) {
+      prop.requestedHandleTypes = CU_MEM_HANDLE_TYPE_NONE;
+      r = api_.mem_create(&handle, bytes, &prop, /*flags=*/0);
+      if (r == CUDA_SUCCESS) exportable_.store(false, std::memory_order_relaxed);
+    }
+    if (r != CUDA_SUCCESS) {
       return Error(r, "cuMemCreate", absl::StrCat(bytes, " bytes"));
     }
     return static_cast<PhysicalHandle>(handle);
@@ -483,6 +523,9 @@ class CudaBackend final : public DeviceBackend {
         r != CUDA_SUCCESS) {
       return Error(r, "cuMemRelease", Hex(handle));
     }
+    // The exported descriptor lives exactly as long as the handle, whichever
+    // path releases it (trimming, a spare chunk, the destructor).
+    CloseExportedFd(handle);
     return absl::OkStatus();
   }
 
@@ -524,6 +567,154 @@ class CudaBackend final : public DeviceBackend {
                          " bytes, left mapped after: ", status.message()));
       }
       return status;
+    }
+    return absl::OkStatus();
+  }
+
+  absl::StatusOr<std::string> ExportAllocation(DevicePtr base) override {
+    if (api_.ipc_get_mem_handle == nullptr) return Missing("cuIpcGetMemHandle");
+    ScopedContext scope(api_, context_);
+    if (!scope.ok()) return scope.status();
+    CUipcMemHandle handle = {};
+    if (CUresult r = api_.ipc_get_mem_handle(&handle, static_cast<CUdeviceptr>(base));
+        r != CUDA_SUCCESS) {
+      return Error(r, "cuIpcGetMemHandle", Hex(base));
+    }
+    static_assert(sizeof(handle) == kIpcMemHandleBytes);
+    return std::string(reinterpret_cast<const char*>(&handle), sizeof(handle));
+  }
+
+  absl::StatusOr<DevicePtr> OpenAllocation(absl::string_view handle) override {
+    if (api_.ipc_open_mem_handle == nullptr) return Missing("cuIpcOpenMemHandle_v2");
+    CUipcMemHandle ipc = {};
+    if (handle.size() != sizeof(ipc)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "OpenAllocation: an IPC memory handle has ", sizeof(ipc), " bytes, not ",
+          handle.size()));
+    }
+    std::memcpy(&ipc, handle.data(), sizeof(ipc));
+    ScopedContext scope(api_, context_);
+    if (!scope.ok()) return scope.status();
+    CUdeviceptr ptr = 0;
+    // Lazy peer access: memory of another device is opened on this one, as
+    // PyTorch's getIpcDevPtr does.
+    if (CUresult r = api_.ipc_open_mem_handle(&ptr, ipc, CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS);
+        r != CUDA_SUCCESS) {
+      return Error(r, "cuIpcOpenMemHandle");
+    }
+    return static_cast<DevicePtr>(ptr);
+  }
+
+  absl::Status CloseAllocation(DevicePtr ptr) override {
+    if (api_.ipc_close_mem_handle == nullptr) return Missing("cuIpcCloseMemHandle");
+    ScopedContext scope(api_, context_);
+    if (!scope.ok()) return scope.status();
+    if (CUresult r = api_.ipc_close_mem_handle(static_cast<CUdeviceptr>(ptr));
+        r != CUDA_SUCCESS) {
+      return Error(r, "cuIpcCloseMemHandle", Hex(ptr));
+    }
+    return absl::OkStatus();
+  }
+
+  absl::StatusOr<SharedPhysical> ExportPhysical(PhysicalHandle handle) override
+      ABSL_LOCKS_EXCLUDED(fds_mu_) {
+    if (absl::Status s = CheckVirtualMemory("ExportPhysical"); !s.ok()) return s;
+    if (api_.mem_export == nullptr) return Missing("cuMemExportToShareableHandle");
+    if (!exportable_.load(std::memory_order_relaxed)) {
+      return absl::UnimplementedError(absl::StrCat(
+          "CUDA device ", device_,
+          ": growable memory was created without a shareable handle type (the driver "
+          "refused POSIX file descriptors), so it cannot be shared with another process; "
+          "share from classic segments (expandable_segments:False)"));
+    }
+    absl::MutexLock lock(&fds_mu_);
+    if (auto it = exported_fds_.find(handle); it != exported_fds_.end()) {
+      return SharedPhysical{static_cast<int>(getpid()), it->second};
+    }
+    ScopedContext scope(api_, context_);
+    if (!scope.ok()) return scope.status();
+    int fd = -1;
+    if (CUresult r = api_.mem_export(&fd, static_cast<CUmemGenericAllocationHandle>(handle),
+                                     CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, /*flags=*/0);
+        r != CUDA_SUCCESS) {
+      return Error(r, "cuMemExportToShareableHandle", Hex(handle));
+    }
+    exported_fds_.emplace(handle, fd);
+    return SharedPhysical{static_cast<int>(getpid()), fd};
+  }
+
+  absl::StatusOr<PhysicalHandle> ImportPhysical(SharedPhysical from) override {
+    if (absl::Status s = CheckVirtualMemory("ImportPhysical"); !s.ok()) return s;
+    if (api_.mem_import == nullptr) return Missing("cuMemImportFromShareableHandle");
+    absl::StatusOr<int> fd = CopyFdFromProcess(from.pid, from.fd);
+    if (!fd.ok()) return fd.status();
+    CUmemGenericAllocationHandle handle = 0;
+    CUresult r = CUDA_SUCCESS;
+    {
+      ScopedContext scope(api_, context_);
+      if (!scope.ok()) {
+        close(*fd);
+        return scope.status();
+      }
+      r = api_.mem_import(&handle,
+                          reinterpret_cast<void*>(static_cast<std::uintptr_t>(*fd)),
+                          CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR);
+    }
+    // The imported handle holds the memory; our copy of the descriptor is
+    // not needed either way.
+    close(*fd);
+    if (r != CUDA_SUCCESS) {
+      return Error(r, "cuMemImportFromShareableHandle",
+                   absl::StrCat("descriptor ", from.fd, " of process ", from.pid));
+    }
+    return static_cast<PhysicalHandle>(handle);
+  }
+
+  absl::Status SetAccess(DevicePtr va, std::size_t bytes,
+                         absl::Span<const int> devices) override {
+    if (absl::Status s = CheckVirtualMemory("SetAccess"); !s.ok()) return s;
+    if (devices.empty()) return absl::OkStatus();
+    std::vector<CUmemAccessDesc> access(devices.size());
+    for (std::size_t i = 0; i < devices.size(); ++i) {
+      access[i].location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+      access[i].location.id = devices[i];
+      access[i].flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+    }
+    ScopedContext scope(api_, context_);
+    if (!scope.ok()) return scope.status();
+    if (CUresult r = api_.mem_set_access(static_cast<CUdeviceptr>(va), bytes, access.data(),
+                                         access.size());
+        r != CUDA_SUCCESS) {
+      return Error(r, "cuMemSetAccess",
+                   absl::StrCat(Hex(va), ", ", bytes, " bytes, ", devices.size(), " devices"));
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status CheckPeer(int peer) override {
+    if (api_.device_can_access_peer == nullptr) return Missing("cuDeviceCanAccessPeer");
+    int count = 0;
+    if (CUresult r = api_.device_get_count(&count); r != CUDA_SUCCESS) {
+      return Error(r, "cuDeviceGetCount");
+    }
+    if (peer < 0 || peer >= count) {
+      return absl::InvalidArgumentError(absl::StrCat("CUDA device ", peer,
+                                                     " is out of range: ", count,
+                                                     " device(s) present"));
+    }
+    CUdevice peer_handle = 0;
+    if (CUresult r = api_.device_get(&peer_handle, peer); r != CUDA_SUCCESS) {
+      return Error(r, "cuDeviceGet", absl::StrCat("device ", peer));
+    }
+    int can = 0;
+    if (CUresult r = api_.device_can_access_peer(&can, peer_handle, handle_);
+        r != CUDA_SUCCESS) {
+      return Error(r, "cuDeviceCanAccessPeer", absl::StrCat("device ", peer));
+    }
+    if (can == 0) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "CUDA device ", peer, " cannot access the memory of device ", device_,
+          " (no peer path between them)"));
     }
     return absl::OkStatus();
   }
@@ -570,6 +761,19 @@ class CudaBackend final : public DeviceBackend {
                      page_size_, "-byte page size of CUDA device ", device_));
   }
 
+  absl::Status Missing(absl::string_view call) const {
+    return absl::UnimplementedError(absl::StrCat("CUDA device ", device_, ": the driver has no ",
+                                                 call, " (too old for this call)"));
+  }
+
+  void CloseExportedFd(PhysicalHandle handle) ABSL_LOCKS_EXCLUDED(fds_mu_) {
+    absl::MutexLock lock(&fds_mu_);
+    auto it = exported_fds_.find(handle);
+    if (it == exported_fds_.end()) return;
+    close(it->second);
+    exported_fds_.erase(it);
+  }
+
   CUevent TakeCachedEvent() ABSL_LOCKS_EXCLUDED(events_mu_) {
     absl::MutexLock lock(&events_mu_);
     if (free_events_.empty()) return nullptr;
@@ -603,6 +807,13 @@ class CudaBackend final : public DeviceBackend {
   absl::Mutex events_mu_;
   // Events created in context_ and returned by DestroyEvent, ready for reuse.
   std::vector<CUevent> free_events_ ABSL_GUARDED_BY(events_mu_);
+
+  // Whether physical memory is created exportable (see CreatePhysical).
+  std::atomic<bool> exportable_{true};
+  absl::Mutex fds_mu_;
+  // The descriptor exported for each physical handle, open until the handle
+  // is released so that another process can fetch it at any time.
+  absl::flat_hash_map<PhysicalHandle, int> exported_fds_ ABSL_GUARDED_BY(fds_mu_);
 };
 
 }  // namespace

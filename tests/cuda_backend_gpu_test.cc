@@ -11,6 +11,8 @@
 
 #include <cuda.h>
 #include <dlfcn.h>
+#include <fcntl.h>
+#include <unistd.h>
 
 #include <cstddef>
 #include <cstdint>
@@ -22,6 +24,9 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "allocator/device_allocator.h"
+#include "allocator/ipc.h"
+#include "allocator/options.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -47,6 +52,7 @@ struct TestDriver {
   decltype(&::cuMemsetD8_v2) memset_d8 = nullptr;
   decltype(&::cuMemsetD8Async) memset_d8_async = nullptr;
   decltype(&::cuMemcpyDtoH_v2) memcpy_dtoh = nullptr;
+  decltype(&::cuMemcpyHtoD_v2) memcpy_htod = nullptr;
 };
 
 template <typename Fn>
@@ -73,7 +79,8 @@ const TestDriver* LoadTestDriver() {
         Resolve(library, "cuStreamDestroy_v2", d->stream_destroy) &&
         Resolve(library, "cuMemsetD8_v2", d->memset_d8) &&
         Resolve(library, "cuMemsetD8Async", d->memset_d8_async) &&
-        Resolve(library, "cuMemcpyDtoH_v2", d->memcpy_dtoh);
+        Resolve(library, "cuMemcpyDtoH_v2", d->memcpy_dtoh) &&
+        Resolve(library, "cuMemcpyHtoD_v2", d->memcpy_htod);
     return ok ? d : nullptr;
   }();
   return driver;
@@ -150,6 +157,10 @@ class CudaBackendTest : public ::testing::Test {
     // then find theirs already current.
     context_ = std::make_unique<PrimaryContextOnThisThread>(*driver_, 0);
     ASSERT_TRUE(context_->ok());
+  }
+
+  void Write(DevicePtr ptr, const std::vector<std::uint8_t>& bytes) {
+    ASSERT_EQ(driver_->memcpy_htod(ptr, bytes.data(), bytes.size()), CUDA_SUCCESS);
   }
 
   std::vector<std::uint8_t> ReadBack(DevicePtr ptr, std::size_t bytes) {
@@ -406,6 +417,194 @@ TEST_F(CudaBackendTest, VirtualMemoryRejectsUnalignedArguments) {
   // Nothing was mapped, so the range and the memory release cleanly.
   EXPECT_TRUE(backend_->ReleasePhysical(*handle).ok());
   EXPECT_TRUE(backend_->ReleaseAddressRange(*base, 2 * page).ok());
+}
+
+// --- IPC and peer access -----------------------------------------------------
+
+std::vector<std::uint8_t> Pattern(std::size_t bytes, std::uint8_t seed) {
+  std::vector<std::uint8_t> out(bytes);
+  for (std::size_t i = 0; i < bytes; ++i) out[i] = static_cast<std::uint8_t>(seed + i * 7);
+  return out;
+}
+
+bool FdIsOpen(int fd) { return fcntl(fd, F_GETFD) != -1; }
+
+// A physical chunk exported as a file descriptor and imported again (CUDA
+// allows that within one process, unlike cuIpcOpenMemHandle) is the same
+// memory: bytes written through one mapping read back through the other.
+// The descriptor stays open until the exporter's handle is released.
+TEST_F(CudaBackendTest, PhysicalChunkExportImportWithinOneProcess) {
+  if (!backend_->SupportsVirtualMemory()) {
+    GTEST_SKIP() << "device 0 has no virtual memory management";
+  }
+  const std::size_t page = backend_->PageSize();
+  absl::StatusOr<PhysicalHandle> handle = backend_->CreatePhysical(page);
+  ASSERT_TRUE(handle.ok()) << handle.status();
+  absl::StatusOr<SharedPhysical> shared = backend_->ExportPhysical(*handle);
+  if (shared.status().code() == absl::StatusCode::kUnimplemented) {
+    EXPECT_TRUE(backend_->ReleasePhysical(*handle).ok());
+    GTEST_SKIP() << shared.status();
+  }
+  ASSERT_TRUE(shared.ok()) << shared.status();
+  EXPECT_EQ(shared->pid, static_cast<int>(getpid()));
+  EXPECT_TRUE(FdIsOpen(shared->fd));
+  absl::StatusOr<SharedPhysical> again = backend_->ExportPhysical(*handle);
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ(again->fd, shared->fd) << "one descriptor per handle";
+
+  absl::StatusOr<DevicePtr> producer = backend_->ReserveAddressRange(page);
+  absl::StatusOr<DevicePtr> consumer = backend_->ReserveAddressRange(page);
+  ASSERT_TRUE(producer.ok() && consumer.ok());
+  ASSERT_TRUE(backend_->Map(*producer, page, *handle).ok());
+  absl::StatusOr<PhysicalHandle> imported = backend_->ImportPhysical(*shared);
+  ASSERT_TRUE(imported.ok()) << imported.status();
+  ASSERT_TRUE(backend_->Map(*consumer, page, *imported).ok());
+
+  const std::vector<std::uint8_t> one = Pattern(page, 3);
+  Write(*producer, one);
+  EXPECT_EQ(ReadBack(*consumer, page), one);
+  const std::vector<std::uint8_t> two = Pattern(page, 101);
+  Write(*consumer, two);
+  EXPECT_EQ(ReadBack(*producer, page), two);
+
+  EXPECT_TRUE(backend_->SynchronizeDevice().ok());
+  EXPECT_TRUE(backend_->Unmap(*consumer, page).ok());
+  EXPECT_TRUE(backend_->ReleasePhysical(*imported).ok());
+  EXPECT_TRUE(FdIsOpen(shared->fd)) << "the exporter still holds the memory";
+  EXPECT_TRUE(backend_->Unmap(*producer, page).ok());
+  EXPECT_TRUE(backend_->ReleasePhysical(*handle).ok());
+  EXPECT_FALSE(FdIsOpen(shared->fd)) << "released with its handle";
+  EXPECT_TRUE(backend_->ReleaseAddressRange(*producer, page).ok());
+  EXPECT_TRUE(backend_->ReleaseAddressRange(*consumer, page).ok());
+}
+
+// End to end on growable segments: ExportIpc of a block that shares a chunk
+// with its neighbour, opened with IpcImporter in this process; the block's
+// bytes are at base + offset.
+TEST_F(CudaBackendTest, GrowableBlockExportOpenWithinOneProcess) {
+  if (!backend_->SupportsVirtualMemory()) {
+    GTEST_SKIP() << "device 0 has no virtual memory management";
+  }
+  absl::StatusOr<std::unique_ptr<DeviceBackend>> producer_backend = CreateCudaBackend(0);
+  ASSERT_TRUE(producer_backend.ok()) << producer_backend.status();
+  Options options = PytorchNativeOptions();
+  options.expandable_segments = true;
+  DeviceAllocator alloc(*std::move(producer_backend), options);
+  absl::StatusOr<DevicePtr> a = alloc.Allocate(3 * kMiB, 0);
+  absl::StatusOr<DevicePtr> b = alloc.Allocate(3 * kMiB, 0);
+  ASSERT_TRUE(a.ok() && b.ok());
+  absl::StatusOr<DeviceAllocator::IpcExport> e = alloc.ExportIpc(*b + 4096);
+  if (e.status().code() == absl::StatusCode::kUnimplemented) GTEST_SKIP() << e.status();
+  ASSERT_TRUE(e.ok()) << e.status();
+  absl::StatusOr<std::pair<DevicePtr, std::size_t>> range = alloc.BaseAllocation(*b);
+  ASSERT_TRUE(range.ok()) << range.status();
+  EXPECT_EQ(e->offset, *b + 4096 - range->first);
+
+  const std::vector<std::uint8_t> bytes = Pattern(3 * kMiB, 42);
+  Write(*b, bytes);
+  {
+    IpcImporter importer(backend_.get());
+    absl::StatusOr<DevicePtr> base = importer.Open(e->handle);
+    ASSERT_TRUE(base.ok()) << base.status();
+    EXPECT_EQ(ReadBack(*base + e->offset - 4096, bytes.size()), bytes);
+    absl::StatusOr<DevicePtr> twice = importer.Open(e->handle);
+    ASSERT_TRUE(twice.ok()) << twice.status();
+    EXPECT_EQ(*twice, *base);
+    EXPECT_TRUE(importer.Close(*base).ok());
+    EXPECT_TRUE(importer.Close(*base).ok());
+    EXPECT_EQ(importer.Close(*base).code(), absl::StatusCode::kInvalidArgument);
+  }
+  EXPECT_TRUE(alloc.Free(*a).ok());
+  EXPECT_TRUE(alloc.Free(*b).ok());
+}
+
+// Classic segments export a 64-byte cuIpc handle inside PyTorch's layout;
+// the driver will not open it in the exporting process.
+TEST_F(CudaBackendTest, ClassicExportHasPytorchLayout) {
+  absl::StatusOr<std::unique_ptr<DeviceBackend>> producer_backend = CreateCudaBackend(0);
+  ASSERT_TRUE(producer_backend.ok()) << producer_backend.status();
+  Options options = PytorchNativeOptions();
+  options.expandable_segments = false;
+  DeviceAllocator alloc(*std::move(producer_backend), options);
+  absl::StatusOr<DevicePtr> a = alloc.Allocate(3 * kMiB, 0);
+  absl::StatusOr<DevicePtr> b = alloc.Allocate(3 * kMiB, 0);
+  ASSERT_TRUE(a.ok() && b.ok());
+  absl::StatusOr<DeviceAllocator::IpcExport> e = alloc.ExportIpc(*b);
+  ASSERT_TRUE(e.ok()) << e.status();
+  ASSERT_EQ(e->handle.size(), 2 + kIpcMemHandleBytes);
+  EXPECT_EQ(e->handle[0], 2);
+  EXPECT_EQ(e->handle[1], 'c');
+  EXPECT_EQ(e->offset, *b - *a);
+  IpcImporter importer(backend_.get());
+  EXPECT_FALSE(importer.Open(e->handle).ok()) << "CUDA refuses its own process's handle";
+  EXPECT_EQ(importer.open_mappings(), 0u);
+  EXPECT_TRUE(alloc.Free(*a).ok());
+  EXPECT_TRUE(alloc.Free(*b).ok());
+}
+
+TEST_F(CudaBackendTest, PeerChecksAndAccess) {
+  absl::StatusOr<int> count = CudaDeviceCount();
+  ASSERT_TRUE(count.ok());
+  EXPECT_EQ(backend_->CheckPeer(-1).code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(backend_->CheckPeer(*count).code(), absl::StatusCode::kInvalidArgument);
+  if (!backend_->SupportsVirtualMemory()) return;
+  const std::size_t page = backend_->PageSize();
+  absl::StatusOr<DevicePtr> base = backend_->ReserveAddressRange(page);
+  absl::StatusOr<PhysicalHandle> handle = backend_->CreatePhysical(page);
+  ASSERT_TRUE(base.ok() && handle.ok());
+  ASSERT_TRUE(backend_->Map(*base, page, *handle).ok());
+  const int own[] = {0};
+  EXPECT_TRUE(backend_->SetAccess(*base, page, own).ok());
+  if (*count >= 2) {
+    absl::Status peer = backend_->CheckPeer(1);
+    if (peer.ok()) {
+      const int devices[] = {1};
+      EXPECT_TRUE(backend_->SetAccess(*base, page, devices).ok());
+    } else {
+      EXPECT_EQ(peer.code(), absl::StatusCode::kFailedPrecondition) << peer;
+    }
+  }
+  EXPECT_TRUE(backend_->Unmap(*base, page).ok());
+  EXPECT_TRUE(backend_->ReleasePhysical(*handle).ok());
+  EXPECT_TRUE(backend_->ReleaseAddressRange(*base, page).ok());
+}
+
+// With two devices that can reach each other, growable memory of device 0
+// mapped before and after AddPeerAccess(1) reads back correctly through
+// device 1's context (the copy runs on device 1, so it needs the access).
+TEST_F(CudaBackendTest, AllocatorAddPeerAccess) {
+  absl::StatusOr<int> count = CudaDeviceCount();
+  ASSERT_TRUE(count.ok());
+  if (*count < 2) GTEST_SKIP() << "needs two devices";
+  if (!backend_->SupportsVirtualMemory()) GTEST_SKIP() << "no virtual memory management";
+  if (!backend_->CheckPeer(1).ok()) GTEST_SKIP() << "device 1 cannot access device 0";
+  absl::StatusOr<std::unique_ptr<DeviceBackend>> producer_backend = CreateCudaBackend(0);
+  ASSERT_TRUE(producer_backend.ok());
+  Options options = PytorchNativeOptions();
+  options.expandable_segments = true;
+  DeviceAllocator alloc(*std::move(producer_backend), options);
+  absl::StatusOr<DevicePtr> a = alloc.Allocate(5 * kMiB, 0);
+  ASSERT_TRUE(a.ok());
+  absl::Status added = alloc.AddPeerAccess(1);
+  ASSERT_TRUE(added.ok()) << added;
+  EXPECT_TRUE(alloc.AddPeerAccess(1).ok());
+  absl::StatusOr<DevicePtr> b = alloc.Allocate(9 * kMiB, 0);
+  ASSERT_TRUE(b.ok()) << b.status();
+  const std::vector<std::uint8_t> before = Pattern(5 * kMiB, 9);
+  const std::vector<std::uint8_t> after = Pattern(9 * kMiB, 77);
+  Write(*a, before);
+  Write(*b, after);
+  {
+    PrimaryContextOnThisThread on_peer(*driver_, 1);
+    ASSERT_TRUE(on_peer.ok());
+    EXPECT_EQ(ReadBack(*a, before.size()), before);
+    EXPECT_EQ(ReadBack(*b, after.size()), after);
+  }
+  ASSERT_EQ(driver_->ctx_set_current(context_->context()), CUDA_SUCCESS);
+  std::string why;
+  EXPECT_TRUE(alloc.Validate(&why)) << why;
+  EXPECT_TRUE(alloc.Free(*a).ok());
+  EXPECT_TRUE(alloc.Free(*b).ok());
 }
 
 }  // namespace
