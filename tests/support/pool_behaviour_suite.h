@@ -56,7 +56,8 @@ class PoolBehaviourTest : public AllocatorTest<Config> {
   }
   // The pool id of the segment holding `ptr` (-1 if none).
   std::int64_t PoolOfPtr(DevicePtr ptr) const {
-    const SegmentInfo* segment = SegmentOf(this->alloc_->TakeSnapshot(), ptr);
+    const Snapshot snapshot = this->alloc_->TakeSnapshot();  // outlives `segment`
+    const SegmentInfo* segment = SegmentOf(snapshot, ptr);
     return segment == nullptr ? -1 : static_cast<std::int64_t>(segment->pool_id);
   }
   // Address ranges of every segment of `pool`.
