@@ -65,6 +65,15 @@ absl::Status Allocator::SetMemoryFraction(double fraction) {
   return impl_->SetMemoryFraction(fraction);
 }
 
+absl::Status Allocator::BeginAllocateToPool(std::uint64_t pool, void* stream) {
+  const StreamId routed = ToStream(stream);
+  return impl_->BeginAllocateToPool(pool, [routed](StreamId s) { return s == routed; });
+}
+absl::Status Allocator::EndAllocateToPool(std::uint64_t pool) {
+  return impl_->EndAllocateToPool(pool);
+}
+absl::Status Allocator::ReleasePool(std::uint64_t pool) { return impl_->ReleasePool(pool); }
+
 std::vector<std::pair<std::string, std::int64_t>> Allocator::Stats() const {
   return Flatten(impl_->GetStats());
 }

@@ -10,6 +10,11 @@
 // BlockPool indexes the free blocks of one pool (small or large) by
 // (stream, size, address): a lower_bound gives the best fit on a stream, and
 // ties go to the lowest address, which keeps reuse deterministic for replay.
+//
+// Every segment belongs to one pool id: the default pool (0) or a private
+// pool (a CUDA graph's memory pool). A private pool has its own pair of
+// indexes, so its free blocks are only ever found by allocations routed to
+// it, and a captured graph's memory is never handed to eager code.
 #ifndef CCALLOC_ALLOCATOR_BLOCK_POOL_H_
 #define CCALLOC_ALLOCATOR_BLOCK_POOL_H_
 
@@ -27,6 +32,10 @@
 namespace ccalloc {
 
 struct Segment;
+struct PrivatePool;
+
+// 0 is the default pool; any other value names a private pool.
+using PoolId = std::uint64_t;
 
 enum class BlockState : std::uint8_t {
   kFree,       // in a pool, reusable
@@ -61,6 +70,9 @@ struct Segment {
   StreamId stream = 0;
   PoolKind pool = PoolKind::kLarge;
   bool expandable = false;
+  // The private pool owning the segment; null for the default pool. Blocks
+  // are indexed in their owner's BlockPools, never in another pool's.
+  PrivatePool* owner = nullptr;
   Block* head = nullptr;
   // Expandable segments only: one entry per page, 0 when unmapped.
   std::vector<PhysicalHandle> pages;
@@ -70,6 +82,11 @@ struct Segment {
   std::size_t mapped_end = 0;
 
   DevicePtr end() const { return base + size; }
+  inline PoolId pool_id() const;
+  // Every block of the segment is free (one block covers it all).
+  bool wholly_free() const {
+    return head->state == BlockState::kFree && head->next == nullptr;
+  }
 
   // The pages [first, last) of the chunk that maps `page` (a mapped page): a
   // chunk's pages all hold its handle, and handles are never shared.
@@ -118,6 +135,26 @@ class BlockPool {
   PoolKind kind_;
   absl::btree_set<Block*, Compare> blocks_;
 };
+
+// A private pool: its free-block indexes and how many users hold it. While
+// use_count > 0 a captured graph may replay into its memory at any time, so
+// none of it goes back to the device; once it drops to 0 the pool's wholly
+// free memory is released, and the record goes when it owns no segment.
+struct PrivatePool {
+  explicit PrivatePool(PoolId pool_id) : id(pool_id) {}
+  PoolId id;
+  int use_count = 0;
+  std::size_t segments = 0;
+  BlockPool small{PoolKind::kSmall};
+  BlockPool large{PoolKind::kLarge};
+
+  BlockPool& Of(PoolKind kind) { return kind == PoolKind::kSmall ? small : large; }
+  const BlockPool& Of(PoolKind kind) const {
+    return kind == PoolKind::kSmall ? small : large;
+  }
+};
+
+PoolId Segment::pool_id() const { return owner == nullptr ? 0 : owner->id; }
 
 }  // namespace ccalloc
 

@@ -104,6 +104,22 @@ ccalloc_status ccalloc_set_memory_fraction(ccalloc_allocator* allocator, double 
   return Report(allocator->impl->SetMemoryFraction(fraction));
 }
 
+ccalloc_status ccalloc_pool_begin(ccalloc_allocator* allocator, ccalloc_pool_id pool,
+                                  void* stream) {
+  if (allocator == nullptr) return NullAllocator();
+  return Report(allocator->impl->BeginAllocateToPool(pool, stream));
+}
+
+ccalloc_status ccalloc_pool_end(ccalloc_allocator* allocator, ccalloc_pool_id pool) {
+  if (allocator == nullptr) return NullAllocator();
+  return Report(allocator->impl->EndAllocateToPool(pool));
+}
+
+ccalloc_status ccalloc_pool_release(ccalloc_allocator* allocator, ccalloc_pool_id pool) {
+  if (allocator == nullptr) return NullAllocator();
+  return Report(allocator->impl->ReleasePool(pool));
+}
+
 ccalloc_status ccalloc_get_stat(ccalloc_allocator* allocator, const char* key,
                                 int64_t* value) {
   if (allocator == nullptr) return NullAllocator();

@@ -68,6 +68,8 @@ struct DriverApi {
   decltype(&::cuEventQuery) event_query = nullptr;
   decltype(&::cuEventSynchronize) event_synchronize = nullptr;
   decltype(&::cuEventDestroy_v2) event_destroy = nullptr;
+  // Optional (driver 10.1 and later): see RelaxedCaptureMode.
+  decltype(&::cuThreadExchangeStreamCaptureMode) exchange_capture_mode = nullptr;
 
   // Virtual memory management (driver 10.2 and later). Optional: without them
   // the backend still serves classic segments.
@@ -210,6 +212,9 @@ LoadedDriver LoadDriver() {
   optional("cuMemSetAccess", api.mem_set_access);
   optional("cuMemUnmap", api.mem_unmap);
   api.has_virtual_memory = vmm;
+  // Without it (drivers before 10.1) allocation under capture simply fails
+  // as it would have anyway.
+  Resolve(library, "cuThreadExchangeStreamCaptureMode", api.exchange_capture_mode);
 
   Resolve(library, "cuIpcGetMemHandle", api.ipc_get_mem_handle);
   Resolve(library, "cuIpcOpenMemHandle_v2", api.ipc_open_mem_handle);
@@ -291,6 +296,34 @@ class ScopedContext {
   bool pushed_ = false;
 };
 
+// Puts this thread in relaxed stream-capture mode for the guard's lifetime
+// and then restores the caller's mode. While PyTorch captures a CUDA graph
+// (global mode), the allocator may still need new device memory for the
+// graph's private pool; cuMemAlloc, cuMemCreate, cuMemMap, cuMemSetAccess and
+// cuMemAddressReserve are "potentially unsafe" calls that global mode
+// refuses (and that would invalidate the capture), but they are safe here:
+// they are not stream work and do not touch memory the graph uses. PyTorch's
+// own allocator does the same around cudaMalloc.
+class RelaxedCaptureMode {
+ public:
+  explicit RelaxedCaptureMode(const DriverApi& api) : api_(api) {
+    if (api_.exchange_capture_mode == nullptr) return;
+    mode_ = CU_STREAM_CAPTURE_MODE_RELAXED;
+    exchanged_ = api_.exchange_capture_mode(&mode_) == CUDA_SUCCESS;
+  }
+  RelaxedCaptureMode(const RelaxedCaptureMode&) = delete;
+  RelaxedCaptureMode& operator=(const RelaxedCaptureMode&) = delete;
+  ~RelaxedCaptureMode() {
+    // `mode_` holds the caller's mode since the first exchange.
+    if (exchanged_) api_.exchange_capture_mode(&mode_);
+  }
+
+ private:
+  const DriverApi& api_;
+  CUstreamCaptureMode mode_ = CU_STREAM_CAPTURE_MODE_RELAXED;
+  bool exchanged_ = false;
+};
+
 // Pinned memory on `device`, the only kind of physical memory growable
 // segments use; granularity and cuMemCreate must agree on it.
 CUmemAllocationProp PinnedDeviceProp(int device) {
@@ -354,6 +387,7 @@ class CudaBackend final : public DeviceBackend {
     ScopedContext scope(api_, context_);
     if (!scope.ok()) return scope.status();
     CUdeviceptr ptr = 0;
+    RelaxedCaptureMode relaxed(api_);
     if (CUresult r = api_.mem_alloc(&ptr, bytes); r != CUDA_SUCCESS) {
       return Error(r, "cuMemAlloc", absl::StrCat(bytes, " bytes"));
     }
@@ -458,6 +492,7 @@ class CudaBackend final : public DeviceBackend {
     ScopedContext scope(api_, context_);
     if (!scope.ok()) return scope.status();
     CUdeviceptr base = 0;
+    RelaxedCaptureMode relaxed(api_);
     if (CUresult r = api_.mem_address_reserve(&base, bytes, page_size_,
                                               /*addr=*/0, /*flags=*/0);
         r != CUDA_SUCCESS) {
@@ -499,6 +534,7 @@ class CudaBackend final : public DeviceBackend {
     const bool exportable = exportable_.load(std::memory_order_relaxed);
     if (exportable) prop.requestedHandleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
     CUmemGenericAllocationHandle handle = 0;
+    RelaxedCaptureMode relaxed(api_);
     CUresult r = api_.mem_create(&handle, bytes, &prop, /*flags=*/0);
     if (exportable &&
         (r == CUDA_ERROR_NOT_SUPPORTED || r == CUDA_ERROR_INVALID_VALUE)) {
@@ -541,6 +577,8 @@ class CudaBackend final : public DeviceBackend {
     ScopedContext scope(api_, context_);
     if (!scope.ok()) return scope.status();
     const auto ptr = static_cast<CUdeviceptr>(va);
+    // Covers cuMemSetAccess below too.
+    RelaxedCaptureMode relaxed(api_);
     if (CUresult r = api_.mem_map(
             ptr, bytes, /*offset=*/0,
             static_cast<CUmemGenericAllocationHandle>(handle), /*flags=*/0);

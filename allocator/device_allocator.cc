@@ -122,29 +122,42 @@ absl::StatusOr<DevicePtr> DeviceAllocator::Allocate(std::size_t size, StreamId s
   const PoolKind pool = SizePolicy::PoolFor(*rounded);
 
   absl::MutexLock lock(&mu_);
+  PrivatePool* owner = nullptr;
+  if (ABSL_PREDICT_FALSE(pool_work_)) {
+    if (capturing()) {
+      owner = RouteFor(stream);
+    } else {
+      // What failed stays owed and is tried again; the allocation need not
+      // wait for it.
+      (void)FlushPoolWork();
+    }
+  }
   // Reclaim blocks whose cross-stream work has finished before looking, so
-  // they are reused rather than new memory taken.
-  if (num_pending_ > 0) {
+  // they are reused rather than new memory taken. A capture refuses event
+  // queries: then pending blocks wait.
+  if (num_pending_ > 0 && !capturing()) {
     if (absl::Status s = ProcessEvents(); !s.ok()) return s;
   }
-  absl::StatusOr<Block*> block = TryAllocate(*rounded, size, stream, pool);
-  if (!block.ok() && absl::IsResourceExhausted(block.status())) {
+  absl::StatusOr<Block*> block = TryAllocate(*rounded, size, stream, pool, owner);
+  // While capturing, releasing memory or synchronizing would invalidate the
+  // capture: the ladder stops here and reports.
+  if (!block.ok() && absl::IsResourceExhausted(block.status()) && !capturing()) {
     // Release cached memory that is wholly free, then retry.
     absl::StatusOr<std::size_t> released =
         ReleaseCached(expandable_ ? 0 : SizePolicy::SegmentSize(*rounded));
     if (!released.ok()) return released.status();
     if (*released > 0) {
       ++stats_.num_alloc_retries;
-      block = TryAllocate(*rounded, size, stream, pool);
+      block = TryAllocate(*rounded, size, stream, pool, owner);
     }
   }
-  if (!block.ok() && absl::IsResourceExhausted(block.status())) {
+  if (!block.ok() && absl::IsResourceExhausted(block.status()) && !capturing()) {
     // Free-all: wait for every stream, free everything cached, retry once.
     if (absl::Status s = SynchronizeAndFreeEvents(); !s.ok()) return s;
     absl::StatusOr<std::size_t> released = ReleaseCached(0);
     if (!released.ok()) return released.status();
     ++stats_.num_alloc_retries;
-    block = TryAllocate(*rounded, size, stream, pool);
+    block = TryAllocate(*rounded, size, stream, pool, owner);
   }
   if (!block.ok()) {
     if (absl::IsResourceExhausted(block.status())) {
@@ -165,13 +178,13 @@ absl::StatusOr<DevicePtr> DeviceAllocator::Allocate(std::size_t size, StreamId s
 }
 
 absl::StatusOr<Block*> DeviceAllocator::TryAllocate(std::size_t rounded,
-                                                    std::size_t requested,
-                                                    StreamId stream, PoolKind pool) {
-  BlockPool& free_blocks = PoolOf(pool);
+                                                    std::size_t requested, StreamId stream,
+                                                    PoolKind pool, PrivatePool* owner) {
+  BlockPool& free_blocks = owner == nullptr ? PoolOf(pool) : owner->Of(pool);
   Block* block = free_blocks.BestFit(stream, rounded, policy_, expandable_);
   if (!expandable_) {
     if (block == nullptr) {
-      absl::StatusOr<Block*> grown = GrowClassic(rounded, stream, pool);
+      absl::StatusOr<Block*> grown = GrowClassic(rounded, stream, pool, owner);
       if (!grown.ok()) return grown.status();
       block = *grown;
     }
@@ -187,7 +200,7 @@ absl::StatusOr<Block*> DeviceAllocator::TryAllocate(std::size_t rounded,
                                            ")")
                             : ""));
     }
-    absl::StatusOr<Segment*> segment = NewExpandableSegment(rounded, stream, pool);
+    absl::StatusOr<Segment*> segment = NewExpandableSegment(rounded, stream, pool, owner);
     if (!segment.ok()) return segment.status();
     block = (*segment)->head;
   }
@@ -200,7 +213,7 @@ absl::StatusOr<Block*> DeviceAllocator::TryAllocate(std::size_t rounded,
 }
 
 absl::StatusOr<Block*> DeviceAllocator::GrowClassic(std::size_t rounded, StreamId stream,
-                                                    PoolKind pool) {
+                                                    PoolKind pool, PrivatePool* owner) {
   const std::size_t segment_size = SizePolicy::SegmentSize(rounded);
   if (options_.garbage_collection_threshold > 0 && memory_limit_ > 0) GarbageCollect();
   if (!WithinLimit(segment_size)) {
@@ -210,7 +223,8 @@ absl::StatusOr<Block*> DeviceAllocator::GrowClassic(std::size_t rounded, StreamI
   absl::StatusOr<DevicePtr> ptr = backend_->Allocate(segment_size);
   if (!ptr.ok()) return ptr.status();
 
-  Segment* segment = AddSegment(*ptr, segment_size, stream, pool, /*expandable=*/false);
+  Segment* segment =
+      AddSegment(*ptr, segment_size, stream, pool, /*expandable=*/false, owner);
   StatAdd(stats_.reserved_bytes, pool, static_cast<std::int64_t>(segment_size));
   if (policy_.IsOversize(segment_size)) stats_.oversize_segments.Increase(1);
   ++stats_.num_device_alloc;
@@ -218,13 +232,15 @@ absl::StatusOr<Block*> DeviceAllocator::GrowClassic(std::size_t rounded, StreamI
 }
 
 Segment* DeviceAllocator::AddSegment(DevicePtr base, std::size_t size, StreamId stream,
-                                     PoolKind pool, bool expandable) {
+                                     PoolKind pool, bool expandable, PrivatePool* owner) {
   auto segment = std::make_unique<Segment>();
   segment->base = base;
   segment->size = size;
   segment->stream = stream;
   segment->pool = pool;
   segment->expandable = expandable;
+  segment->owner = owner;
+  if (owner != nullptr) ++owner->segments;
   if (expandable) segment->pages.assign(size / page_size_, 0);
   Block* block = NewBlock();
   block->ptr = base;
@@ -236,17 +252,18 @@ Segment* DeviceAllocator::AddSegment(DevicePtr base, std::size_t size, StreamId 
   Segment* raw = segment.get();
   segments_.emplace(base, std::move(segment));
   StatAdd(stats_.segment, pool, 1);
-  PoolOf(pool).Insert(block);
+  IndexOf(block).Insert(block);
   return raw;
 }
 
 absl::StatusOr<Segment*> DeviceAllocator::NewExpandableSegment(std::size_t rounded,
                                                                StreamId stream,
-                                                               PoolKind pool) {
+                                                               PoolKind pool,
+                                                               PrivatePool* owner) {
   const std::size_t size = std::max(va_size_, RoundUp(rounded, page_size_));
   absl::StatusOr<DevicePtr> base = backend_->ReserveAddressRange(size);
   if (!base.ok()) return base.status();
-  return AddSegment(*base, size, stream, pool, /*expandable=*/true);
+  return AddSegment(*base, size, stream, pool, /*expandable=*/true, owner);
 }
 
 absl::Status DeviceAllocator::EnsureMapped(Segment* segment, DevicePtr begin,
@@ -275,6 +292,9 @@ absl::Status DeviceAllocator::EnsureMapped(Segment* segment, DevicePtr begin,
   if (memory_limit_ > 0 && reserved() + need > memory_limit_) {
     excess = std::max(excess, reserved() + need - memory_limit_);
   }
+  // A capture refuses unmapping: the slack is exceeded for now and trimmed
+  // by the first growth after it (the memory limit still holds in MapChunk).
+  if (capturing()) excess = 0;
   // The runs of missing pages to map. Pages the block covers only partly get
   // a handle of their own, so that a neighbour keeping one alive never pins
   // the rest; the pages wholly inside the block share chunks, because the
@@ -373,11 +393,15 @@ absl::Status DeviceAllocator::MapChunk(Segment* segment, std::size_t first_page,
 
 absl::StatusOr<std::size_t> DeviceAllocator::UnmapFreeChunks(
     std::size_t target, DevicePtr keep_begin, DevicePtr keep_end,
-    std::vector<std::pair<PhysicalHandle, std::size_t>>* keep_handles) {
+    std::vector<std::pair<PhysicalHandle, std::size_t>>* keep_handles, PrivatePool* owner) {
   std::size_t released = 0;
+  // Unmapping during a capture would invalidate it, and a live private pool
+  // is memory a captured graph replays into.
+  if (capturing() || (owner != nullptr && owner->use_count > 0)) return released;
   // Largest holes first (each index is ordered by stream, then size): they
   // are the least likely to be wanted whole again soon.
-  for (BlockPool* pool : {&large_pool_, &small_pool_}) {
+  for (BlockPool* pool : {owner == nullptr ? &large_pool_ : &owner->large,
+                          owner == nullptr ? &small_pool_ : &owner->small}) {
     for (auto it = pool->rbegin(); it != pool->rend() && released < target; ++it) {
       Block* b = *it;
       if (!b->segment->expandable || b->size < page_size_) continue;
@@ -444,7 +468,7 @@ absl::Status DeviceAllocator::SynchronizeStream(StreamId stream) {
 }
 
 Block* DeviceAllocator::Carve(Block* block, std::size_t rounded, std::size_t requested) {
-  BlockPool& pool = PoolOf(block->pool);
+  BlockPool& pool = IndexOf(block);
   AccountInactive(block, -1);
   // The remainder is indexed before the block leaves the index: an absl
   // btree that becomes empty frees its root node and the next insert
@@ -470,6 +494,34 @@ Block* DeviceAllocator::Carve(Block* block, std::size_t rounded, std::size_t req
   } else {
     pool.Erase(block);
   }
+  MarkAllocated(block, requested);
+  return block;
+}
+
+Block* DeviceAllocator::SplitFreeAt(Block* block, DevicePtr at) {
+  BlockPool& pool = IndexOf(block);
+  AccountInactive(block, -1);
+  pool.Erase(block);
+  Block* upper = NewBlock();
+  upper->ptr = at;
+  upper->size = block->end() - at;
+  upper->stream = block->stream;
+  upper->pool = block->pool;
+  upper->segment = block->segment;
+  upper->freed_at = block->freed_at;
+  upper->prev = block;
+  upper->next = block->next;
+  if (upper->next != nullptr) upper->next->prev = upper;
+  block->next = upper;
+  block->size = at - block->ptr;
+  pool.Insert(block);
+  pool.Insert(upper);
+  AccountInactive(block, +1);
+  AccountInactive(upper, +1);
+  return upper;
+}
+
+void DeviceAllocator::MarkAllocated(Block* block, std::size_t requested) {
   block->state = BlockState::kAllocated;
   block->requested = requested;
   allocated_.emplace(block->ptr, block);
@@ -482,7 +534,6 @@ Block* DeviceAllocator::Carve(Block* block, std::size_t rounded, std::size_t req
   StatAdd(stats_.requested_bytes, block->pool, static_cast<std::int64_t>(requested));
   if (policy_.IsOversize(block->size)) stats_.oversize_allocations.Increase(1);
   ++stats_.num_allocs;
-  return block;
 }
 
 // ---------------------------------------------------------------------------
@@ -499,9 +550,12 @@ absl::Status DeviceAllocator::Free(DevicePtr ptr) {
   Block* block = it->second;
 
   // Record every event first: if one fails the free fails and nothing changed.
+  // A capture refuses events on other streams: then they wait (deferred)
+  // until no capture is underway, and the block stays pending until then.
   absl::InlinedVector<EventHandle, 2> events;
-  for (StreamId s : block->stream_uses) {
-    absl::StatusOr<EventHandle> event = backend_->RecordEvent(s);
+  const bool defer = !block->stream_uses.empty() && capturing();
+  for (std::size_t i = 0; i < block->stream_uses.size() && !defer; ++i) {
+    absl::StatusOr<EventHandle> event = backend_->RecordEvent(block->stream_uses[i]);
     if (!event.ok()) {
       for (EventHandle e : events) backend_->DestroyEvent(e);
       return event.status();
@@ -515,7 +569,12 @@ absl::Status DeviceAllocator::Free(DevicePtr ptr) {
   StatAdd(stats_.requested_bytes, block->pool, -static_cast<std::int64_t>(block->requested));
   if (policy_.IsOversize(block->size)) stats_.oversize_allocations.Decrease(1);
 
-  if (events.empty()) {
+  if (defer) {
+    block->state = BlockState::kPending;
+    block->pending_events = 0;
+    deferred_.push_back(block);
+    UpdatePoolWork();
+  } else if (events.empty()) {
     FreeBlock(block);
   } else {
     block->state = BlockState::kPending;
@@ -526,6 +585,9 @@ absl::Status DeviceAllocator::Free(DevicePtr ptr) {
     }
   }
   if (recorder_ != nullptr) recorder_->OnFree(ptr);
+  // The free is done; what a capture deferred (or a released pool's memory
+  // this free made wholly free) goes now, or stays owed if that fails.
+  if (ABSL_PREDICT_FALSE(pool_work_) && !capturing()) (void)FlushPoolWork();
   DebugCheck();
   return absl::OkStatus();
 }
@@ -552,7 +614,7 @@ void DeviceAllocator::FreeBlock(Block* block) {
     block->size += prev->size;
   }
   if (next != nullptr) block->size += next->size;
-  BlockPool& pool = PoolOf(block->pool);
+  BlockPool& pool = IndexOf(block);
   pool.Insert(block);
   if (prev != nullptr) {
     pool.Erase(prev);
@@ -571,6 +633,12 @@ void DeviceAllocator::FreeBlock(Block* block) {
     DeleteBlock(next);
   }
   AccountInactive(block, +1);
+  // A released pool gives its memory back as soon as it is free.
+  if (ABSL_PREDICT_FALSE(block->segment->owner != nullptr) &&
+      block->segment->owner->use_count == 0) {
+    release_owed_ = true;
+    pool_work_ = true;
+  }
 }
 
 absl::Status DeviceAllocator::RecordStream(DevicePtr ptr, StreamId stream) {
@@ -596,6 +664,7 @@ absl::Status DeviceAllocator::RecordStream(DevicePtr ptr, StreamId stream) {
 // ---------------------------------------------------------------------------
 
 absl::Status DeviceAllocator::ProcessEvents() {
+  if (capturing()) return absl::OkStatus();  // a capture refuses event queries
   for (auto& [stream, queue] : pending_) {
     while (!queue.empty()) {
       absl::StatusOr<bool> done = backend_->QueryEvent(queue.front().event);
@@ -626,18 +695,18 @@ absl::Status DeviceAllocator::SynchronizeAndFreeEvents() {
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::size_t> DeviceAllocator::ReleaseCached(std::size_t target) {
+absl::StatusOr<std::size_t> DeviceAllocator::ReleaseCached(std::size_t target,
+                                                           PrivatePool* owner) {
+  if (capturing() || (owner != nullptr && owner->use_count > 0)) return std::size_t{0};
   const std::size_t before = reserved();
   if (expandable_) {
     absl::StatusOr<std::size_t> unmapped =
-        UnmapFreeChunks(static_cast<std::size_t>(-1), 0, 0, nullptr);
+        UnmapFreeChunks(static_cast<std::size_t>(-1), 0, 0, nullptr, owner);
     if (!unmapped.ok()) return unmapped.status();
   }
   std::vector<Segment*> free_segments;
   for (auto& [base, segment] : segments_) {
-    const Block* head = segment->head;
-    if (head->state == BlockState::kFree && head->next == nullptr &&
-        segment->mapped_pages == 0) {
+    if (segment->owner == owner && segment->wholly_free() && segment->mapped_pages == 0) {
       free_segments.push_back(segment.get());
     }
   }
@@ -676,9 +745,10 @@ absl::Status DeviceAllocator::ReleaseSegment(Segment* segment) {
     if (policy_.IsOversize(segment->size)) stats_.oversize_segments.Decrease(1);
     ++stats_.num_device_free;
   }
-  PoolOf(segment->pool).Erase(head);
+  IndexOf(head).Erase(head);
   AccountInactive(head, -1);
   StatAdd(stats_.segment, segment->pool, -1);
+  if (segment->owner != nullptr) --segment->owner->segments;
   DeleteBlock(head);
   segments_.erase(segment->base);
   return absl::OkStatus();
@@ -687,11 +757,12 @@ absl::Status DeviceAllocator::ReleaseSegment(Segment* segment) {
 void DeviceAllocator::GarbageCollect() {
   const auto threshold = static_cast<std::size_t>(
       options_.garbage_collection_threshold * static_cast<double>(memory_limit_));
-  if (reserved() <= threshold) return;
+  if (reserved() <= threshold || capturing()) return;
   std::vector<Segment*> free_segments;
   for (auto& [base, segment] : segments_) {
-    if (!segment->expandable && segment->head->state == BlockState::kFree &&
-        segment->head->next == nullptr) {
+    // Private pools: live ones keep their memory, released ones have given
+    // back what is free already.
+    if (!segment->expandable && segment->owner == nullptr && segment->wholly_free()) {
       free_segments.push_back(segment.get());
     }
   }
@@ -704,8 +775,7 @@ void DeviceAllocator::GarbageCollect() {
   }
 }
 
-absl::Status DeviceAllocator::EmptyCache() {
-  absl::MutexLock lock(&mu_);
+absl::Status DeviceAllocator::SynchronizePending() {
   // Like torch.cuda.empty_cache(): blocks waiting on other streams are waited
   // for, so that everything the program has freed can go back.
   for (auto& [stream, queue] : pending_) {
@@ -713,9 +783,23 @@ absl::Status DeviceAllocator::EmptyCache() {
       if (absl::Status s = backend_->SynchronizeEvent(p.event); !s.ok()) return s;
     }
   }
-  if (absl::Status s = ProcessEvents(); !s.ok()) return s;
+  return ProcessEvents();
+}
+
+absl::Status DeviceAllocator::EmptyCache() {
+  absl::MutexLock lock(&mu_);
+  if (capturing()) {
+    return absl::FailedPreconditionError(
+        "empty_cache is not permitted while allocations are routed to a private pool (a "
+        "stream capture may be underway: it would synchronize)");
+  }
+  // Deferred events first, so that their blocks are waited for below.
+  if (absl::Status s = FlushPoolWork(); !s.ok()) return s;
+  if (absl::Status s = SynchronizePending(); !s.ok()) return s;
   absl::StatusOr<std::size_t> released = ReleaseCached(0);
   if (!released.ok()) return released.status();
+  // Blocks of released pools that the wait freed.
+  if (absl::Status s = FlushPoolWork(); !s.ok()) return s;
   DebugCheck();
   return absl::OkStatus();
 }
@@ -751,6 +835,259 @@ std::size_t DeviceAllocator::memory_limit() const {
 
 bool DeviceAllocator::WithinLimit(std::size_t extra) const {
   return memory_limit_ == 0 || reserved() + extra <= memory_limit_;
+}
+
+// ---------------------------------------------------------------------------
+// Private pools
+// ---------------------------------------------------------------------------
+
+PrivatePool* DeviceAllocator::RouteFor(StreamId stream) const {
+  for (const Route& route : routes_) {
+    if (route.filter(stream)) return route.owner;
+  }
+  return nullptr;
+}
+
+PrivatePool* DeviceAllocator::FindPool(PoolId pool) const {
+  auto it = pools_.find(pool);
+  return it == pools_.end() ? nullptr : it->second.get();
+}
+
+PrivatePool* DeviceAllocator::CreateOrIncrefLocked(PoolId pool) {
+  std::unique_ptr<PrivatePool>& slot = pools_[pool];
+  if (slot == nullptr) slot = std::make_unique<PrivatePool>(pool);
+  // A pool revived from 0 keeps what it still owns and is live again.
+  ++slot->use_count;
+  return slot.get();
+}
+
+absl::Status DeviceAllocator::CreateOrIncrefPool(PoolId pool) {
+  if (pool == 0) {
+    return absl::InvalidArgumentError("pool 0 is the default pool, not a private pool");
+  }
+  absl::MutexLock lock(&mu_);
+  CreateOrIncrefLocked(pool);
+  DebugCheck();
+  return absl::OkStatus();
+}
+
+absl::Status DeviceAllocator::BeginAllocateToPool(PoolId pool,
+                                                  std::function<bool(StreamId)> filter) {
+  if (pool == 0) {
+    return absl::InvalidArgumentError(
+        "cannot allocate to pool 0: it is the default pool, not a private pool");
+  }
+  if (!filter) return absl::InvalidArgumentError("BeginAllocateToPool: the filter is empty");
+  absl::MutexLock lock(&mu_);
+  for (const Route& route : routes_) {
+    if (route.id == pool) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("pool ", pool, " is already being allocated to"));
+    }
+  }
+  PrivatePool* owner = CreateOrIncrefLocked(pool);
+  routes_.push_back(Route{pool, owner, std::move(filter)});
+  UpdatePoolWork();
+  DebugCheck();
+  return absl::OkStatus();
+}
+
+absl::Status DeviceAllocator::EndAllocateToPool(PoolId pool) {
+  absl::MutexLock lock(&mu_);
+  auto it = std::find_if(routes_.begin(), routes_.end(),
+                         [pool](const Route& r) { return r.id == pool; });
+  if (it == routes_.end()) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("pool ", pool, " is not being allocated to"));
+  }
+  routes_.erase(it);
+  // Deferred work waits for the next Allocate / Free: PyTorch ends the
+  // routing before it ends the stream capture.
+  UpdatePoolWork();
+  DebugCheck();
+  return absl::OkStatus();
+}
+
+absl::Status DeviceAllocator::ReleasePool(PoolId pool) {
+  if (pool == 0) {
+    return absl::InvalidArgumentError("pool 0 is the default pool: it cannot be released");
+  }
+  absl::MutexLock lock(&mu_);
+  PrivatePool* owner = FindPool(pool);
+  if (owner == nullptr) return absl::NotFoundError(absl::StrCat("unknown pool ", pool));
+  if (owner->use_count == 0) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("pool ", pool, " is already released (use count 0)"));
+  }
+  if (owner->use_count == 1 &&
+      std::any_of(routes_.begin(), routes_.end(), [pool](const Route& r) { return r.id == pool; })) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "pool ", pool, " is being allocated to: end that (EndAllocateToPool) before its last "
+        "release"));
+  }
+  if (--owner->use_count == 0) {
+    release_owed_ = true;
+    UpdatePoolWork();
+    // During a capture the memory waits for the next moment none is underway.
+    if (!capturing()) (void)FlushPoolWork();
+    ErasePoolsWithoutMemory();
+  }
+  DebugCheck();
+  return absl::OkStatus();
+}
+
+absl::StatusOr<int> DeviceAllocator::PoolUseCount(PoolId pool) const {
+  absl::MutexLock lock(&mu_);
+  const PrivatePool* owner = FindPool(pool);
+  if (owner == nullptr) return absl::NotFoundError(absl::StrCat("unknown pool ", pool));
+  return owner->use_count;
+}
+
+std::vector<LiveBlock> DeviceAllocator::PoolLiveBlocks(PoolId pool) const {
+  absl::MutexLock lock(&mu_);
+  std::vector<LiveBlock> live;
+  if (pool != 0 && FindPool(pool) == nullptr) return live;
+  for (const auto& [base, segment] : segments_) {
+    if (segment->pool_id() != pool) continue;
+    for (const Block* b = segment->head; b != nullptr; b = b->next) {
+      if (b->state == BlockState::kAllocated) {
+        live.push_back(LiveBlock{b->ptr, b->size, b->requested, b->stream});
+      }
+    }
+  }
+  return live;
+}
+
+absl::StatusOr<DevicePtr> DeviceAllocator::AllocateAt(PoolId pool, DevicePtr ptr,
+                                                      std::size_t size, std::size_t requested,
+                                                      StreamId stream) {
+  const std::string what = absl::StrCat("AllocateAt(pool ", pool, ", ", Hex(ptr), ", ", size,
+                                        " bytes)");
+  if (size == 0 || ptr % kMinBlockSize != 0 || size % kMinBlockSize != 0 || requested > size ||
+      ptr + size < ptr) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        what, ": the range must be non-empty and 512-byte aligned, and requested (",
+        requested, ") at most its size"));
+  }
+  absl::MutexLock lock(&mu_);
+  PrivatePool* owner = nullptr;
+  if (pool != 0) {
+    owner = FindPool(pool);
+    if (owner == nullptr) return absl::NotFoundError(absl::StrCat(what, ": unknown pool"));
+  }
+  Block* block = nullptr;
+  auto it = segments_.upper_bound(ptr);
+  if (it != segments_.begin()) {
+    --it;
+    Segment* segment = it->second.get();
+    if (ptr < segment->end() && segment->owner == owner) {
+      for (Block* b = segment->head; b != nullptr; b = b->next) {
+        if (ptr >= b->ptr && ptr < b->end()) {
+          block = b;
+          break;
+        }
+      }
+    }
+  }
+  if (block == nullptr || block->state != BlockState::kFree || ptr + size > block->end()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(what, ": the range is not wholly inside one free block of the pool"));
+  }
+  if (block->stream != stream) {
+    return absl::InvalidArgumentError(absl::StrCat(what, ": the free block is on stream ",
+                                                   Hex(block->stream), ", not ", Hex(stream)));
+  }
+  Segment* segment = block->segment;
+  if (segment->expandable) {
+    // On failure pages mapped so far stay cached and no block changed.
+    if (absl::Status s = EnsureMapped(segment, ptr, size); !s.ok()) return s;
+  }
+  if (ptr > block->ptr) block = SplitFreeAt(block, ptr);
+  if (ptr + size < block->end()) SplitFreeAt(block, ptr + size);
+  AccountInactive(block, -1);
+  IndexOf(block).Erase(block);
+  MarkAllocated(block, requested);
+  if (recorder_ != nullptr) recorder_->OnAllocate(ptr, requested, stream);
+  DebugCheck();
+  return ptr;
+}
+
+absl::Status DeviceAllocator::EmptyCachePool(PoolId pool) {
+  absl::MutexLock lock(&mu_);
+  PrivatePool* owner = nullptr;
+  if (pool != 0) {
+    owner = FindPool(pool);
+    if (owner == nullptr) return absl::NotFoundError(absl::StrCat("unknown pool ", pool));
+  }
+  if (capturing()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "empty_cache of pool ", pool, " is not permitted while allocations are routed to a "
+        "private pool (a stream capture may be underway: it would synchronize)"));
+  }
+  if (absl::Status s = FlushPoolWork(); !s.ok()) return s;
+  // A live private pool keeps its memory: a captured graph replays into it.
+  if (owner != nullptr && owner->use_count > 0) return absl::OkStatus();
+  if (absl::Status s = SynchronizePending(); !s.ok()) return s;
+  if (owner == nullptr) {
+    absl::StatusOr<std::size_t> released = ReleaseCached(0);
+    if (!released.ok()) return released.status();
+  }
+  // A released pool's memory goes in the flush (it is owed once any of its
+  // blocks became free).
+  if (absl::Status s = FlushPoolWork(); !s.ok()) return s;
+  DebugCheck();
+  return absl::OkStatus();
+}
+
+absl::Status DeviceAllocator::FlushPoolWork() {
+  absl::Status status;
+  while (!deferred_.empty()) {
+    Block* block = deferred_.back();
+    absl::InlinedVector<EventHandle, 2> events;
+    for (StreamId s : block->stream_uses) {
+      absl::StatusOr<EventHandle> event = backend_->RecordEvent(s);
+      if (!event.ok()) {
+        status = event.status();
+        break;
+      }
+      events.push_back(*event);
+    }
+    if (!status.ok()) {
+      for (EventHandle e : events) backend_->DestroyEvent(e);
+      break;
+    }
+    deferred_.pop_back();
+    block->pending_events = static_cast<int>(events.size());
+    for (std::size_t i = 0; i < events.size(); ++i) {
+      pending_[block->stream_uses[i]].push_back(PendingEvent{events[i], block});
+      ++num_pending_;
+    }
+  }
+  if (release_owed_) {
+    bool all = true;
+    for (auto& [id, pool] : pools_) {
+      if (pool->use_count > 0) continue;
+      absl::StatusOr<std::size_t> released = ReleaseCached(0, pool.get());
+      if (!released.ok()) {
+        status.Update(released.status());
+        all = false;
+      }
+    }
+    if (all) release_owed_ = false;
+    ErasePoolsWithoutMemory();
+  }
+  UpdatePoolWork();
+  return status;
+}
+
+void DeviceAllocator::ErasePoolsWithoutMemory() {
+  for (auto it = pools_.begin(); it != pools_.end();) {
+    if (it->second->use_count == 0 && it->second->segments == 0) {
+      pools_.erase(it++);
+    } else {
+      ++it;
+    }
+  }
 }
 
 // ---------------------------------------------------------------------------
@@ -842,6 +1179,7 @@ Snapshot DeviceAllocator::TakeSnapshot() const {
     info.stream = segment->stream;
     info.small_pool = segment->pool == PoolKind::kSmall;
     info.expandable = segment->expandable;
+    info.pool_id = segment->pool_id();
     info.mapped_size = segment->expandable ? segment->mapped_pages * page_size_ : segment->size;
     for (const Block* b = segment->head; b != nullptr; b = b->next) {
       BlockInfo bi;
@@ -965,9 +1303,19 @@ bool DeviceAllocator::ValidateLocked(std::string* why) const {
   std::size_t free_blocks = 0;
   std::size_t allocated_blocks = 0;
   std::size_t pending_refs = 0;
+  std::size_t deferred_blocks = 0;
+  absl::flat_hash_map<const PrivatePool*, std::size_t> pool_segments;
   for (const auto& [base, segment] : segments_) {
     const int p = PoolIndex(segment->pool);
     segments[p] += 1;
+    const PrivatePool* owner = segment->owner;
+    if (owner != nullptr) {
+      if (FindPool(owner->id) != owner) {
+        return fail(absl::StrCat("segment ", Hex(base), ": its pool ", owner->id,
+                                 " is not a known pool"));
+      }
+      ++pool_segments[owner];
+    }
     if (segment->head == nullptr || segment->head->prev != nullptr ||
         segment->head->ptr != segment->base) {
       return fail(absl::StrCat("segment ", Hex(base), ": bad head"));
@@ -989,9 +1337,13 @@ bool DeviceAllocator::ValidateLocked(std::string* why) const {
             return fail(absl::StrCat("free blocks ", Hex(prev->ptr), " and ", Hex(b->ptr),
                                      " are not coalesced"));
           }
-          const BlockPool& pool = b->pool == PoolKind::kSmall ? small_pool_ : large_pool_;
+          const BlockPool& pool = owner != nullptr             ? owner->Of(b->pool)
+                                  : b->pool == PoolKind::kSmall ? small_pool_
+                                                                : large_pool_;
           if (!pool.Contains(const_cast<Block*>(b))) {
-            return fail(absl::StrCat("free block ", Hex(b->ptr), " is not indexed"));
+            return fail(absl::StrCat("free block ", Hex(b->ptr),
+                                     " is not indexed in the pool of its segment (",
+                                     segment->pool_id(), ")"));
           }
           if (b->is_split() && !segment->expandable) {
             inactive[p] += 1;
@@ -1013,7 +1365,11 @@ bool DeviceAllocator::ValidateLocked(std::string* why) const {
           break;
         }
         case BlockState::kPending:
-          if (b->pending_events <= 0) {
+          // No events yet: freed during a capture, waiting to record them.
+          if (b->pending_events == 0 &&
+              std::find(deferred_.begin(), deferred_.end(), b) != deferred_.end()) {
+            ++deferred_blocks;
+          } else if (b->pending_events <= 0) {
             return fail(absl::StrCat("pending block ", Hex(b->ptr), " has no events"));
           }
           pending_refs += static_cast<std::size_t>(b->pending_events);
@@ -1051,8 +1407,52 @@ bool DeviceAllocator::ValidateLocked(std::string* why) const {
       reserved[p] += static_cast<std::int64_t>(segment->size);
     }
   }
-  if (free_blocks != small_pool_.size() + large_pool_.size()) {
-    return fail("the pools index blocks that are not free");
+  std::size_t indexed = small_pool_.size() + large_pool_.size();
+  std::string pool_why;
+  for (const BlockPool* index : {&small_pool_, &large_pool_}) {
+    for (const Block* b : *index) {
+      if (b->segment->owner != nullptr) {
+        return fail(absl::StrCat("free block ", Hex(b->ptr), " of private pool ",
+                                 b->segment->pool_id(), " is in the default pool's index"));
+      }
+    }
+  }
+  for (const auto& [id, pool] : pools_) {
+    if (pool->id != id || pool->use_count < 0) {
+      return fail(absl::StrCat("pool ", id, ": bad record"));
+    }
+    auto counted = pool_segments.find(pool.get());
+    const std::size_t owned = counted == pool_segments.end() ? 0 : counted->second;
+    if (pool->segments != owned) {
+      return fail(absl::StrCat("pool ", id, " counts ", pool->segments, " segments but owns ",
+                               owned));
+    }
+    if (pool->use_count == 0 && owned == 0) {
+      return fail(absl::StrCat("pool ", id, " is released and owns nothing but is kept"));
+    }
+    for (const BlockPool* index : {&pool->small, &pool->large}) {
+      if (!index->Validate(&pool_why)) return fail(absl::StrCat("pool ", id, ": ", pool_why));
+      for (const Block* b : *index) {
+        if (b->segment->owner != pool.get()) {
+          return fail(absl::StrCat("free block ", Hex(b->ptr), " of pool ",
+                                   b->segment->pool_id(), " is in the index of pool ", id));
+        }
+      }
+      indexed += index->size();
+    }
+  }
+  if (free_blocks != indexed) return fail("the pools index blocks that are not free");
+  if (deferred_blocks != deferred_.size()) {
+    return fail("the deferred-event list disagrees with the pending blocks");
+  }
+  for (const Route& route : routes_) {
+    if (FindPool(route.id) != route.owner || route.owner->use_count < 1) {
+      return fail(absl::StrCat("allocations are routed to pool ", route.id,
+                               " which is not live"));
+    }
+  }
+  if (pool_work_ != (!routes_.empty() || !deferred_.empty() || release_owed_)) {
+    return fail("the pool-work flag is stale");
   }
   if (allocated_blocks != allocated_.size()) return fail("the allocated map has strays");
   std::size_t queued = 0;
@@ -1060,7 +1460,6 @@ bool DeviceAllocator::ValidateLocked(std::string* why) const {
   if (queued != num_pending_ || queued != pending_refs) {
     return fail("pending event queues disagree with the blocks");
   }
-  std::string pool_why;
   if (!small_pool_.Validate(&pool_why) || !large_pool_.Validate(&pool_why)) {
     return fail(pool_why);
   }

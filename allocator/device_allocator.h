@@ -21,6 +21,16 @@
 // program has allocated. A block's interior pages are mapped as one chunk (the
 // driver's cost is per handle), its partial edge pages as single pages.
 //
+// Private pools (CUDA graphs, PyTorch semantics): while BeginAllocateToPool
+// routes a stream's allocations into a private pool, a stream capture may be
+// underway, and a capture refuses synchronization, event queries and freeing
+// memory. So while any routing is active the allocator calls none of those:
+// cross-stream events of frees are recorded only once no routing is active,
+// nothing is unmapped or released, and the out-of-memory ladder fails instead
+// of synchronizing. A private pool's memory stays put while its use count is
+// above 0 (a captured graph replays into it); at 0 its wholly free memory
+// goes back to the device at the first moment no capture is underway.
+//
 // Thread safety: one mutex guards everything; the backend is only called with
 // it held, so the backend needs no ordering of its own.
 #ifndef CCALLOC_ALLOCATOR_DEVICE_ALLOCATOR_H_
@@ -28,6 +38,7 @@
 
 #include <cstddef>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <string>
 #include <utility>
@@ -50,6 +61,14 @@
 
 namespace ccalloc {
 
+// An allocated block of a pool, as PoolLiveBlocks reports it.
+struct LiveBlock {
+  DevicePtr ptr;
+  std::size_t size;       // the block's size (what allocated_bytes counts)
+  std::size_t requested;  // the user's size
+  StreamId stream;
+};
+
 class DeviceAllocator {
  public:
   DeviceAllocator(std::unique_ptr<DeviceBackend> backend, const Options& options);
@@ -70,8 +89,52 @@ class DeviceAllocator {
   // The block is also used on `stream`: after Free it is not reused until the
   // work queued on `stream` before the free has finished.
   absl::Status RecordStream(DevicePtr ptr, StreamId stream) ABSL_LOCKS_EXCLUDED(mu_);
-  // Returns every wholly free segment and every free mapped page to the device.
+  // Returns every wholly free segment and every free mapped page of the
+  // default pool and of private pools whose use count reached 0 to the
+  // device. FailedPrecondition while a capture is underway.
   absl::Status EmptyCache() ABSL_LOCKS_EXCLUDED(mu_);
+
+  // --- Private pools (CUDA graphs; PyTorch's beginAllocateToPool & co.) -----
+  // A private pool is named by a nonzero PoolId and shared by use count.
+  // InvalidArgument for pool 0.
+  absl::Status CreateOrIncrefPool(PoolId pool) ABSL_LOCKS_EXCLUDED(mu_);
+  // Routes every later Allocate whose stream satisfies `filter` into `pool`
+  // (creating or increfing it like CreateOrIncrefPool) until
+  // EndAllocateToPool. While any routing is active a stream capture may be
+  // underway: see the file comment. `filter` runs under the allocator's lock
+  // and must not call back into it. FailedPrecondition if `pool` is already
+  // being allocated to; InvalidArgument for pool 0 or an empty filter.
+  absl::Status BeginAllocateToPool(PoolId pool, std::function<bool(StreamId)> filter)
+      ABSL_LOCKS_EXCLUDED(mu_);
+  // Stops the routing (the use count stays: ReleasePool drops it). Does no
+  // deferred work itself: PyTorch calls it before the capture has ended.
+  // FailedPrecondition if `pool` is not being allocated to.
+  absl::Status EndAllocateToPool(PoolId pool) ABSL_LOCKS_EXCLUDED(mu_);
+  // -1 on the use count; at 0 the pool's cached memory is released as soon
+  // as it is wholly free (now for what is free, later as its live blocks are
+  // freed); segments with live blocks stay. NotFound for an unknown pool,
+  // FailedPrecondition if the count is already 0 or would reach 0 while the
+  // pool is being allocated to.
+  absl::Status ReleasePool(PoolId pool) ABSL_LOCKS_EXCLUDED(mu_);
+  // NotFound for an unknown pool (or 0).
+  absl::StatusOr<int> PoolUseCount(PoolId pool) const ABSL_LOCKS_EXCLUDED(mu_);
+  // The allocated blocks of `pool` (0: the default pool), by address; empty
+  // for an unknown pool.
+  std::vector<LiveBlock> PoolLiveBlocks(PoolId pool) const ABSL_LOCKS_EXCLUDED(mu_);
+  // Carves exactly [ptr, ptr + size) out of a free block of `pool` (to
+  // restore a checkpointed pool layout at the same addresses) and marks it
+  // allocated with `requested` and `stream`, counted like an Allocate.
+  // InvalidArgument if the range is not wholly inside one free block of that
+  // pool on that stream, or is not 512-byte aligned; NotFound for an unknown
+  // pool. Growable segments map the pages under the range first.
+  absl::StatusOr<DevicePtr> AllocateAt(PoolId pool, DevicePtr ptr, std::size_t size,
+                                       std::size_t requested, StreamId stream)
+      ABSL_LOCKS_EXCLUDED(mu_);
+  // Releases only that pool's wholly free cached memory: the default pool's
+  // for 0; for a private pool, nothing while its use count is above 0.
+  // FailedPrecondition while a capture is underway (it would synchronize),
+  // NotFound for an unknown pool.
+  absl::Status EmptyCachePool(PoolId pool) ABSL_LOCKS_EXCLUDED(mu_);
 
   // Caps reserved memory (0: no cap). Memory already reserved is not freed by
   // the call; growth beyond the cap first releases cached memory.
@@ -107,18 +170,28 @@ class DeviceAllocator {
 
   // One attempt: reuse a free block or grow. ResourceExhausted when the device
   // or the limit refuses; other errors are the backend's.
+  // A stream's allocations go to `owner` (null: the default pool).
+  struct Route {
+    PoolId id;
+    PrivatePool* owner;
+    std::function<bool(StreamId)> filter;
+  };
+
+  // One attempt: reuse a free block of `owner`'s pool (null: the default
+  // pool) or grow it. ResourceExhausted when the device or the limit refuses;
+  // other errors are the backend's.
   absl::StatusOr<Block*> TryAllocate(std::size_t rounded, std::size_t requested,
-                                     StreamId stream, PoolKind pool)
+                                     StreamId stream, PoolKind pool, PrivatePool* owner)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  absl::StatusOr<Block*> GrowClassic(std::size_t rounded, StreamId stream, PoolKind pool)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::StatusOr<Block*> GrowClassic(std::size_t rounded, StreamId stream, PoolKind pool,
+                                     PrivatePool* owner) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::StatusOr<Segment*> NewExpandableSegment(std::size_t rounded, StreamId stream,
-                                                PoolKind pool)
+                                                PoolKind pool, PrivatePool* owner)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Records a new segment of [base, base + size) with one free block covering
   // it, indexed in its pool.
   Segment* AddSegment(DevicePtr base, std::size_t size, StreamId stream, PoolKind pool,
-                      bool expandable) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+                      bool expandable, PrivatePool* owner) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Maps every page under [begin, begin + bytes) of `segment`; on failure the
   // pages mapped so far stay mapped (cached, counted) and no block changes.
   absl::Status EnsureMapped(Segment* segment, DevicePtr begin, std::size_t bytes)
@@ -127,14 +200,15 @@ class DeviceAllocator {
   // `reuse` (unmapped elsewhere, of exactly that size) or, when 0, new memory.
   absl::Status MapChunk(Segment* segment, std::size_t first_page, std::size_t pages,
                         PhysicalHandle reuse) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Unmaps chunks lying wholly inside free blocks of growable segments,
-  // largest blocks first, skipping [keep_begin, keep_end), until `target`
-  // bytes are unmapped, and returns how many were. The physical memory goes
-  // back to the device, or into `keep_handles` (handle, pages) for remapping.
+  // Unmaps chunks lying wholly inside free blocks of growable segments of
+  // `owner`'s pool (null: the default pool), largest blocks first, skipping
+  // [keep_begin, keep_end), until `target` bytes are unmapped, and returns
+  // how many were. The physical memory goes back to the device, or into
+  // `keep_handles` (handle, pages) for remapping. Nothing while capturing.
   absl::StatusOr<std::size_t> UnmapFreeChunks(
       std::size_t target, DevicePtr keep_begin, DevicePtr keep_end,
-      std::vector<std::pair<PhysicalHandle, std::size_t>>* keep_handles)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+      std::vector<std::pair<PhysicalHandle, std::size_t>>* keep_handles,
+      PrivatePool* owner = nullptr) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status SynchronizeStream(StreamId stream) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   // Block objects are recycled: new/delete on every split and coalesce was a
@@ -146,22 +220,53 @@ class DeviceAllocator {
   // marks it allocated.
   Block* Carve(Block* block, std::size_t rounded, std::size_t requested)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Splits the free, indexed `block` at `at` (strictly inside it) into two
+  // free, indexed blocks and returns the upper one.
+  Block* SplitFreeAt(Block* block, DevicePtr at) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Marks a block that left its index allocated and counts it.
+  void MarkAllocated(Block* block, std::size_t requested) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Marks a block free, coalesces it and indexes it.
   void FreeBlock(Block* block) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   absl::Status ProcessEvents() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Waits for the device, then completes every pending block.
   absl::Status SynchronizeAndFreeEvents() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Releases wholly free classic segments (all of them, or enough for
-  // `target` bytes when `target` > 0, oversize ones first) and, for growable
-  // segments, unmaps free pages. Returns the bytes released.
-  absl::StatusOr<std::size_t> ReleaseCached(std::size_t target)
+  // Releases wholly free classic segments of `owner`'s pool (null: the
+  // default pool; all of them, or enough for `target` bytes when `target` >
+  // 0, oversize ones first) and, for growable segments, unmaps free pages.
+  // Returns the bytes released. Nothing while capturing, nothing of a
+  // private pool whose use count is above 0.
+  absl::StatusOr<std::size_t> ReleaseCached(std::size_t target, PrivatePool* owner = nullptr)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status ReleaseSegment(Segment* segment) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void GarbageCollect() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
+  // --- Private pools ---------------------------------------------------------
+  // A stream capture may be underway while any routing is active.
+  bool capturing() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return !routes_.empty(); }
+  // The pool `stream`'s allocations are routed to; null for the default.
+  PrivatePool* RouteFor(StreamId stream) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  PrivatePool* FindPool(PoolId pool) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  PrivatePool* CreateOrIncrefLocked(PoolId pool) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The work a capture made wait, done now that none is underway: records
+  // the events of frees deferred during capture, then releases the wholly
+  // free memory of pools whose use count reached 0. What fails stays owed.
+  absl::Status FlushPoolWork() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Drops the records of pools with use count 0 that own no segment.
+  void ErasePoolsWithoutMemory() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void UpdatePoolWork() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    pool_work_ = !routes_.empty() || !deferred_.empty() || release_owed_;
+  }
+  // Waits for every pending block's events and frees the blocks.
+  absl::Status SynchronizePending() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
   BlockPool& PoolOf(PoolKind kind) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     return kind == PoolKind::kSmall ? small_pool_ : large_pool_;
+  }
+  // The index a free block of `block`'s segment belongs in.
+  BlockPool& IndexOf(const Block* block) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    PrivatePool* owner = block->segment->owner;
+    return owner == nullptr ? PoolOf(block->pool) : owner->Of(block->pool);
   }
   // Adds (sign +1) or removes (-1) a free block's contribution to the
   // inactive_split counters.
@@ -211,6 +316,18 @@ class DeviceAllocator {
   std::uint64_t device_synced_upto_ ABSL_GUARDED_BY(mu_) = 0;
   std::size_t memory_limit_ ABSL_GUARDED_BY(mu_) = 0;
   TraceRecorder* recorder_ ABSL_GUARDED_BY(mu_) = nullptr;
+  // Private pools by id (owning; segments point at them).
+  absl::flat_hash_map<PoolId, std::unique_ptr<PrivatePool>> pools_ ABSL_GUARDED_BY(mu_);
+  // Active BeginAllocateToPool routings, in begin order (the first whose
+  // filter accepts a stream wins).
+  std::vector<Route> routes_ ABSL_GUARDED_BY(mu_);
+  // Blocks freed during capture that other streams used: pending, with their
+  // events not yet recorded (a capture refuses RecordEvent on other streams).
+  std::vector<Block*> deferred_ ABSL_GUARDED_BY(mu_);
+  // A pool with use count 0 may hold wholly free memory not yet released.
+  bool release_owed_ ABSL_GUARDED_BY(mu_) = false;
+  // Routing is active or a capture left work: the one flag the hot path reads.
+  bool pool_work_ ABSL_GUARDED_BY(mu_) = false;
   MemoryStats stats_ ABSL_GUARDED_BY(mu_);
 
   // --- Sharing with other processes and devices (device_allocator_ipc.cc) ---

@@ -92,6 +92,49 @@ bool SimBackend::ShouldFail(SimOp op) {
   return false;
 }
 
+absl::Status SimBackend::RefuseDuringCapture(const char* what) {
+  if (captures_.empty()) return absl::OkStatus();
+  std::string message =
+      absl::StrCat("sim: ", what, " is not permitted while a stream is being captured");
+  if (capture_violation_.empty()) capture_violation_ = message;
+  return absl::FailedPreconditionError(message);
+}
+
+absl::Status SimBackend::BeginCapture(StreamId stream) {
+  absl::MutexLock lock(&mu_);
+  if (captures_.contains(stream)) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("sim: stream 0x", absl::Hex(stream), " is already being captured"));
+  }
+  if (captures_.empty()) capture_violation_.clear();
+  captures_.insert(stream);
+  return absl::OkStatus();
+}
+
+absl::Status SimBackend::EndCapture(StreamId stream) {
+  absl::MutexLock lock(&mu_);
+  if (captures_.erase(stream) == 0) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("sim: stream 0x", absl::Hex(stream), " is not being captured"));
+  }
+  return absl::OkStatus();
+}
+
+bool SimBackend::capturing() const {
+  absl::MutexLock lock(&mu_);
+  return !captures_.empty();
+}
+
+bool SimBackend::capture_invalidated() const {
+  absl::MutexLock lock(&mu_);
+  return !capture_violation_.empty();
+}
+
+std::string SimBackend::capture_violation() const {
+  absl::MutexLock lock(&mu_);
+  return capture_violation_;
+}
+
 DevicePtr SimBackend::NextAddress(std::size_t bytes, std::size_t alignment) {
   DevicePtr ptr = (next_address_ + alignment - 1) / alignment * alignment;
   // Addresses are never reused: a gap after each range catches off-by-one
@@ -122,6 +165,7 @@ absl::StatusOr<DevicePtr> SimBackend::Allocate(std::size_t bytes) {
 absl::Status SimBackend::Deallocate(DevicePtr ptr, std::size_t bytes) {
   absl::MutexLock lock(&mu_);
   ++counts_.deallocate_calls;
+  if (absl::Status s = RefuseDuringCapture("Deallocate"); !s.ok()) return s;
   auto it = allocations_.find(ptr);
   if (it == allocations_.end() || it->second != bytes) {
     return absl::InvalidArgumentError(
@@ -147,6 +191,11 @@ absl::StatusOr<DeviceMemoryInfo> SimBackend::MemoryInfo() {
 
 absl::StatusOr<EventHandle> SimBackend::RecordEvent(StreamId stream) {
   absl::MutexLock lock(&mu_);
+  if (captures_.contains(stream)) {
+    // Recorded into the graph, the event could never be queried or waited
+    // for from the host.
+    return RefuseDuringCapture("RecordEvent on the capturing stream");
+  }
   if (ShouldFail(SimOp::kRecordEvent)) return InjectedFailure("RecordEvent");
   EventHandle handle = next_event_++;
   events_.emplace(handle, EventState{stream, config_.auto_complete_events});
@@ -156,6 +205,7 @@ absl::StatusOr<EventHandle> SimBackend::RecordEvent(StreamId stream) {
 
 absl::StatusOr<bool> SimBackend::QueryEvent(EventHandle event) {
   absl::MutexLock lock(&mu_);
+  if (absl::Status s = RefuseDuringCapture("QueryEvent"); !s.ok()) return s;
   if (ShouldFail(SimOp::kQueryEvent)) return InjectedFailure("QueryEvent");
   auto it = events_.find(event);
   if (it == events_.end()) return absl::InvalidArgumentError("sim: unknown event");
@@ -164,6 +214,7 @@ absl::StatusOr<bool> SimBackend::QueryEvent(EventHandle event) {
 
 absl::Status SimBackend::SynchronizeEvent(EventHandle event) {
   absl::MutexLock lock(&mu_);
+  if (absl::Status s = RefuseDuringCapture("SynchronizeEvent"); !s.ok()) return s;
   auto it = events_.find(event);
   if (it == events_.end()) return absl::InvalidArgumentError("sim: unknown event");
   it->second.complete = true;
@@ -178,6 +229,7 @@ void SimBackend::DestroyEvent(EventHandle event) {
 absl::Status SimBackend::SynchronizeDevice() {
   absl::MutexLock lock(&mu_);
   ++counts_.synchronize_calls;
+  if (absl::Status s = RefuseDuringCapture("SynchronizeDevice"); !s.ok()) return s;
   for (auto& [handle, state] : events_) state.complete = true;
   return absl::OkStatus();
 }
@@ -196,6 +248,7 @@ absl::StatusOr<DevicePtr> SimBackend::ReserveAddressRange(std::size_t bytes) {
 
 absl::Status SimBackend::ReleaseAddressRange(DevicePtr base, std::size_t bytes) {
   absl::MutexLock lock(&mu_);
+  if (absl::Status s = RefuseDuringCapture("ReleaseAddressRange"); !s.ok()) return s;
   auto it = ranges_.find(base);
   if (it == ranges_.end() || it->second != bytes) {
     return absl::InvalidArgumentError("sim: ReleaseAddressRange of unknown range");
@@ -233,6 +286,11 @@ absl::Status SimBackend::ReleasePhysical(PhysicalHandle handle) {
   absl::MutexLock lock(&mu_);
   auto it = physical_.find(handle);
   if (it == physical_.end()) return absl::InvalidArgumentError("sim: unknown physical handle");
+  // Memory that was never mapped cannot be in a captured graph: releasing it
+  // (after a failed Map) is harmless, and the driver allows it in relaxed mode.
+  if (physical_map_count_.contains(handle)) {
+    if (absl::Status s = RefuseDuringCapture("ReleasePhysical"); !s.ok()) return s;
+  }
   if (physical_map_count_[handle] != 0) {
     return absl::FailedPreconditionError("sim: releasing mapped physical memory");
   }
@@ -287,6 +345,7 @@ absl::Status SimBackend::Map(DevicePtr va, std::size_t bytes, PhysicalHandle han
 absl::Status SimBackend::Unmap(DevicePtr va, std::size_t bytes) {
   absl::MutexLock lock(&mu_);
   ++counts_.unmap_calls;
+  if (absl::Status s = RefuseDuringCapture("Unmap"); !s.ok()) return s;
   auto it = mappings_.find(va);
   if (it == mappings_.end() || it->second.bytes != bytes) {
     return absl::InvalidArgumentError("sim: Unmap of a range that is not mapped");

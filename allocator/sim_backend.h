@@ -7,6 +7,14 @@
 // fraction) and decide when events complete. Every byte handed out is counted
 // so a test can prove that nothing leaked when the allocator is destroyed.
 //
+// A simulated stream capture (BeginCapture) refuses what a real CUDA graph
+// capture in global mode refuses: synchronizing, querying events, events
+// recorded into the capturing stream, and freeing, unmapping or releasing
+// memory (a captured graph would replay into it). Each refusal returns
+// FailedPrecondition and marks the capture invalidated, as the driver does.
+// Allocating and mapping new memory stays allowed: CudaBackend runs those in
+// relaxed capture mode.
+//
 // Several SimBackends sharing one SimIpcRegistry behave as processes of one
 // machine: each has its own fake pid, exported physical memory is named by a
 // fake file descriptor of its process, and classic IPC handles open in any
@@ -26,6 +34,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/container/inlined_vector.h"
 #include "absl/synchronization/mutex.h"
 #include "allocator/backend.h"
@@ -166,6 +175,18 @@ class SimBackend : public DeviceBackend {
   void CompleteStream(StreamId stream) ABSL_LOCKS_EXCLUDED(mu_);
   void CompleteAll() ABSL_LOCKS_EXCLUDED(mu_);
 
+  // --- Simulated stream capture ----------------------------------------------
+  // Starts capturing `stream`; FailedPrecondition if it is already captured.
+  // The invalidation mark is cleared when the first capture begins.
+  absl::Status BeginCapture(StreamId stream) ABSL_LOCKS_EXCLUDED(mu_);
+  // FailedPrecondition if `stream` is not being captured.
+  absl::Status EndCapture(StreamId stream) ABSL_LOCKS_EXCLUDED(mu_);
+  bool capturing() const ABSL_LOCKS_EXCLUDED(mu_);
+  // Whether a call was refused since the first capture began; the first
+  // refused call's message is kept for test output.
+  bool capture_invalidated() const ABSL_LOCKS_EXCLUDED(mu_);
+  std::string capture_violation() const ABSL_LOCKS_EXCLUDED(mu_);
+
   // --- Accounting ----------------------------------------------------------
   struct Counts {
     std::size_t bytes_in_use = 0;      // plain allocations + physical pages
@@ -210,6 +231,9 @@ class SimBackend : public DeviceBackend {
   };
 
   bool ShouldFail(SimOp op) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // FailedPrecondition (and the capture invalidated) when a capture is
+  // underway; OK otherwise.
+  absl::Status RefuseDuringCapture(const char* what) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Capacity may be lowered below what is in use; then nothing is free.
   std::size_t FreeBytes() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     return counts_.bytes_in_use >= capacity_ ? 0 : capacity_ - counts_.bytes_in_use;
@@ -240,6 +264,8 @@ class SimBackend : public DeviceBackend {
   std::size_t fail_above_ ABSL_GUARDED_BY(mu_) = 0;
   double fail_probability_ ABSL_GUARDED_BY(mu_) = 0.0;
   std::mt19937_64 rng_ ABSL_GUARDED_BY(mu_);
+  absl::flat_hash_set<StreamId> captures_ ABSL_GUARDED_BY(mu_);
+  std::string capture_violation_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace ccalloc

@@ -36,6 +36,9 @@ struct SegmentInfo {
   std::uint64_t stream = 0;
   bool small_pool = false;
   bool expandable = false;
+  // The pool owning the segment: 0 is the default pool, any other value a
+  // private pool (a CUDA graph's).
+  std::uint64_t pool_id = 0;
   std::vector<BlockInfo> blocks;
   // Growable segments: [begin, end) address ranges that are mapped.
   std::vector<std::pair<std::uint64_t, std::uint64_t>> mapped_ranges;

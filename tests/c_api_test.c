@@ -150,11 +150,45 @@ static void test_bad_configuration(void) {
   ccalloc_destroy(a);
 }
 
+/* CUDA graph pools: allocations on the routed stream go to the pool, its
+ * memory stays until the last release, then goes back as blocks are freed. */
+static void test_pools(void) {
+  ccalloc_allocator* a = NULL;
+  void* stream = (void*)(uintptr_t)7;
+  void* pooled = NULL;
+  void* eager = NULL;
+  /* Classic segments: the pool's 3 MiB block lives in one 20 MiB segment. */
+  CHECK(ccalloc_create_simulated((size_t)1 << 30, "expandable_segments:False", &a) == CCALLOC_OK);
+  if (a == NULL) return;
+  CHECK(ccalloc_pool_begin(a, 42, stream) == CCALLOC_OK);
+  CHECK(ccalloc_pool_begin(a, 42, stream) == CCALLOC_INVALID_ARGUMENT);
+  CHECK(strstr(ccalloc_last_error(), "already being allocated to") != NULL);
+  CHECK(ccalloc_malloc(a, 3 * MiB, stream, &pooled) == CCALLOC_OK);
+  CHECK(ccalloc_pool_end(a, 42) == CCALLOC_OK);
+  CHECK(ccalloc_pool_end(a, 42) == CCALLOC_INVALID_ARGUMENT);
+  CHECK(ccalloc_free(a, pooled) == CCALLOC_OK);
+  /* The pool keeps its freed block: eager code on the same stream gets other
+   * memory, and empty_cache leaves the pool alone. */
+  CHECK(ccalloc_malloc(a, 3 * MiB, stream, &eager) == CCALLOC_OK);
+  CHECK(eager != NULL && eager != pooled);
+  CHECK(ccalloc_free(a, eager) == CCALLOC_OK);
+  CHECK(ccalloc_empty_cache(a) == CCALLOC_OK);
+  CHECK(stat_of(a, "reserved_bytes.all.current") == (int64_t)(20 * MiB));
+  CHECK(ccalloc_pool_release(a, 42) == CCALLOC_OK);
+  CHECK(stat_of(a, "reserved_bytes.all.current") == 0);
+  CHECK(ccalloc_pool_release(a, 42) == CCALLOC_INVALID_ARGUMENT);
+  CHECK(strstr(ccalloc_last_error(), "unknown pool 42") != NULL);
+  CHECK(ccalloc_pool_begin(a, 0, stream) == CCALLOC_INVALID_ARGUMENT);
+  CHECK(ccalloc_pool_begin(NULL, 1, stream) == CCALLOC_INVALID_ARGUMENT);
+  ccalloc_destroy(a);
+}
+
 int main(void) {
   test_lifecycle();
   test_double_free();
   test_out_of_memory();
   test_bad_configuration();
+  test_pools();
   printf("%d passed, %d failed\n", passed, failed);
   return failed == 0 ? 0 : 1;
 }

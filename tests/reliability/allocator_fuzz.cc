@@ -29,7 +29,7 @@
 //     0x10 destroy with blocks still live (tests the destructor's release)
 //     0x20 64 KiB device pages instead of 2 MiB (growable edge pages), on
 //          the 1 GiB device
-//   then operations, one opcode byte (mod 16) each, followed by arguments:
+//   then operations, one opcode byte (mod 19) each, followed by arguments:
 //     0-4  allocate      stream:u8 size...     (size encoding: ReadSize)
 //     5-7  free          index:u8              (a live block)
 //     8    bad free      kind:u8 arg:u32       (kind%4: foreign, interior,
@@ -44,6 +44,14 @@
 //                                               record(0), bad fraction,
 //                                               good fraction, reset peaks,
 //                                               snapshot check)
+//     16   begin_pool    pool:u8 stream:u8     (pool 1 + pool%3; allocations
+//                                               on the stream go to it, under
+//                                               a simulated stream capture)
+//     17   end_pool      pool:u8
+//     18   release_pool  pool:u8               (-1 on the use count)
+// While a pool is being allocated to, the simulated device captures its
+// stream and refuses what a capture refuses; a refusal is a failure here.
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -51,6 +59,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <map>
 #include <memory>
 #include <string>
 #include <type_traits>
@@ -127,7 +136,7 @@ class Harness {
 
   void Step(ByteReader& in) {
     ++op_;
-    switch (in.U8() % 16) {
+    switch (in.U8() % 19) {
       case 0:
       case 1:
       case 2:
@@ -181,6 +190,17 @@ class Harness {
       case 15:
         DoMisc(in.U8());
         break;
+      case 16: {
+        const PoolId pool = 1 + in.U8() % 3;
+        DoBeginPool(pool, in.U8() % kStreams);
+        break;
+      }
+      case 17:
+        DoEndPool(1 + in.U8() % 3);
+        break;
+      case 18:
+        DoReleasePool(1 + in.U8() % 3);
+        break;
     }
   }
 
@@ -191,6 +211,11 @@ class Harness {
   void Finish() {
     for (int op = 0; op < kSimOps; ++op) sim_->FailNth(static_cast<SimOp>(op), 0);
     what_ = "finish";
+    // Captures end first: destruction synchronizes, which a capture refuses.
+    while (!routes_.empty()) DoEndPool(routes_.begin()->first);
+    for (auto& [pool, uses] : uses_) {
+      while (uses > 0) DoReleasePool(pool);
+    }
     if (!destroy_live_) {
       while (!model_.empty()) {
         const DevicePtr ptr = model_.Nth(0);
@@ -201,6 +226,10 @@ class Harness {
       absl::Status s = alloc_->EmptyCache();
       Expect(s.ok(), absl::StrCat("final EmptyCache: ", s.ToString()));
       Check("final EmptyCache");
+      for (PoolId pool = 1; pool <= 3; ++pool) {
+        Expect(absl::IsNotFound(alloc_->PoolUseCount(pool).status()),
+               absl::StrCat("pool ", pool, " outlived its last use and its memory"));
+      }
       const MemoryStats stats = alloc_->GetStats();
       Expect(stats.reserved_bytes[kStatAll].current == 0 && stats.segment[kStatAll].current == 0 &&
                  stats.active[kStatAll].current == 0,
@@ -261,6 +290,21 @@ class Harness {
       block.stream = stream;
       std::string why;
       Expect(model_.Add(*ptr, block, options_, growable_, &why), why);
+      // Routed allocations land in their pool, others in the default pool.
+      PoolId expect_pool = 0;
+      for (const auto& [pool, routed] : route_order_) {
+        if (routed == stream) {
+          expect_pool = pool;  // the first routing in begin order wins
+          break;
+        }
+      }
+      const SegmentInfo* segment = nullptr;
+      const Snapshot snap = alloc_->TakeSnapshot();
+      for (const SegmentInfo& s : snap.segments) {
+        if (*ptr >= s.address && *ptr < s.address + s.total_size) segment = &s;
+      }
+      Expect(segment != nullptr && segment->pool_id == expect_pool,
+             absl::StrCat("block ", Hex(*ptr), " is not in pool ", expect_pool));
     } else {
       Expect(absl::IsResourceExhausted(ptr.status()),
              absl::StrCat("a valid request failed with ", ptr.status().ToString()));
@@ -359,11 +403,17 @@ class Harness {
   void DoEmptyCache() {
     what_ = "empty_cache";
     const std::int64_t injected = sim_->counts().failures_injected;
+    const MemoryStats before = alloc_->GetStats();
     absl::Status s = alloc_->EmptyCache();
-    if (!s.ok()) {
+    if (!routes_.empty()) {
+      Expect(absl::IsFailedPrecondition(s),
+             absl::StrCat("EmptyCache during a capture answered ", s.ToString()));
+      ExpectUnchanged(before, alloc_->GetStats());
+      ++bad_inputs_;
+    } else if (!s.ok()) {
       Expect(absl::IsResourceExhausted(s) && sim_->counts().failures_injected > injected,
              absl::StrCat("EmptyCache failed without an injected failure: ", s.ToString()));
-    } else if (model_.empty()) {
+    } else if (model_.empty() && uses_empty()) {
       // Nothing is live: nothing may stay reserved, mapped or pending.
       const SimBackend::Counts c = sim_->counts();
       Expect(c.bytes_in_use == 0 && c.live_events == 0 && c.live_ranges == 0 &&
@@ -421,6 +471,109 @@ class Harness {
     Check(what_);
   }
 
+  bool uses_empty() const {
+    for (const auto& [pool, uses] : uses_) {
+      if (uses > 0) return false;
+    }
+    return true;
+  }
+
+  void DoBeginPool(PoolId pool, StreamId stream) {
+    what_ = absl::StrCat("begin_pool ", pool, " on stream ", stream);
+    const MemoryStats before = alloc_->GetStats();
+    absl::Status s =
+        alloc_->BeginAllocateToPool(pool, [stream](StreamId t) { return t == stream; });
+    if (routes_.contains(pool)) {
+      Expect(absl::IsFailedPrecondition(s), absl::StrCat("a second begin answered ", s.ToString()));
+      ExpectUnchanged(before, alloc_->GetStats());
+      ++bad_inputs_;
+    } else {
+      Expect(s.ok(), absl::StrCat("begin failed: ", s.ToString()));
+      if (captures_[stream]++ == 0) {
+        absl::Status c = sim_->BeginCapture(stream);
+        Expect(c.ok(), c.ToString());
+      }
+      routes_[pool] = stream;
+      route_order_.emplace_back(pool, stream);
+      ++uses_[pool];
+    }
+    CheckPool(pool);
+    Check(what_);
+  }
+
+  void DoEndPool(PoolId pool) {
+    what_ = absl::StrCat("end_pool ", pool);
+    const MemoryStats before = alloc_->GetStats();
+    const SimBackend::Counts device = sim_->counts();
+    absl::Status s = alloc_->EndAllocateToPool(pool);
+    // Ending the routing does no deferred work: the capture is still on.
+    ExpectUnchanged(before, alloc_->GetStats());
+    Expect(sim_->counts().live_events == device.live_events &&
+               sim_->counts().bytes_in_use == device.bytes_in_use,
+           "EndAllocateToPool asked the device for something");
+    auto it = routes_.find(pool);
+    if (it == routes_.end()) {
+      Expect(absl::IsFailedPrecondition(s), absl::StrCat("a stray end answered ", s.ToString()));
+      ++bad_inputs_;
+    } else {
+      Expect(s.ok(), absl::StrCat("end failed: ", s.ToString()));
+      if (--captures_[it->second] == 0) {
+        absl::Status c = sim_->EndCapture(it->second);
+        Expect(c.ok(), c.ToString());
+      }
+      routes_.erase(it);
+      route_order_.erase(std::find_if(route_order_.begin(), route_order_.end(),
+                                      [pool](const auto& r) { return r.first == pool; }));
+    }
+    CheckPool(pool);
+    Check(what_);
+  }
+
+  void DoReleasePool(PoolId pool) {
+    what_ = absl::StrCat("release_pool ", pool);
+    const MemoryStats before = alloc_->GetStats();
+    const int uses = uses_[pool];
+    absl::Status s = alloc_->ReleasePool(pool);
+    if (uses == 0) {
+      Expect(absl::IsNotFound(s) || absl::IsFailedPrecondition(s),
+             absl::StrCat("releasing an unused pool answered ", s.ToString()));
+      ExpectUnchanged(before, alloc_->GetStats());
+      ++bad_inputs_;
+    } else if (uses == 1 && routes_.contains(pool)) {
+      Expect(absl::IsFailedPrecondition(s),
+             absl::StrCat("the last release of a routed pool answered ", s.ToString()));
+      ExpectUnchanged(before, alloc_->GetStats());
+      ++bad_inputs_;
+    } else {
+      Expect(s.ok(), absl::StrCat("release failed: ", s.ToString()));
+      --uses_[pool];
+    }
+    CheckPool(pool);
+    Check(what_);
+  }
+
+  // The allocator's use count equals the model's; a pool at 0 keeps only
+  // segments that hold live blocks once no capture is underway.
+  void CheckPool(PoolId pool) {
+    absl::StatusOr<int> count = alloc_->PoolUseCount(pool);
+    if (uses_[pool] > 0) {
+      Expect(count.ok() && *count == uses_[pool],
+             absl::StrCat("pool ", pool, ": use count ", count.ok() ? *count : -1, ", model ",
+                          uses_[pool]));
+      return;
+    }
+    Expect(!count.ok() || *count == 0, absl::StrCat("pool ", pool, " has uses it should not"));
+    if (!routes_.empty()) return;
+    for (const SegmentInfo& segment : alloc_->TakeSnapshot().segments) {
+      if (segment.pool_id != pool) continue;
+      bool live = false;
+      for (const BlockInfo& b : segment.blocks) live |= b.status != BlockStatus::kInactive;
+      // A release that failed on an injected fault stays owed.
+      Expect(live || sim_->counts().failures_injected > 0,
+             absl::StrCat("released pool ", pool, " keeps a wholly free segment"));
+    }
+  }
+
   // Every live block of the model is an allocated block of the snapshot with
   // the same size and requested size, and there is no other.
   void CheckSnapshot() {
@@ -452,6 +605,8 @@ class Harness {
     Expect(model_.MatchesCounters(stats, &why), absl::StrCat("counters: ", why));
     Expect(BackendMatchesStats(sim_->counts(), stats, growable_, &why),
            absl::StrCat("device: ", why));
+    Expect(!sim_->capture_invalidated(),
+           absl::StrCat("the allocator broke a capture: ", sim_->capture_violation()));
   }
 
   void ExpectInvalid(const absl::Status& s, const std::string& must_mention) {
@@ -481,6 +636,12 @@ class Harness {
   std::unique_ptr<DeviceAllocator> alloc_;
   ReferenceModel model_;
   std::vector<DevicePtr> freed_;
+  // Pools being allocated to (and their stream), use counts by the model,
+  // and how many routings capture each stream.
+  std::map<PoolId, StreamId> routes_;
+  std::map<PoolId, int> uses_;
+  std::map<StreamId, int> captures_;
+  std::vector<std::pair<PoolId, StreamId>> route_order_;
   int op_ = 0;
   int bad_inputs_ = 0;
   std::string what_ = "start";

@@ -234,6 +234,65 @@ TEST_P(BadInputTest, MemoryFractionOutOfRange) {
   }
 }
 
+// Private-pool calls in the wrong state or with a bad pool.
+TEST_P(BadInputTest, PoolCalls) {
+  using Code = absl::StatusCode;
+  auto only0 = [](StreamId s) { return s == 0; };
+  ExpectRefused([&] { return alloc_->BeginAllocateToPool(0, only0); }, Code::kInvalidArgument,
+                {"pool 0", "default pool"});
+  ExpectRefused([&] { return alloc_->BeginAllocateToPool(5, nullptr); },
+                Code::kInvalidArgument, {"filter is empty"});
+  ExpectRefused([&] { return alloc_->EndAllocateToPool(5); }, Code::kFailedPrecondition,
+                {"pool 5 is not being allocated to"});
+  ExpectRefused([&] { return alloc_->ReleasePool(5); }, Code::kNotFound, {"unknown pool 5"});
+  ExpectRefused([&] { return alloc_->ReleasePool(0); }, Code::kInvalidArgument, {"pool 0"});
+  ExpectRefused([&] { return alloc_->CreateOrIncrefPool(0); }, Code::kInvalidArgument,
+                {"pool 0"});
+  ExpectRefused([&] { return alloc_->PoolUseCount(5).status(); }, Code::kNotFound,
+                {"unknown pool 5"});
+  ExpectRefused([&] { return alloc_->EmptyCachePool(5); }, Code::kNotFound, {"unknown pool 5"});
+  ExpectRefused([&] { return alloc_->AllocateAt(5, large_, 512, 512, 0).status(); },
+                Code::kNotFound, {"unknown pool"});
+
+  // A pool with a live block and a free rest, being allocated to.
+  ASSERT_TRUE(alloc_->BeginAllocateToPool(5, only0).ok());
+  const DevicePtr pooled = Allocate(3 * kMiB, 0);
+  ExpectRefused([&] { return alloc_->BeginAllocateToPool(5, only0); },
+                Code::kFailedPrecondition, {"pool 5 is already being allocated to"});
+  ExpectRefused([&] { return alloc_->ReleasePool(5); }, Code::kFailedPrecondition,
+                {"pool 5 is being allocated to", "EndAllocateToPool"});
+  ExpectRefused([&] { return alloc_->EmptyCache(); }, Code::kFailedPrecondition,
+                {"not permitted while allocations are routed to a private pool"});
+  ExpectRefused([&] { return alloc_->EmptyCachePool(0); }, Code::kFailedPrecondition,
+                {"not permitted while allocations are routed to a private pool"});
+  ASSERT_TRUE(alloc_->EndAllocateToPool(5).ok());
+  ExpectRefused([&] { return alloc_->EndAllocateToPool(5); }, Code::kFailedPrecondition,
+                {"pool 5 is not being allocated to"});
+
+  // AllocateAt: a live block, the default pool's free memory, unaligned,
+  // empty, requested above size, the wrong stream.
+  ExpectRefused([&] { return alloc_->AllocateAt(5, pooled, 512, 512, 0).status(); },
+                Code::kInvalidArgument, {"not wholly inside one free block of the pool"});
+  ExpectRefused(
+      [&] { return alloc_->AllocateAt(5, large_ + 12 * kMiB, 512, 512, 0).status(); },
+      Code::kInvalidArgument, {"not wholly inside one free block of the pool"});
+  ExpectRefused([&] { return alloc_->AllocateAt(5, pooled + 3 * kMiB + 100, 512, 512, 0).status(); },
+                Code::kInvalidArgument, {"512-byte aligned"});
+  ExpectRefused([&] { return alloc_->AllocateAt(5, pooled + 3 * kMiB, 0, 0, 0).status(); },
+                Code::kInvalidArgument, {"512-byte aligned"});
+  ExpectRefused([&] { return alloc_->AllocateAt(5, pooled + 3 * kMiB, 512, 1024, 0).status(); },
+                Code::kInvalidArgument, {"requested (1024)"});
+  ExpectRefused([&] { return alloc_->AllocateAt(5, pooled + 3 * kMiB, 512, 512, 1).status(); },
+                Code::kInvalidArgument, {"the free block is on stream 0x0, not 0x1"});
+
+  // Released to 0 while its block is live: the record stays until it is freed.
+  ASSERT_TRUE(alloc_->ReleasePool(5).ok());
+  ExpectRefused([&] { return alloc_->ReleasePool(5); }, Code::kFailedPrecondition,
+                {"pool 5 is already released"});
+  ASSERT_TRUE(alloc_->Free(pooled).ok());
+  EXPECT_TRUE(absl::IsNotFound(alloc_->PoolUseCount(5).status()));
+}
+
 INSTANTIATE_TEST_SUITE_P(Segments, BadInputTest, ::testing::Bool(),
                          [](const ::testing::TestParamInfo<bool>& info) {
                            return std::string(info.param ? "Growable" : "Classic");
@@ -494,6 +553,9 @@ TEST_F(BadInputCApiTest, NullAllocatorHandle) {
       {"set_memory_fraction", ccalloc_set_memory_fraction(nullptr, 0.5)},
       {"get_stat", ccalloc_get_stat(nullptr, "allocated_bytes.all.current", &value)},
       {"reset_peak_stats", ccalloc_reset_peak_stats(nullptr)},
+      {"pool_begin", ccalloc_pool_begin(nullptr, 1, nullptr)},
+      {"pool_end", ccalloc_pool_end(nullptr, 1)},
+      {"pool_release", ccalloc_pool_release(nullptr, 1)},
   };
   for (const auto& [name, status] : calls) {
     EXPECT_EQ(status, CCALLOC_INVALID_ARGUMENT) << name;
@@ -526,6 +588,28 @@ TEST_F(BadInputCApiTest, UnknownStatisticKey) {
   ExpectRefused([&] { return ccalloc_get_stat(a_, "allocated_bytes.all.nonsense", &value); },
                 CCALLOC_INVALID_ARGUMENT, {"unknown statistic 'allocated_bytes.all.nonsense'"});
   EXPECT_EQ(value, 42) << "a refused call wrote its out-parameter";
+}
+
+TEST_F(BadInputCApiTest, PoolCalls) {
+  ExpectRefused([&] { return ccalloc_pool_begin(a_, 0, nullptr); }, CCALLOC_INVALID_ARGUMENT,
+                {"pool 0"});
+  ExpectRefused([&] { return ccalloc_pool_end(a_, 3); }, CCALLOC_INVALID_ARGUMENT,
+                {"pool 3 is not being allocated to"});
+  ExpectRefused([&] { return ccalloc_pool_release(a_, 3); }, CCALLOC_INVALID_ARGUMENT,
+                {"unknown pool 3"});
+  ExpectRefused([&] { return ccalloc_pool_release(a_, 0); }, CCALLOC_INVALID_ARGUMENT,
+                {"pool 0"});
+  ASSERT_EQ(ccalloc_pool_begin(a_, 3, nullptr), CCALLOC_OK);
+  ExpectRefused([&] { return ccalloc_pool_begin(a_, 3, nullptr); }, CCALLOC_INVALID_ARGUMENT,
+                {"pool 3 is already being allocated to"});
+  ExpectRefused([&] { return ccalloc_pool_release(a_, 3); }, CCALLOC_INVALID_ARGUMENT,
+                {"EndAllocateToPool"});
+  ExpectRefused([&] { return ccalloc_empty_cache(a_); }, CCALLOC_INVALID_ARGUMENT,
+                {"not permitted while allocations are routed"});
+  ASSERT_EQ(ccalloc_pool_end(a_, 3), CCALLOC_OK);
+  ASSERT_EQ(ccalloc_pool_release(a_, 3), CCALLOC_OK);
+  ExpectRefused([&] { return ccalloc_pool_release(a_, 3); }, CCALLOC_INVALID_ARGUMENT,
+                {"unknown pool 3"});
 }
 
 TEST_F(BadInputCApiTest, MemoryFractionOutOfRange) {

@@ -74,6 +74,18 @@ def misc(which):
     return bytes([15, which])
 
 
+def begin_pool(pool, stream):  # pool 1 + pool % 3, routed from `stream`, captured
+    return bytes([16, pool, stream])
+
+
+def end_pool(pool):
+    return bytes([17, pool])
+
+
+def release_pool(pool):
+    return bytes([18, pool])
+
+
 def mixed_workload():
     ops = [alloc(0, 9), alloc(0, 12, 77), alloc(1, 20, 5), alloc(0, 21), alloc(2, 23, 999),
            alloc(0, 25, 12345), free(1), alloc(0, 11), free(0), alloc(3, 24), misc(6),
@@ -119,6 +131,23 @@ SEEDS = {
         alloc(0, 26, 6 << 20), free(1), alloc_special(0, 246, 14), misc(6)]),
     "destroy_with_live": bytes([DESTROY_LIVE | GROWABLE]) + b"".join([
         alloc(0, 21), alloc(1, 14), record(0, 3), free(0), alloc(2, 25), record(0, 1)]),
+    # A graph capture: temporaries in the pool, a cross-stream free deferred,
+    # a second capture sharing the pool, another pool beside it, release.
+    "graph_pools_classic": bytes([0]) + b"".join([
+        alloc(0, 21), free(0), begin_pool(0, 1), alloc(1, 9), alloc(1, 22), alloc(1, 25),
+        record(1, 2), free(1), free(0), empty_cache(), alloc(0, 22), end_pool(0),
+        alloc(1, 22), begin_pool(0, 1), alloc(1, 22, 7), begin_pool(1, 3), alloc(3, 12),
+        end_pool(0), end_pool(1), end_pool(1), release_pool(0), release_pool(1), free(0),
+        complete(4), alloc(2, 20), release_pool(0), free(0), free(0), release_pool(0),
+        misc(6), empty_cache()]),
+    "graph_pools_growable": bytes([GROWABLE]) + b"".join([
+        alloc(0, 26), free(0), begin_pool(2, 0), alloc(0, 24), alloc(0, 13), free(0),
+        alloc(0, 25), record(1, 3), release_pool(2), free(1), end_pool(2), alloc(3, 20),
+        release_pool(2), complete(3), alloc(0, 24), free(0), free(0), free(0), misc(6),
+        empty_cache()]),
+    "graph_pools_oom": bytes([SMALL_DEVICE | GROWABLE]) + b"".join(
+        [alloc(0, 27, i) for i in range(3)] + [free(0), begin_pool(0, 0)] +
+        [alloc(0, 27, i) for i in range(4)] + [end_pool(0), release_pool(0), alloc(1, 27)]),
     "page64k_boundaries": bytes([PAGE_64K | SMALL_DEVICE | GROWABLE]) + b"".join(
         [alloc_special(i % 4, 244 + i, i) for i in range(12)] + [free(3), free(5), misc(6),
                                                                  empty_cache()]),

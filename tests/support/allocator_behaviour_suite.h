@@ -3,6 +3,7 @@
 // A type-parameterized suite over the configurations of allocator_fixture.h:
 // allocator_behaviour_test.cc instantiates it on the simulated device (classic
 // and growable segments), allocator_behaviour_gpu_test.cc on a real one.
+// pool_behaviour_suite.h holds the private-pool (CUDA graph) behaviours.
 // Behaviours that differ between classic and growable segments say so in the
 // test; tests that need what only the simulated device can do (a small
 // capacity, injected failures, events that stay incomplete) skip themselves

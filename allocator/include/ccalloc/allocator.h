@@ -45,6 +45,13 @@ class Allocator {
   absl::Status SetMemoryLimit(std::size_t bytes);
   absl::Status SetMemoryFraction(double fraction);
 
+  // CUDA graphs: allocations on `stream` go to private pool `pool` (nonzero;
+  // created, or shared with a +1 use count) until EndAllocateToPool. Its
+  // memory is kept for the graph until ReleasePool drops the last use.
+  absl::Status BeginAllocateToPool(std::uint64_t pool, void* stream);
+  absl::Status EndAllocateToPool(std::uint64_t pool);
+  absl::Status ReleasePool(std::uint64_t pool);
+
   // Counters under torch.cuda.memory_stats() keys.
   std::vector<std::pair<std::string, std::int64_t>> Stats() const;
   absl::StatusOr<std::int64_t> Stat(absl::string_view key) const;

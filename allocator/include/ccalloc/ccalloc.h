@@ -58,6 +58,22 @@ ccalloc_status ccalloc_set_memory_limit(ccalloc_allocator* allocator,
 ccalloc_status ccalloc_set_memory_fraction(ccalloc_allocator* allocator,
                                            double fraction);
 
+/* CUDA graphs. A private pool is named by a nonzero id. Allocations on
+ * `stream` go to private pool `pool` (created, or shared: +1 use count) until
+ * ccalloc_pool_end; while any pool is being allocated to the allocator calls
+ * nothing a stream capture refuses. The pool's memory is kept (a graph
+ * replays into it) until ccalloc_pool_release drops its last use; then it goes
+ * back to the device as its blocks are freed. Errors: CCALLOC_INVALID_ARGUMENT
+ * for pool 0, a pool already being allocated to, ending one that is not, or
+ * releasing an unknown or already released pool. */
+typedef uint64_t ccalloc_pool_id;
+ccalloc_status ccalloc_pool_begin(ccalloc_allocator* allocator,
+                                  ccalloc_pool_id pool, void* stream);
+ccalloc_status ccalloc_pool_end(ccalloc_allocator* allocator,
+                                ccalloc_pool_id pool);
+ccalloc_status ccalloc_pool_release(ccalloc_allocator* allocator,
+                                    ccalloc_pool_id pool);
+
 /* One counter by its torch.cuda.memory_stats() key, e.g.
  * "allocated_bytes.all.current" or "num_alloc_retries". */
 ccalloc_status ccalloc_get_stat(ccalloc_allocator* allocator, const char* key,
