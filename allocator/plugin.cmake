@@ -13,7 +13,9 @@ file(WRITE ${CCALLOC_TORCH_VERSION_SCRIPT}
 
 add_library(ccalloc_torch SHARED ${CMAKE_CURRENT_SOURCE_DIR}/torch_plugin.cc)
 target_compile_options(ccalloc_torch PRIVATE ${CCALLOC_WARNINGS})
-target_include_directories(ccalloc_torch PRIVATE ${PROJECT_SOURCE_DIR})
+target_include_directories(ccalloc_torch PRIVATE ${PROJECT_SOURCE_DIR}
+  # The C contract with the PyTorch extension, shipped in the Python package.
+  ${PROJECT_SOURCE_DIR}/python/ccalloc/csrc)
 target_link_libraries(ccalloc_torch PRIVATE
   ccalloc absl::status absl::statusor absl::strings absl::synchronization)
 target_link_options(ccalloc_torch PRIVATE

@@ -17,6 +17,10 @@
 #   scripts/gpu_round.sh .gpu OUTDIR torch     the PyTorch plugin's pytest suite
 #   scripts/gpu_round.sh .gpu OUTDIR compare   real training, one process per
 #                                              allocator (bench/compare_training.py)
+#   scripts/gpu_round.sh .gpu OUTDIR compat    every torch.cuda feature with ccalloc
+#                                              as PyTorch's allocator against native
+#                                              PyTorch (tests/python/test_torch_compat_gpu.py;
+#                                              CUDA-graph case also under memcheck)
 #
 # Each part writes its logs and JSON under OUTDIR; the exit status is non-zero
 # if anything failed.
@@ -64,11 +68,18 @@ for part in "$@"; do
     torch)
       run gpu_torch_tests scripts/gpu_torch.sh "$BUNDLE" "$OUT" tests
       ;;
+    compat)
+      run torch_compat env PYTHONPATH="$ROOT/python" \
+        CCALLOC_TORCH_LIBRARY="$BUNDLE/allocator/libccalloc_torch.so" \
+        CCALLOC_CACHE="${TMPDIR:-/tmp}/ccalloc-cache" CCALLOC_COMPAT_MEMCHECK=1 \
+        python3 -m pytest -v -rA -p no:cacheprovider tests/python/test_torch_compat_gpu.py \
+        --junitxml="$OUT/compat_junit.xml"
+      ;;
     compare)
       run gpu_torch_compare scripts/gpu_torch.sh "$BUNDLE" "$OUT" bench --rounds 3
       ;;
     *)
-      echo "unknown part '$part' (core, bench, torch, compare)" >&2
+      echo "unknown part '$part' (core, bench, torch, compare, compat)" >&2
       rc=2
       ;;
   esac

@@ -12,16 +12,11 @@ c10::OutOfMemoryError (or c10::Error for other failures) with ccalloc's report.
 
 Cost: one compiler run the first time for a given PyTorch and compiler (about
 two seconds: only c10/util/Exception.h is included); the result is cached in
-$CCALLOC_CACHE or ~/.cache/ccalloc. It needs a C++ compiler ($CXX or c++) and
+$CCALLOC_CACHE or ~/.cache/ccalloc (see _build.py). It needs a C++ compiler ($CXX or c++) and
 PyTorch's headers (shipped in the wheel under torch/include).
 """
 
-import hashlib
-import os
-import shutil
-import subprocess
-import sys
-import tempfile
+from . import _build
 
 SHIM_SOURCE = r"""
 // Built at run time by python/ccalloc/_shim.py against the installed PyTorch.
@@ -63,13 +58,8 @@ void ccalloc_shim_free(void* ptr, size_t size, int device, void* stream) {
 """
 
 
-class ShimError(RuntimeError):
+class ShimError(_build.BuildError):
     pass
-
-
-def _cache_dir():
-    base = os.environ.get("CCALLOC_CACHE") or os.path.join(os.path.expanduser("~"), ".cache", "ccalloc")
-    return os.path.join(base, "torch_shim")
 
 
 def build_shim(torch_module, verbose=False):
@@ -77,40 +67,12 @@ def build_shim(torch_module, verbose=False):
 
     Raises ShimError (with the compiler's output) when it cannot be built.
     """
-    torch_dir = os.path.dirname(os.path.abspath(torch_module.__file__))
-    include = os.path.join(torch_dir, "include")
-    libdir = os.path.join(torch_dir, "lib")
-    if not os.path.isfile(os.path.join(include, "c10", "util", "Exception.h")):
-        raise ShimError(f"PyTorch's headers are not installed ({include}/c10/util/Exception.h missing)")
-    cxx = os.environ.get("CXX") or shutil.which("c++") or shutil.which("g++") or shutil.which("clang++")
-    if not cxx:
-        raise ShimError("no C++ compiler found (set CXX)")
-    abi = int(bool(getattr(torch_module._C, "_GLIBCXX_USE_CXX11_ABI", True)))
-    key = hashlib.sha256("\0".join([
-        SHIM_SOURCE, torch_module.__version__, torch_dir, cxx, str(abi), sys.platform,
-    ]).encode()).hexdigest()[:16]
-    out_dir = os.path.join(_cache_dir(), key)
-    target = os.path.join(out_dir, "libccalloc_torch_shim.so")
-    if os.path.isfile(target):
-        return target
-    os.makedirs(out_dir, exist_ok=True)
-    errors = []
-    # PyTorch 2.x headers need C++17; newer ones may want C++20.
-    for std in ("-std=c++17", "-std=c++20"):
-        with tempfile.TemporaryDirectory(dir=out_dir) as tmp:
-            src = os.path.join(tmp, "shim.cc")
-            with open(src, "w") as f:
-                f.write(SHIM_SOURCE)
-            tmp_target = os.path.join(tmp, "shim.so")
-            cmd = [cxx, std, "-O2", "-fPIC", "-shared", "-fvisibility=hidden",
-                   f"-D_GLIBCXX_USE_CXX11_ABI={abi}", "-I", include, src,
-                   "-L", libdir, f"-Wl,-rpath,{libdir}", "-lc10", "-o", tmp_target]
-            if verbose:
-                print("ccalloc: building the OOM shim:", " ".join(cmd), file=sys.stderr)
-            proc = subprocess.run(cmd, capture_output=True, text=True)
-            if proc.returncode == 0:
-                # Atomic: a concurrent process sees the whole file or none.
-                os.replace(tmp_target, target)
-                return target
-            errors.append(f"{' '.join(cmd)}\n{proc.stderr[-2000:]}")
-    raise ShimError("could not build the OOM shim:\n" + "\n".join(errors))
+    try:
+        include, libdir, abi = _build.torch_paths(torch_module)
+        return _build.build(
+            "libccalloc_torch_shim", [("shim.cc", SHIM_SOURCE)],
+            [f"-D_GLIBCXX_USE_CXX11_ABI={abi}", "-I", include,
+             "-L", libdir, f"-Wl,-rpath,{libdir}", "-lc10"],
+            [torch_module.__version__, include], verbose=verbose, what="the OOM shim")
+    except _build.BuildError as e:
+        raise ShimError(str(e)) from None

@@ -5,33 +5,28 @@
     ...train as usual...
     print(ccalloc.torch.memory_summary())
 
-How it is wired (PyTorch's torch/cuda/memory.py, torch/csrc/cuda/Module.cpp
-and CUDAPluggableAllocator.cpp):
+How it is wired. By default (mode="extension") enable() builds a small
+extension against the installed PyTorch (csrc/ccalloc_ext.cpp; a few seconds
+the first time, then cached) that implements PyTorch's whole CUDAAllocator
+interface over the plugin and installs it with PyTorch's own
+changeCurrentAllocator(). Everything in torch.cuda then reaches ccalloc with
+no patching: statistics and peaks, empty_cache, memory fraction,
+record_stream, cacheInfo (cudnn benchmark mode), CUDA graphs and their
+private pools (torch.cuda.graph, torch.compile's cudagraph trees, MemPool),
+IPC of CUDA tensors (torch.multiprocessing), peer access, memory history
+(torch.cuda.memory._record_memory_history / _snapshot / _dump_snapshot) and
+torch.OutOfMemoryError carrying ccalloc's report.
 
-* Allocation: torch.cuda.memory.CUDAPluggableAllocator over the plugin's
-  malloc/free, made current with change_current_allocator(). PyTorch refuses
-  the swap once CUDA is initialised, so enable() checks that first.
-* Out of memory: PyTorch does not check malloc's result, so the plugin throws.
-  By default a tiny shim built against the installed PyTorch (see _shim.py;
-  one compiler run, then cached) converts the failure into
-  torch.OutOfMemoryError carrying ccalloc's report; without a compiler it
-  stays a RuntimeError with the same report (oom_error="runtime" forces that).
-* torch.cuda.empty_cache(), torch.cuda.set_per_process_memory_fraction() and
-  Tensor.record_stream() reach ccalloc through the hooks PyTorch exposes on
-  the allocator object (set_reset_fn, set_memory_fraction_fn,
-  set_record_stream_fn). Should a PyTorch build lack a setter, enable() wraps
-  the Python function instead and says so in status()["hooks"].
-* Statistics: a pluggable allocator's getDeviceStats, snapshot and
-  resetPeakStats raise "does not yet support" inside PyTorch. The functions
-  here read ccalloc's own counters, with exactly the keys of
-  torch.cuda.memory_stats(). With patch_torch=True (the default) enable()
-  also points torch.cuda.memory_stats, memory_stats_as_nested_dict,
-  reset_peak_memory_stats, reset_accumulated_memory_stats, memory_snapshot
-  and get_per_process_memory_fraction at them, so torch.cuda.memory_allocated(),
-  max_memory_reserved(), memory_summary() and the like keep working.
-* Not supported by a pluggable allocator in PyTorch: CUDA graph private pools
-  (torch.cuda.graph / MemPool), IPC of CUDA tensors between processes, and
-  memory history recording (torch.cuda.memory._record_memory_history).
+Without a compiler or the CUDA headers, enable() falls back (with a warning)
+to mode="pluggable": torch.cuda.memory.CUDAPluggableAllocator over the
+plugin's malloc/free, with the hooks PyTorch exposes (set_reset_fn,
+set_memory_fraction_fn, set_record_stream_fn), an OOM shim (_shim.py) and,
+with patch_torch=True, torch.cuda's statistics functions pointed at the ones
+here. That mode has no CUDA graphs, IPC or memory history: PyTorch's
+pluggable allocator does not support them.
+
+PyTorch refuses to swap its allocator once CUDA is initialised, so enable()
+checks that first.
 """
 
 import collections
@@ -40,6 +35,7 @@ import sys
 import threading
 import warnings
 
+from . import _ext
 from . import _plugin
 from . import _shim
 
@@ -55,7 +51,8 @@ _state = None        # what enable() installed
 
 class _State:
     def __init__(self):
-        self.allocator = None   # torch.cuda.memory.CUDAPluggableAllocator
+        self.allocator = None   # torch.cuda.memory.CUDAPluggableAllocator (pluggable mode)
+        self.extension = None   # the loaded extension module (extension mode)
         self.shim = None        # (path, ctypes.CDLL) of the OOM shim
         self.oom_error = None
         self.hooks = {}
@@ -81,20 +78,31 @@ def load(library=None):
     return plugin
 
 
-def enable(conf=None, library=None, *, patch_torch=True, oom_error="auto", verbose=False):
+def enable(conf=None, library=None, *, mode="auto", patch_torch=True, oom_error="auto",
+           verbose=False):
     """Makes ccalloc PyTorch's CUDA allocator for this process.
 
     conf: PYTORCH_CUDA_ALLOC_CONF-style settings for ccalloc
         ("expandable_segments:False,memory_limit:20GiB"); None reads CCALLOC_CONF.
         Invalid settings raise before anything is installed.
     library: path of libccalloc_torch.so (see ccalloc.find_library).
-    patch_torch: point torch.cuda's statistics functions at ccalloc's.
-    oom_error: "auto" (torch.OutOfMemoryError if the shim builds, else
-        RuntimeError), "torch" (shim required) or "runtime".
+    mode: "extension" installs ccalloc as PyTorch's whole CUDA allocator
+        (CUDA graphs, torch.compile, cudnn benchmark, IPC, memory history and
+        every torch.cuda statistic go through it; built against the installed
+        PyTorch on first use, then cached); "pluggable" installs only
+        CUDAPluggableAllocator's malloc and free; "auto" (the default) is
+        "extension", falling back to "pluggable" with a warning when the
+        extension cannot be built (no compiler or CUDA headers).
+    patch_torch, oom_error: for the pluggable mode only. patch_torch points
+        torch.cuda's statistics functions at ccalloc's; oom_error is "auto"
+        (torch.OutOfMemoryError if the shim builds, else RuntimeError),
+        "torch" (shim required) or "runtime".
 
     Must run before CUDA is initialised. Returns status().
     """
     global _state
+    if mode not in ("auto", "extension", "pluggable"):
+        raise ValueError(f"ccalloc: mode must be 'auto', 'extension' or 'pluggable', not {mode!r}")
     if oom_error not in ("auto", "torch", "runtime"):
         raise ValueError(f"ccalloc: oom_error must be 'auto', 'torch' or 'runtime', not {oom_error!r}")
     import torch
@@ -117,6 +125,22 @@ def enable(conf=None, library=None, *, patch_torch=True, oom_error="auto", verbo
     plugin.options(0)
 
     state = _State()
+    if mode in ("auto", "extension"):
+        try:
+            ext = _ext.load(torch, plugin.path, verbose=verbose)
+        except _ext.ExtensionError as e:
+            if mode == "extension":
+                raise
+            warnings.warn(f"ccalloc: the PyTorch extension could not be built, so only "
+                          f"CUDAPluggableAllocator's malloc/free are installed (no CUDA "
+                          f"graphs, IPC or memory history): {e}", RuntimeWarning, stacklevel=2)
+        else:
+            ext.install()
+            state.extension = ext
+            state.oom_error = "torch.OutOfMemoryError"
+            with _lock:
+                _state = state
+            return status()
     malloc_lib, malloc_name, free_name = plugin.path, "ccalloc_torch_malloc", "ccalloc_torch_free"
     state.oom_error = "RuntimeError"
     if oom_error in ("auto", "torch"):
@@ -172,6 +196,7 @@ def status():
     plugin = _plugin_obj
     return {
         "enabled": _state is not None,
+        "mode": (None if _state is None else "extension" if _state.extension else "pluggable"),
         "library": plugin.path if plugin else None,
         "shim": _state.shim[0] if _state and _state.shim else None,
         "oom_error": _state.oom_error if _state else None,

@@ -33,7 +33,10 @@ PRELUDE = textwrap.dedent("""
     INFO = {}
     if ALLOCATOR == "ccalloc":
         import ccalloc.torch as ct
+        # This suite covers the plain CUDAPluggableAllocator path (malloc/free
+        # and hooks); test_torch_compat_gpu.py covers the extension.
         INFO = ct.enable(conf=os.environ.get("CCALLOC_TEST_CONF") or None,
+                         mode=os.environ.get("CCALLOC_TEST_MODE", "pluggable"),
                          oom_error=os.environ.get("CCALLOC_TEST_OOM", "auto"))
 
     def emit(obj):

@@ -1,0 +1,126 @@
+/* ccalloc_torch.h — the C functions of libccalloc_torch.so that the PyTorch
+ * extension (ccalloc_ext.cpp) calls.
+ *
+ * The plugin is built once with CMake and knows nothing of PyTorch; the
+ * extension is built against the installed PyTorch and knows nothing of
+ * ccalloc's C++ types. This header is the whole contract between them, in C,
+ * so that neither side depends on the other's compiler, standard library or
+ * Abseil. Every int-returning function returns a ccalloc_status (0 is OK; see
+ * ccalloc/ccalloc.h) and leaves a message for ccalloc_torch_last_error() on
+ * the calling thread. Streams are cudaStream_t passed as void*.
+ *
+ * Pools follow PyTorch's private memory pools (CUDA graphs, MemPool): 0 is the
+ * default pool; the extension maps PyTorch's MempoolId_t pairs onto other
+ * numbers.
+ */
+#ifndef CCALLOC_TORCH_H_
+#define CCALLOC_TORCH_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* --- Allocation (also used by the plain CUDAPluggableAllocator path) ------ */
+int ccalloc_torch_try_malloc(size_t size, int device, void* stream, void** out);
+/* Frees a pointer of any device's allocator; never throws. Returns the status
+ * (INVALID_ARGUMENT for a pointer no allocator handed out). */
+int ccalloc_torch_free_ptr(void* ptr);
+/* Record-stream; NOT_FOUND-like INVALID_ARGUMENT when no allocator owns ptr. */
+int ccalloc_torch_record_stream(void* ptr, void* stream);
+int ccalloc_torch_empty_cache(int device); /* device < 0: every device */
+int ccalloc_torch_set_memory_fraction(int device, double fraction);
+int ccalloc_torch_memory_limit(int device, size_t* bytes);
+int ccalloc_torch_device_memory(int device, size_t* free_bytes, size_t* total_bytes);
+int ccalloc_torch_reset_peak_stats(int device);
+int ccalloc_torch_reset_accumulated_stats(int device);
+const char* ccalloc_torch_last_error(void);
+int ccalloc_torch_last_error_code(void);
+
+/* --- Counters, in the layout of c10::CachingDeviceAllocator::DeviceStats --- */
+typedef struct ccalloc_torch_stat {
+  int64_t current, peak, allocated, freed;
+} ccalloc_torch_stat;
+
+/* Arrays are indexed all, small_pool, large_pool. */
+typedef struct ccalloc_torch_stats {
+  ccalloc_torch_stat allocation[3], segment[3], active[3], inactive_split[3];
+  ccalloc_torch_stat allocated_bytes[3], reserved_bytes[3], active_bytes[3];
+  ccalloc_torch_stat inactive_split_bytes[3], requested_bytes[3];
+  ccalloc_torch_stat oversize_allocations, oversize_segments;
+  int64_t num_alloc_retries, num_ooms, num_sync_all_streams;
+  int64_t num_device_alloc, num_device_free, max_split_size;
+} ccalloc_torch_stats;
+
+/* Zeros for a device that has no allocator yet. */
+int ccalloc_torch_get_stats(int device, ccalloc_torch_stats* out);
+/* The largest free cached block of the device (cudnn sizes its workspace
+ * from it); 0 when there is none. */
+int ccalloc_torch_largest_free_block(int device, size_t* out);
+
+/* --- Snapshot: segments and their blocks, by address ---------------------- */
+typedef struct ccalloc_torch_segment {
+  uint64_t address, total_size, mapped_size;
+  uint64_t allocated_size, active_size, requested_size;
+  void* stream;
+  uint64_t pool;
+  int is_large, is_expandable;
+} ccalloc_torch_segment;
+
+typedef struct ccalloc_torch_block {
+  uint64_t address, size, requested_size;
+  int allocated; /* handed to the user */
+  int active;    /* allocated, or freed but waiting for other streams */
+} ccalloc_torch_block;
+
+/* Calls on_segment for each segment of `device`, then on_block for each of
+ * its blocks, under the allocator's snapshot (a consistent copy). */
+int ccalloc_torch_visit_snapshot(int device,
+                                 void (*on_segment)(void* ctx, const ccalloc_torch_segment*),
+                                 void (*on_block)(void* ctx, const ccalloc_torch_block*),
+                                 void* ctx);
+
+/* --- Private pools (CUDA graphs, MemPool) -------------------------------- */
+int ccalloc_torch_pool_create_or_incref(int device, uint64_t pool);
+/* Allocations on streams for which filter(ctx, stream) is nonzero go to
+ * `pool` until ccalloc_torch_pool_end. `filter` is called under the
+ * allocator's lock and must not allocate from it. */
+int ccalloc_torch_pool_begin(int device, uint64_t pool, int (*filter)(void* ctx, void* stream),
+                             void* ctx);
+int ccalloc_torch_pool_end(int device, uint64_t pool);
+int ccalloc_torch_pool_release(int device, uint64_t pool);
+int ccalloc_torch_pool_use_count(int device, uint64_t pool, int* out);
+int ccalloc_torch_pool_empty_cache(int device, uint64_t pool);
+/* Calls on_block(ctx, ptr, size, requested, stream) for each allocated block
+ * of the pool, by address. */
+int ccalloc_torch_pool_live_blocks(int device, uint64_t pool,
+                                   void (*on_block)(void* ctx, void* ptr, size_t size,
+                                                    size_t requested, void* stream),
+                                   void* ctx);
+/* Allocates exactly [ptr, ptr + size) of the pool (restoring a checkpoint). */
+int ccalloc_torch_allocate_at(int device, uint64_t pool, void* ptr, size_t size,
+                              size_t requested, void* stream);
+
+/* --- IPC and peers --------------------------------------------------------- */
+/* The allocation ptr lies in (what IPC exports). */
+int ccalloc_torch_base_allocation(void* ptr, void** base, size_t* size);
+/* Exports the allocation holding ptr. snprintf-like on the handle bytes:
+ * writes at most `capacity` bytes and stores the handle's length in *length
+ * (call again with a larger buffer when it exceeds capacity); *offset is
+ * ptr's offset from the address that opening the handle returns. */
+int ccalloc_torch_ipc_export(void* ptr, char* handle, size_t capacity, size_t* length,
+                             size_t* offset);
+/* Opens a handle exported by another process on `device`; each open is undone
+ * by one close. */
+int ccalloc_torch_ipc_open(int device, const char* handle, size_t length, void** base);
+int ccalloc_torch_ipc_close(int device, void* base);
+/* Memory of `device` becomes accessible from `peer` (VMM memory needs it). */
+int ccalloc_torch_add_peer_access(int device, int peer);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* CCALLOC_TORCH_H_ */

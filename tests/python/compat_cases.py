@@ -1,0 +1,322 @@
+"""What a PyTorch user does on a GPU, one case per run, under one allocator.
+
+    CCALLOC_TEST_ALLOCATOR=native|ccalloc|ccalloc-classic python3 compat_cases.py CASE
+
+prints one line "RESULT <json>" with what the case saw ("ok" is its own
+verdict; the other fields are compared across allocators by
+test_torch_compat_gpu.py). The allocator has to be chosen before CUDA is
+initialised, so each run is a process of its own; processes that
+torch.multiprocessing spawns import this file again and enable the same
+allocator (the variable is inherited).
+"""
+
+import json
+import os
+import sys
+import tempfile
+
+import torch
+
+ALLOCATOR = os.environ.get("CCALLOC_TEST_ALLOCATOR", "native")
+if ALLOCATOR.startswith("ccalloc"):
+    import ccalloc.torch as _ct
+    _ct.enable(conf="expandable_segments:False" if ALLOCATOR == "ccalloc-classic" else None,
+               mode="extension")
+
+MiB = 1 << 20
+
+
+def _allocator_name():
+    return torch.cuda.memory.get_allocator_backend() if ALLOCATOR == "native" else "ccalloc"
+
+
+def case_graph_temporaries():
+    """A captured graph whose temporaries are freed during capture, then eager
+    tensors of the same sizes, then five replays with new inputs."""
+    torch.manual_seed(0)
+    n = 1024
+    x = torch.randn(n, n, device="cuda")
+    w = torch.randn(n, n, device="cuda") / n ** 0.5
+
+    def f(inp):
+        return ((inp @ w).relu() * 2 + 1).softmax(-1) @ w
+
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        for _ in range(3):
+            f(x)
+    torch.cuda.current_stream().wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        out = f(x)
+    # Eager tensors of the sizes the graph's temporaries had: they must not
+    # get the graph's memory, or a replay overwrites them.
+    eager = [torch.full((n, n), float(i), device="cuda") for i in range(8)]
+    small = [torch.full((1000,), float(i), device="cuda") for i in range(8)]
+    diffs = []
+    for step in range(5):
+        x.copy_(torch.randn(n, n, device="cuda"))
+        graph.replay()
+        torch.cuda.synchronize()
+        diffs.append(float((out - f(x)).abs().max()))
+    eager_ok = all(bool(torch.all(t == i)) for i, t in enumerate(eager)) and all(
+        bool(torch.all(t == i)) for i, t in enumerate(small))
+    reserved_before = torch.cuda.memory_reserved()
+    del graph, out
+    torch.cuda.empty_cache()
+    return {"ok": eager_ok and max(diffs) < 1e-4, "eager_unchanged": eager_ok,
+            "max_diff": max(diffs), "reserved_dropped": torch.cuda.memory_reserved() < reserved_before}
+
+
+def case_graph_shared_pool():
+    """Two graphs sharing one private pool (graph_pool_handle), replayed in
+    capture order; then the pool is released."""
+    torch.manual_seed(1)
+    x = torch.randn(512, 512, device="cuda")
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        (x * 2).sum()
+    torch.cuda.current_stream().wait_stream(side)
+    pool = torch.cuda.graph_pool_handle()
+    g1, g2 = torch.cuda.CUDAGraph(), torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g1, pool=pool):
+        y = (x * 2 + 1).tanh()
+    with torch.cuda.graph(g2, pool=pool):
+        z = (y @ y).relu().sum(0)
+    keep = torch.full((512, 512), 7.0, device="cuda")
+    ok = True
+    for _ in range(5):
+        x.copy_(torch.randn(512, 512, device="cuda"))
+        g1.replay()
+        g2.replay()
+        torch.cuda.synchronize()
+        ref = ((x * 2 + 1).tanh() @ (x * 2 + 1).tanh()).relu().sum(0)
+        ok = ok and bool(torch.allclose(z, ref, rtol=1e-4, atol=1e-3))
+    ok = ok and bool(torch.all(keep == 7.0))
+    return {"ok": ok}
+
+
+def case_compile_reduce_overhead():
+    """torch.compile(mode="reduce-overhead") training steps (cudagraph trees)
+    against the same steps in eager mode."""
+    import copy
+    torch.manual_seed(2)
+    model = torch.nn.Sequential(torch.nn.Linear(256, 512), torch.nn.ReLU(),
+                                torch.nn.Linear(512, 512), torch.nn.ReLU(),
+                                torch.nn.Linear(512, 10)).cuda()
+    eager_model = copy.deepcopy(model)
+    compiled = torch.compile(model, mode="reduce-overhead")
+    opt = torch.optim.SGD(model.parameters(), lr=0.05)
+    eager_opt = torch.optim.SGD(eager_model.parameters(), lr=0.05)
+    gen = torch.Generator(device="cuda").manual_seed(3)
+    losses, eager_losses = [], []
+    for _ in range(10):
+        x = torch.randn(64, 256, device="cuda", generator=gen)
+        y = torch.randint(0, 10, (64,), device="cuda", generator=gen)
+        for m, o, out in ((compiled, opt, losses), (eager_model, eager_opt, eager_losses)):
+            loss = torch.nn.functional.cross_entropy(m(x), y)
+            loss.backward()
+            o.step()
+            o.zero_grad(set_to_none=True)
+            out.append(float(loss))
+    gap = max(abs(a - b) for a, b in zip(losses, eager_losses))
+    return {"ok": gap < 1e-3, "losses": losses, "eager_losses": eager_losses, "max_gap_to_eager": gap}
+
+
+def case_cudnn_benchmark():
+    """cudnn.benchmark training of a small CNN with two input sizes (cudnn
+    sizes its workspace with the allocator's cacheInfo)."""
+    torch.backends.cudnn.benchmark = True
+    torch.manual_seed(4)
+    model = torch.nn.Sequential(
+        torch.nn.Conv2d(3, 32, 3, padding=1), torch.nn.BatchNorm2d(32), torch.nn.ReLU(),
+        torch.nn.Conv2d(32, 64, 3, stride=2, padding=1), torch.nn.ReLU(),
+        torch.nn.AdaptiveAvgPool2d(1), torch.nn.Flatten(), torch.nn.Linear(64, 10)).cuda()
+    opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+    gen = torch.Generator(device="cuda").manual_seed(5)
+    losses = []
+    for step in range(8):
+        side = 64 if step % 2 == 0 else 96
+        x = torch.randn(32, 3, side, side, device="cuda", generator=gen)
+        y = torch.randint(0, 10, (32,), device="cuda", generator=gen)
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            loss = torch.nn.functional.cross_entropy(model(x), y)
+        loss.backward()
+        opt.step()
+        opt.zero_grad()
+        losses.append(float(loss))
+    return {"ok": all(l == l for l in losses), "losses": losses}
+
+
+def _ipc_child(rank, tensors, results):
+    whole, part = tensors
+    results.put((float(whole.sum()), float(part.sum()), part.data_ptr() - whole.data_ptr()))
+    part.fill_(-1.0)  # the producer must see this
+    torch.cuda.synchronize()
+
+
+def case_ipc_spawn():
+    """A CUDA tensor and a view at an offset, shared with a spawned process
+    that reads them and writes through the view."""
+    import torch.multiprocessing as mp
+    ctx = mp.get_context("spawn")
+    whole = torch.arange(1 << 20, device="cuda", dtype=torch.float32)
+    part = whole[1000:2000]
+    results = ctx.SimpleQueue()
+    proc = ctx.Process(target=_ipc_child, args=(0, (whole, part), results))
+    proc.start()
+    got = results.get()
+    proc.join(120)
+    expect_whole, expect_part = float(whole.sum()), float(torch.arange(1000, 2000).sum())
+    torch.cuda.synchronize()
+    written = bool(torch.all(part == -1.0)) and float(whole[999]) == 999.0 and float(whole[2000]) == 2000.0
+    ok = (proc.exitcode == 0 and got[0] == expect_whole and got[1] == expect_part
+          and got[2] == 4000 and written)
+    return {"ok": ok, "child_sums": got[:2], "child_offset": got[2], "written_back": written}
+
+
+def case_memory_history():
+    """_record_memory_history, _snapshot and _dump_snapshot with Python frames."""
+    import pickle
+    torch.cuda.memory._record_memory_history(max_entries=100000)
+
+    def allocate_named_tensors():
+        return [torch.empty(2 * MiB, device="cuda") for _ in range(4)]
+    held = allocate_named_tensors()
+    del held[0]
+    snap = torch.cuda.memory._snapshot()
+    path = os.path.join(tempfile.mkdtemp(), "snapshot.pickle")
+    torch.cuda.memory._dump_snapshot(path)
+    torch.cuda.memory._record_memory_history(enabled=None)
+    with open(path, "rb") as f:
+        dumped = pickle.load(f)
+    traces = [t for dev in snap["device_traces"] for t in dev]
+    actions = sorted({t["action"] for t in traces})
+    named = [t for t in traces if t["action"] == "alloc" and
+             any(fr.get("name") == "allocate_named_tensors" for fr in t.get("frames", []))]
+    blocks_with_frames = [b for s in snap["segments"] for b in s["blocks"]
+                          if b["state"] == "active_allocated" and b.get("frames")]
+    ok = (len(named) == 4 and "free_requested" in actions and len(blocks_with_frames) >= 3
+          and len(dumped["segments"]) > 0)
+    return {"ok": ok, "actions": actions, "named_allocs": len(named),
+            "live_blocks_with_frames": len(blocks_with_frames), "dump_bytes": os.path.getsize(path)}
+
+
+def case_stats_and_cache():
+    """memory_stats keys, allocated/peak figures, empty_cache, fraction, summary."""
+    torch.cuda.reset_peak_memory_stats()
+    x = torch.empty(64 * MiB, dtype=torch.uint8, device="cuda")
+    y = torch.empty(3 * MiB, dtype=torch.uint8, device="cuda")
+    allocated = torch.cuda.memory_allocated()
+    del y
+    peak = torch.cuda.max_memory_allocated()
+    stats = torch.cuda.memory_stats()
+    torch.cuda.empty_cache()
+    reserved_after_empty = torch.cuda.memory_reserved()
+    summary = torch.cuda.memory_summary()
+    free_before, total = torch.cuda.mem_get_info()
+    torch.cuda.set_per_process_memory_fraction(0.5)
+    fraction_ok = True
+    try:
+        torch.empty(int(total * 0.6), dtype=torch.uint8, device="cuda")
+        fraction_ok = False
+    except torch.OutOfMemoryError:
+        pass
+    torch.cuda.set_per_process_memory_fraction(1.0)
+    del x
+    ok = (allocated >= 67 * MiB and peak >= allocated and reserved_after_empty >= 64 * MiB
+          and fraction_ok and "allocated_bytes.all.current" in stats and len(summary) > 0)
+    return {"ok": ok, "keys": sorted(stats.keys()), "allocated": allocated, "peak": peak,
+            "fraction_enforced": fraction_ok}
+
+
+def case_oom():
+    """torch.OutOfMemoryError on a request past the device, and training goes on."""
+    free, total = torch.cuda.mem_get_info()
+    raised = False
+    try:
+        torch.empty(total * 2, dtype=torch.uint8, device="cuda")
+    except torch.OutOfMemoryError:
+        raised = True
+    x = torch.ones(1 << 20, device="cuda")
+    return {"ok": raised and float(x.sum()) == float(1 << 20), "raised": raised}
+
+
+def case_mempool():
+    """torch.cuda.MemPool and use_mem_pool: allocations land in the pool."""
+    pool = torch.cuda.MemPool()
+    with torch.cuda.use_mem_pool(pool):
+        a = torch.randn(4 * MiB // 4, device="cuda")
+    b = torch.randn(4 * MiB // 4, device="cuda")
+    in_pool = sum(s["total_size"] for s in pool.snapshot())
+    ok = in_pool >= 4 * MiB and float((a - a).sum()) == 0 and b.numel() > 0
+    del a
+    return {"ok": ok, "pool_bytes_at_least_4MiB": in_pool >= 4 * MiB, "use_count": pool.use_count()}
+
+
+def case_cross_device():
+    """tensor.to("cuda:1") and peer copies between two GPUs."""
+    if torch.cuda.device_count() < 2:
+        return {"ok": True, "skipped": "needs 2 GPUs"}
+    a = torch.randn(8 * MiB // 4, device="cuda:0")
+    b = a.to("cuda:1")
+    c = torch.empty_like(a)
+    c.copy_(b)
+    d = torch.empty(8 * MiB // 4, device="cuda:1")
+    d.copy_(a, non_blocking=True)
+    torch.cuda.synchronize(0)
+    torch.cuda.synchronize(1)
+    ok = bool(torch.equal(a, c)) and bool(torch.equal(d.cpu(), a.cpu()))
+    return {"ok": ok, "peer": torch.cuda.can_device_access_peer(0, 1)}
+
+
+def _ddp_worker(rank, world, port, results):
+    import torch.distributed as dist
+    torch.cuda.set_device(rank)
+    dist.init_process_group("nccl", init_method=f"tcp://127.0.0.1:{port}", rank=rank,
+                            world_size=world)
+    torch.manual_seed(6)
+    model = torch.nn.Sequential(torch.nn.Linear(128, 256), torch.nn.ReLU(),
+                                torch.nn.Linear(256, 4)).cuda()
+    ddp = torch.nn.parallel.DistributedDataParallel(model, device_ids=[rank])
+    opt = torch.optim.SGD(ddp.parameters(), lr=0.1)
+    gen = torch.Generator(device="cuda").manual_seed(100 + rank)
+    for _ in range(3):
+        loss = ddp(torch.randn(32, 128, device="cuda", generator=gen)).square().mean()
+        loss.backward()
+        opt.step()
+        opt.zero_grad()
+    checksum = float(sum(p.detach().double().sum() for p in model.parameters()))
+    results.put((rank, checksum))
+    dist.destroy_process_group()
+
+
+def case_ddp():
+    """DistributedDataParallel on two GPUs, one process each."""
+    if torch.cuda.device_count() < 2:
+        return {"ok": True, "skipped": "needs 2 GPUs"}
+    import socket
+    import torch.multiprocessing as mp
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    ctx = mp.get_context("spawn")
+    results = ctx.SimpleQueue()
+    procs = [ctx.Process(target=_ddp_worker, args=(r, 2, port, results)) for r in range(2)]
+    for p in procs:
+        p.start()
+    got = dict(results.get() for _ in procs)
+    for p in procs:
+        p.join(120)
+    ok = all(p.exitcode == 0 for p in procs) and got[0] == got[1]
+    return {"ok": ok, "checksum": got[0]}
+
+
+CASES = {name[len("case_"):]: fn for name, fn in globals().items() if name.startswith("case_")}
+
+if __name__ == "__main__":
+    result = CASES[sys.argv[1]]()
+    result["allocator"] = _allocator_name()
+    print("RESULT " + json.dumps(result), flush=True)

@@ -1,0 +1,102 @@
+"""Every torch.cuda feature a user touches, with ccalloc as PyTorch's allocator
+and with PyTorch's own allocator as the control, on a real GPU (skipped
+without torch or CUDA). Each case (compat_cases.py) runs in a process of its
+own under each allocator; a case passes when its own checks hold under every
+allocator and what it computed agrees with native PyTorch.
+
+    PYTHONPATH=python CCALLOC_TORCH_LIBRARY=BUILD/allocator/libccalloc_torch.so \
+        python3 -m pytest -v tests/python/test_torch_compat_gpu.py
+
+CCALLOC_COMPAT_MEMCHECK=1 also runs the CUDA-graph case under
+compute-sanitizer memcheck with ccalloc.
+"""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+torch = pytest.importorskip("torch")
+if not torch.cuda.is_available():
+    pytest.skip("no CUDA device", allow_module_level=True)
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+CASES = os.path.join(HERE, "compat_cases.py")
+_results = {}
+
+
+def run_case(case, allocator, timeout=400, wrapper=()):
+    key = (case, allocator, tuple(wrapper))
+    if key in _results:
+        return _results[key]
+    env = dict(os.environ)
+    for var in ("CCALLOC_TORCH_SIMULATE", "PYTORCH_CUDA_ALLOC_CONF", "CCALLOC_CONF"):
+        env.pop(var, None)
+    env["CCALLOC_TEST_ALLOCATOR"] = allocator
+    env["PYTHONPATH"] = os.pathsep.join(
+        [os.path.join(ROOT, "python")] + [p for p in [os.environ.get("PYTHONPATH")] if p])
+    proc = subprocess.run([*wrapper, sys.executable, CASES, case], env=env, cwd=HERE,
+                          capture_output=True, text=True, timeout=timeout)
+    lines = [l for l in proc.stdout.splitlines() if l.startswith("RESULT ")]
+    assert proc.returncode == 0 and lines, (
+        f"{case} under {allocator} failed (exit {proc.returncode}):\n"
+        f"{proc.stdout[-3000:]}\n{proc.stderr[-5000:]}")
+    result = json.loads(lines[-1][len("RESULT "):])
+    result["_stderr"] = proc.stderr
+    result["_stdout"] = proc.stdout
+    print(f"{case} [{allocator}]: {json.dumps({k: v for k, v in result.items() if not k.startswith('_')})}")
+    _results[key] = result
+    return result
+
+
+# (case, allocators to run besides native, fields that must equal native's)
+MATRIX = [
+    ("graph_temporaries", ("ccalloc", "ccalloc-classic"), ("eager_unchanged",)),
+    ("graph_shared_pool", ("ccalloc", "ccalloc-classic"), ()),
+    ("compile_reduce_overhead", ("ccalloc",), ("losses",)),
+    ("cudnn_benchmark", ("ccalloc",), ()),
+    ("ipc_spawn", ("ccalloc", "ccalloc-classic"), ("child_sums", "child_offset", "written_back")),
+    ("memory_history", ("ccalloc",), ("named_allocs",)),
+    ("stats_and_cache", ("ccalloc",), ("keys", "fraction_enforced")),
+    ("oom", ("ccalloc",), ("raised",)),
+    ("mempool", ("ccalloc",), ("pool_bytes_at_least_4MiB",)),
+    ("cross_device", ("ccalloc",), ()),
+    ("ddp", ("ccalloc",), ("checksum",)),
+]
+
+
+@pytest.mark.parametrize("case,allocators,same", MATRIX, ids=[m[0] for m in MATRIX])
+def test_case(case, allocators, same):
+    native = run_case(case, "native")
+    assert native["ok"], f"the control failed: {native}"
+    for allocator in allocators:
+        got = run_case(case, allocator)
+        assert got["allocator"] == "ccalloc"
+        assert got["ok"], f"{case} under {allocator}: {got}"
+        for field in same:
+            assert got[field] == native[field], (
+                f"{case}: {field} under {allocator} = {got[field]!r}, native = {native[field]!r}")
+
+
+def test_cudnn_losses_close_to_native():
+    # cudnn's benchmark picks algorithms by timing, so losses may differ in
+    # the last bits between two runs of any allocator; they must stay close.
+    native = run_case("cudnn_benchmark", "native")
+    got = run_case("cudnn_benchmark", "ccalloc")
+    for a, b in zip(got["losses"], native["losses"]):
+        assert abs(a - b) <= 2e-2 * max(1.0, abs(b))
+
+
+@pytest.mark.skipif(not os.environ.get("CCALLOC_COMPAT_MEMCHECK") or not shutil.which("compute-sanitizer"),
+                    reason="set CCALLOC_COMPAT_MEMCHECK=1 (needs compute-sanitizer)")
+@pytest.mark.parametrize("allocator", ["ccalloc", "ccalloc-classic"])
+def test_graph_replay_memcheck_clean(allocator):
+    got = run_case("graph_temporaries", allocator, timeout=590,
+                   wrapper=("compute-sanitizer", "--tool", "memcheck", "--error-exitcode", "9",
+                            "--report-api-errors", "no"))
+    assert got["ok"]
+    assert "ERROR SUMMARY: 0 errors" in got["_stderr"] or "ERROR SUMMARY: 0 errors" in got.get("_stdout", "")
