@@ -338,6 +338,16 @@ class CcallocAllocator final : public cca::CUDAAllocator {
                 "PyTorch's CUDA allocator");
     Check(ccalloc_torch_pool_create_or_incref(device, PoolFor(mempool_id)), "createOrIncrefPool");
   }
+  // MemPool(use_on_oom=True) lets other allocations take the pool's memory
+  // when the device is out; ccalloc keeps a pool's memory to the pool, so
+  // only false (what MemPool's destructor sets) is accepted. Refusing in the
+  // constructor's call gives the user a Python error; MemPool's destructor
+  // must never see one.
+  void setUseOnOOM(c10::DeviceIndex, MempoolId_t, bool use_on_oom) override {
+    TORCH_CHECK(!use_on_oom,
+                "ccalloc: MemPool(use_on_oom=True) is not supported: ccalloc never hands a "
+                "pool's memory to allocations outside it");
+  }
   int getPoolUseCount(c10::DeviceIndex device, MempoolId_t mempool_id) override {
     uint64_t pool = 0;
     if (!FindPool(mempool_id, &pool)) return 0;
