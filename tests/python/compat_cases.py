@@ -34,7 +34,8 @@ def case_graph_temporaries():
     """A captured graph whose temporaries are freed during capture, then eager
     tensors of the same sizes, then five replays with new inputs."""
     torch.manual_seed(0)
-    n = 1024
+    # Smaller under compute-sanitizer, which checks every access of every kernel.
+    n = 256 if os.environ.get("CCALLOC_COMPAT_SMALL") else 1024
     x = torch.randn(n, n, device="cuda")
     w = torch.randn(n, n, device="cuda") / n ** 0.5
 
@@ -258,6 +259,20 @@ def case_mempool():
     ok = in_pool >= 4 * MiB and float((a - a).sum()) == 0 and b.numel() > 0
     del a
     return {"ok": ok, "pool_bytes_at_least_4MiB": in_pool >= 4 * MiB, "use_count": pool.use_count()}
+
+
+def case_profiler_memory():
+    """torch.profiler with profile_memory=True sees the allocator's traffic."""
+    from torch.profiler import ProfilerActivity, profile
+    torch.empty(1, device="cuda")  # CUDA initialised outside the profile
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA],
+                 profile_memory=True) as prof:
+        x = torch.empty(4 * MiB, dtype=torch.uint8, device="cuda")
+        y = x + 1
+        del x, y
+    usage = [e.device_memory_usage for e in prof.events() if e.device_memory_usage]
+    seen = max(usage) if usage else 0
+    return {"ok": seen >= 4 * MiB, "saw_4MiB_allocation": seen >= 4 * MiB}
 
 
 def case_cross_device():

@@ -29,7 +29,7 @@ CASES = os.path.join(HERE, "compat_cases.py")
 _results = {}
 
 
-def run_case(case, allocator, timeout=400, wrapper=()):
+def run_case(case, allocator, timeout=400, wrapper=(), extra_env=None):
     key = (case, allocator, tuple(wrapper))
     if key in _results:
         return _results[key]
@@ -37,6 +37,7 @@ def run_case(case, allocator, timeout=400, wrapper=()):
     for var in ("CCALLOC_TORCH_SIMULATE", "PYTORCH_CUDA_ALLOC_CONF", "CCALLOC_CONF"):
         env.pop(var, None)
     env["CCALLOC_TEST_ALLOCATOR"] = allocator
+    env.update(extra_env or {})
     env["PYTHONPATH"] = os.pathsep.join(
         [os.path.join(ROOT, "python")] + [p for p in [os.environ.get("PYTHONPATH")] if p])
     proc = subprocess.run([*wrapper, sys.executable, CASES, case], env=env, cwd=HERE,
@@ -64,6 +65,7 @@ MATRIX = [
     ("stats_and_cache", ("ccalloc",), ("keys", "fraction_enforced")),
     ("oom", ("ccalloc",), ("raised",)),
     ("mempool", ("ccalloc",), ("pool_bytes_at_least_4MiB",)),
+    ("profiler_memory", ("ccalloc",), ("saw_4MiB_allocation",)),
     ("cross_device", ("ccalloc",), ()),
     ("ddp", ("ccalloc",), ("checksum",)),
 ]
@@ -99,6 +101,7 @@ def test_cudnn_losses_close_to_native():
 def test_graph_replay_memcheck_clean(allocator):
     got = run_case("graph_temporaries", allocator, timeout=590,
                    wrapper=("compute-sanitizer", "--tool", "memcheck", "--error-exitcode", "9",
-                            "--report-api-errors", "no"))
+                            "--report-api-errors", "no"),
+                   extra_env={"CCALLOC_COMPAT_SMALL": "1"})
     assert got["ok"]
     assert "ERROR SUMMARY: 0 errors" in got["_stderr"] or "ERROR SUMMARY: 0 errors" in got.get("_stdout", "")
