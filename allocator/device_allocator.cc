@@ -137,6 +137,9 @@ absl::StatusOr<DevicePtr> DeviceAllocator::Allocate(std::size_t size, StreamId s
   // queries: then pending blocks wait.
   if (num_pending_ > 0 && !capturing()) {
     if (absl::Status s = ProcessEvents(); !s.ok()) return s;
+    // A completed event may have freed the last live block of a released
+    // pool: its memory goes back now, not at some later call.
+    if (ABSL_PREDICT_FALSE(pool_work_)) (void)FlushPoolWork();
   }
   absl::StatusOr<Block*> block = TryAllocate(*rounded, size, stream, pool, owner);
   // While capturing, releasing memory or synchronizing would invalidate the
@@ -154,6 +157,9 @@ absl::StatusOr<DevicePtr> DeviceAllocator::Allocate(std::size_t size, StreamId s
   if (!block.ok() && absl::IsResourceExhausted(block.status()) && !capturing()) {
     // Free-all: wait for every stream, free everything cached, retry once.
     if (absl::Status s = SynchronizeAndFreeEvents(); !s.ok()) return s;
+    // The wait may have freed the last live blocks of released pools: their
+    // memory goes back too, before the retry that may need it.
+    if (pool_work_) (void)FlushPoolWork();
     absl::StatusOr<std::size_t> released = ReleaseCached(0);
     if (!released.ok()) return released.status();
     ++stats_.num_alloc_retries;

@@ -9,6 +9,11 @@ failures, memory limits, oversize blocks, 64 KiB pages and destruction with
 live blocks. Re-run after changing the input format:
 
     python3 tests/reliability/make_corpus.py
+
+Inputs on which the fuzzer once crashed are committed to the corpus verbatim
+(crash-<sha1>, as libFuzzer named them; this script does not write them) and
+re-encoded here as regress_* seeds, which keep the same operations when the
+format changes.
 """
 import os
 import struct
@@ -148,6 +153,24 @@ SEEDS = {
     "graph_pools_oom": bytes([SMALL_DEVICE | GROWABLE]) + b"".join(
         [alloc(0, 27, i) for i in range(3)] + [free(0), begin_pool(0, 0)] +
         [alloc(0, 27, i) for i in range(4)] + [end_pool(0), release_pool(0), alloc(1, 27)]),
+    # Regressions, the two allocator_fuzz crash inputs re-encoded op for op
+    # (the raw files are committed beside them as crash-<sha1>): pool 1's
+    # block, also used on stream 2, is freed during the capture; pool 1 is
+    # released to 0 with no routing active; stream 2 completes and the next
+    # Allocate reclaims the block, which must give the now wholly free
+    # segment back to the device in that same call.
+    "regress_released_pool_pending_93af8b93": bytes([0]) + b"".join([
+        alloc(0, 21), free(0), begin_pool(0, 1), alloc(1, 9), alloc(1, 22), alloc(1, 25),
+        record(1, 2), free(1), free(48), alloc(0, 0), alloc(0, 17, 65536), alloc(0, 0),
+        alloc(1, 22, 7), begin_pool(1, 3), alloc(3, 12), end_pool(0), end_pool(1), end_pool(1),
+        release_pool(0), release_pool(1), free(0), complete(2), bad_free(1, 0xEB), alloc(2, 0),
+        release_pool(0), misc(6), empty_cache()]),
+    "regress_released_pool_pending_ad982f93": bytes([0]) + b"".join([
+        alloc(0, 21), free(0), begin_pool(0, 1), alloc(1, 9), alloc(1, 0), alloc(1, 25),
+        record(1, 2), free(1), free(0), empty_cache(), alloc(0, 22, 8), end_pool(0),
+        alloc(1, 22), free(16), alloc(1, 0), alloc(0, 0), alloc(0, 0), alloc(1, 1, 1),
+        release_pool(0), free(0), complete(4), alloc(2, 20), release_pool(0), free(0),
+        alloc(1, 18, 134912)]),
     "page64k_boundaries": bytes([PAGE_64K | SMALL_DEVICE | GROWABLE]) + b"".join(
         [alloc_special(i % 4, 244 + i, i) for i in range(12)] + [free(3), free(5), misc(6),
                                                                  empty_cache()]),

@@ -259,6 +259,65 @@ TYPED_TEST_P(PoolBehaviourTest, ReleaseDuringAnotherCaptureWaitsForIt) {
   EXPECT_TRUE(IsValid(alloc));
 }
 
+// allocator_fuzz crash (release_pool ... keeps a wholly free segment): a
+// released pool's last live block was freed with another stream's use, so it
+// waited pending on that stream's event; once the event completed, the next
+// Allocate reclaimed the block but kept its wholly free segment cached until
+// some later call, although no routing was active.
+TYPED_TEST_P(PoolBehaviourTest, ReleasedPoolGoesBackWhenItsLastPendingBlockCompletes) {
+  CCALLOC_SKIP_UNLESS_SIM("events held incomplete and the simulated capture");
+  DeviceAllocator& alloc = this->Make();
+  const StreamId s = this->env_.stream(0);
+  const StreamId other = this->env_.stream(1);
+  this->BeginCapture(1, s);
+  CCALLOC_ASSERT_OK_AND_ASSIGN(DevicePtr p, alloc.Allocate(32 << 20, s));
+  ASSERT_TRUE(alloc.RecordStream(p, other).ok());
+  ASSERT_TRUE(alloc.Free(p).ok());  // deferred: the capture refuses the event
+  this->EndCapture(1, s);
+  EXPECT_TRUE(this->CaptureIntact());
+
+  // Use count 0 with no routing: the event is recorded now, the block waits.
+  ASSERT_TRUE(alloc.ReleasePool(1).ok());
+  EXPECT_EQ(*alloc.PoolUseCount(1), 0);
+  EXPECT_FALSE(this->PoolRanges(1).empty()) << "a pending block's memory went back";
+
+  // The other stream finishes; the next call reclaims the block and, the
+  // pool's segment now being wholly free, gives it back in the same call.
+  this->env_.CompleteStream(other);
+  CCALLOC_ASSERT_OK_AND_ASSIGN(DevicePtr eager, alloc.Allocate(1, other));
+  EXPECT_TRUE(this->PoolRanges(1).empty()) << "released pool 1 keeps a wholly free segment";
+  EXPECT_TRUE(absl::IsNotFound(alloc.PoolUseCount(1).status()));
+  EXPECT_TRUE(absl::IsNotFound(alloc.ReleasePool(1)));
+  EXPECT_TRUE(IsValid(alloc));
+  ASSERT_TRUE(alloc.Free(eager).ok());
+}
+
+// The same on the out-of-memory ladder: the synchronize that completes a
+// released pool's pending block makes its memory available to the retry.
+TYPED_TEST_P(PoolBehaviourTest, OutOfMemoryLadderTakesBackAReleasedPoolsPendingBlock) {
+  CCALLOC_SKIP_UNLESS_SIM("a small capacity and events held incomplete");
+  DeviceAllocator& alloc = this->Make(this->env_.BaseOptions(), std::size_t{64} << 20);
+  const StreamId s = this->env_.stream(0);
+  const StreamId other = this->env_.stream(1);
+  this->BeginCapture(1, s);
+  CCALLOC_ASSERT_OK_AND_ASSIGN(DevicePtr p, alloc.Allocate(48 << 20, s));
+  this->EndCapture(1, s);
+  ASSERT_TRUE(alloc.RecordStream(p, other).ok());
+  ASSERT_TRUE(alloc.Free(p).ok());  // pending on `other`'s event
+  ASSERT_TRUE(alloc.ReleasePool(1).ok());
+  EXPECT_FALSE(this->PoolRanges(1).empty());
+
+  const std::int64_t syncs = this->env_.sim()->counts().synchronize_calls;
+  absl::StatusOr<DevicePtr> q = alloc.Allocate(48 << 20, s);
+  ASSERT_TRUE(q.ok()) << "the ladder kept a released pool's freed memory: " << q.status();
+  EXPECT_GT(this->env_.sim()->counts().synchronize_calls, syncs);
+  EXPECT_EQ(this->PoolOfPtr(*q), 0);
+  EXPECT_TRUE(this->PoolRanges(1).empty());
+  EXPECT_TRUE(absl::IsNotFound(alloc.PoolUseCount(1).status()));
+  EXPECT_TRUE(IsValid(alloc));
+  ASSERT_TRUE(alloc.Free(*q).ok());
+}
+
 // PoolLiveBlocks + AllocateAt restore a checkpointed pool layout at the same
 // addresses, counted like allocations.
 TYPED_TEST_P(PoolBehaviourTest, CheckpointLayoutIsRestoredAtTheSameAddresses) {
@@ -472,6 +531,8 @@ REGISTER_TYPED_TEST_SUITE_P(PoolBehaviourTest, CaptureStaysInItsPoolAndIsNeverIn
                             SecondCaptureReusesThePoolsFreeBlocks,
                             ReleasePoolReturnsTheMemoryAsItBecomesFree,
                             ReleaseDuringAnotherCaptureWaitsForIt,
+                            ReleasedPoolGoesBackWhenItsLastPendingBlockCompletes,
+                            OutOfMemoryLadderTakesBackAReleasedPoolsPendingBlock,
                             CheckpointLayoutIsRestoredAtTheSameAddresses,
                             CrossStreamFreeDuringCaptureIsDeferred,
                             OutOfMemoryDuringCaptureFailsWithoutSynchronizing, UseCounts,
