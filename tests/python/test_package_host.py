@@ -24,7 +24,8 @@ PACKAGE_PATH = [] if INSTALLED else [os.path.join(ROOT, "python")]
 sys.path[0:0] = PACKAGE_PATH
 
 import ccalloc  # noqa: E402
-if INSTALLED and os.path.realpath(ccalloc.__file__).startswith(os.path.realpath(ROOT) + os.sep):
+if INSTALLED and os.path.realpath(ccalloc.__file__).startswith(
+        os.path.realpath(os.path.join(ROOT, "python")) + os.sep):
     raise SystemExit(f"CCALLOC_TEST_INSTALLED=1 but ccalloc comes from the checkout: {ccalloc.__file__}")
 import ccalloc._shim  # noqa: E402
 import ccalloc.torch as ct  # noqa: E402
