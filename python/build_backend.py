@@ -6,8 +6,9 @@ scikit-build. It
 
 1. configures a minimal CMake build (Release; the plugin only, no tests or
    benchmarks; Abseil from third_party/abseil-cpp, static: -DCCALLOC_VENDORED_ABSL=ON)
-   in build/pip/ of the checkout, kept between runs so a second install only
-   relinks what changed (CCALLOC_BUILD_DIR overrides the folder);
+   in build/pip/ of the checkout (~/.cache/ccalloc/pip-build/ if the checkout
+   is read-only), kept between runs so a second install only relinks what
+   changed (CCALLOC_BUILD_DIR overrides the folder);
 2. builds the target ccalloc_torch (jobs: CMAKE_BUILD_PARALLEL_LEVEL, else
    the CPU count; Ninja when it is installed), showing CMake's output on
    stderr (`pip install -v .` to see it);
@@ -152,7 +153,14 @@ def _cached_value(cache, key):
 
 def _build_dir():
     d = os.environ.get("CCALLOC_BUILD_DIR")
-    return os.path.abspath(d) if d else os.path.join(ROOT, "build", "pip")
+    if d:
+        return os.path.abspath(d)
+    build = os.path.join(ROOT, "build")
+    if os.access(build if os.path.isdir(build) else ROOT, os.W_OK):
+        return os.path.join(build, "pip")
+    # A read-only checkout: a cache folder of its own.
+    cache = os.environ.get("CCALLOC_CACHE") or os.path.join(os.path.expanduser("~"), ".cache", "ccalloc")
+    return os.path.join(cache, "pip-build", hashlib.sha256(ROOT.encode()).hexdigest()[:12])
 
 
 def build_plugin():
