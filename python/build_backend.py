@@ -19,6 +19,7 @@ scikit-build. It
 Env: CCALLOC_BUILD_DIR, CMAKE_BUILD_PARALLEL_LEVEL, CMAKE_GENERATOR, CC/CXX,
 CUDA_HOME (where include/cuda.h is; also looked for in /usr/local/cuda and in
 the nvidia-* wheels PyTorch installs), CCALLOC_CMAKE_ARGS (extra -D options).
+cmake and ninja come from PATH, else from the Python environment's bin/.
 """
 
 import base64
@@ -134,10 +135,21 @@ def _cuda_include():
     return None
 
 
+def _search_path():
+    """PATH, then the interpreter's bin folder: CMake and Ninja installed with
+    pip into the environment are found even when it is not activated."""
+    dirs = os.environ.get("PATH", "").split(os.pathsep)
+    for d in (sysconfig.get_path("scripts"), os.path.dirname(sys.executable)):
+        if d and os.path.isdir(d) and d not in dirs:
+            dirs.append(d)
+    return os.pathsep.join(dirs)
+
+
 def _run(cmd, **kwargs):
     _log("$ " + " ".join(shlex.quote(c) for c in cmd))
     # CMake's and the compiler's output go to stderr: pip shows it with -v.
-    subprocess.run(cmd, check=True, stdout=sys.stderr, stderr=sys.stderr, **kwargs)
+    env = dict(os.environ, PATH=_search_path())
+    subprocess.run(cmd, check=True, stdout=sys.stderr, stderr=sys.stderr, env=env, **kwargs)
 
 
 def _cached_value(cache, key):
@@ -165,7 +177,7 @@ def _build_dir():
 
 def build_plugin():
     """Configures and builds libccalloc_torch.so; returns its path."""
-    cmake = shutil.which("cmake")
+    cmake = shutil.which("cmake", path=_search_path())
     if not cmake:
         raise RuntimeError("ccalloc build: cmake not found on PATH (CMake >= 3.22 is needed)")
     build = _build_dir()
@@ -177,7 +189,8 @@ def build_plugin():
         shutil.rmtree(build)
     generator = _cached_value(cache, "CMAKE_GENERATOR")
     if generator is None:
-        generator = os.environ.get("CMAKE_GENERATOR") or ("Ninja" if shutil.which("ninja") else None)
+        generator = os.environ.get("CMAKE_GENERATOR") or (
+            "Ninja" if shutil.which("ninja", path=_search_path()) else None)
     jobs = os.environ.get("CMAKE_BUILD_PARALLEL_LEVEL") or str(os.cpu_count() or 1)
 
     args = [cmake, "-S", ROOT, "-B", build, "-Wno-dev"]
