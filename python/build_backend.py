@@ -185,6 +185,9 @@ def build_plugin():
     # A cache from another checkout or another generator cannot be reused.
     home = _cached_value(cache, "CMAKE_HOME_DIRECTORY")
     if home is not None and os.path.realpath(home) != os.path.realpath(ROOT):
+        if os.environ.get("CCALLOC_BUILD_DIR"):
+            raise RuntimeError(f"ccalloc build: CCALLOC_BUILD_DIR={build} is a CMake build of {home}, "
+                               f"not of {ROOT}; choose another folder")
         _log(f"{build} was configured for {home}; starting it afresh")
         shutil.rmtree(build)
     generator = _cached_value(cache, "CMAKE_GENERATOR")
