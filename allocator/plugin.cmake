@@ -26,7 +26,11 @@ set_target_properties(ccalloc_torch PROPERTIES
   VISIBILITY_INLINES_HIDDEN ON
   LINK_DEPENDS ${CCALLOC_TORCH_VERSION_SCRIPT}
   # scripts/gpu_torch.sh and the Python package look for it here.
-  LIBRARY_OUTPUT_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR}
+  LIBRARY_OUTPUT_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR})
+if(NOT CCALLOC_VENDORED_ABSL)
   # scripts/device_libs.sh copies Abseil into BUILD_DIR/lib for machines that
   # lack it; with this the plugin finds it there without LD_LIBRARY_PATH.
-  BUILD_RPATH "$ORIGIN/../lib")
+  # (With the vendored Abseil linked in, as in the pip package, there is
+  # nothing to find.)
+  set_target_properties(ccalloc_torch PROPERTIES BUILD_RPATH "$ORIGIN/../lib")
+endif()

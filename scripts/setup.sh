@@ -12,11 +12,20 @@ PACKAGES=(
   libgtest-dev googletest          # tests (GTest::gtest, GTest::gmock)
   libbenchmark-dev                 # micro-benchmarks
 )
+# (and python3 with venv: below)
 
 missing=()
 for p in "${PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")
 done
+
+# The package check of scripts/test.sh makes a venv with pip in it
+# (`python3 -m venv`), which Debian's python3 can only do with python3-venv.
+if ! command -v python3 >/dev/null; then
+  missing+=(python3 python3-venv)
+elif ! python3 -c 'import ensurepip, venv' 2>/dev/null; then
+  missing+=(python3-venv)
+fi
 
 if [[ ${#missing[@]} -gt 0 ]]; then
   echo "[setup] installing: ${missing[*]}" >&2

@@ -15,6 +15,11 @@
 #            (scripts/build_tsan_abseil.sh, cached); the tests labelled `threads`
 #   install  `cmake --install` of the normal build into a fresh prefix, then
 #            tests/consumer (find_package(ccalloc), the C API) built and run
+#   package  the README's `pip install .` into a fresh venv (build/package-venv;
+#            the CMake build in build/pip is kept, so a second run only
+#            relinks), then from another folder the host tests of the Python
+#            package against the installed copy, and ldd of the installed
+#            plugin: no libabsl (the vendored Abseil is linked in statically)
 #
 # The build directories are build/<preset> (CMakePresets.json has the same
 # settings). A failing step fails the run but the independent steps still run,
@@ -29,7 +34,7 @@ cd "$ROOT"
 
 JOBS=${JOBS:-2}
 TSAN_LABEL=${CCALLOC_TSAN_LABEL:-threads}
-ALL_GROUPS=(normal asan tsan install)
+ALL_GROUPS=(normal asan tsan install package)
 if [[ $# -gt 0 ]]; then GROUPS_TO_RUN=("$@"); else GROUPS_TO_RUN=("${ALL_GROUPS[@]}"); fi
 for g in "${GROUPS_TO_RUN[@]}"; do
   [[ " ${ALL_GROUPS[*]} " == *" $g "* ]] || { echo "unknown group '$g' (groups: ${ALL_GROUPS[*]})" >&2; exit 2; }
@@ -162,6 +167,34 @@ do_install() {
   "$consumer/ccalloc_consumer"
 }
 
+PKG_VENV="$ROOT/build/package-venv"
+do_package_install() {
+  rm -rf "$PKG_VENV"
+  python3 -m venv "$PKG_VENV"
+  # The README's command, run with the venv's pip; offline (the build needs
+  # nothing from an index: pyproject.toml has requires = []), -v to show the
+  # CMake build.
+  CMAKE_BUILD_PARALLEL_LEVEL="$JOBS" PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_INDEX=1 \
+    "$PKG_VENV/bin/python" -m pip install -v .
+}
+do_package_test() {
+  local tmp; tmp=$(mktemp -d)
+  trap 'rm -rf "$tmp"' RETURN
+  cd "$tmp"   # not the checkout: `import ccalloc` must find the installed copy
+  local pkg lib
+  pkg=$("$PKG_VENV/bin/python" -c 'import ccalloc, os; print(os.path.dirname(os.path.realpath(ccalloc.__file__)))')
+  lib=$("$PKG_VENV/bin/python" -c 'import ccalloc; print(ccalloc.find_library())')
+  echo "imported: $pkg"
+  echo "plugin:   $lib"
+  [[ "$pkg" == "$(realpath "$PKG_VENV")"/* ]] || { echo "ccalloc is not the venv's copy" >&2; return 1; }
+  [[ "$lib" == "$pkg/lib/libccalloc_torch.so" ]] || { echo "the plugin is not the installed one" >&2; return 1; }
+  ldd "$lib"
+  if ldd "$lib" | grep -i absl; then echo "the installed plugin loads Abseil" >&2; return 1; fi
+  CCALLOC_TEST_INSTALLED=1 "$PKG_VENV/bin/python" "$ROOT/tests/python/test_package_host.py"
+  PIP_DISABLE_PIP_VERSION_CHECK=1 "$PKG_VENV/bin/python" -m pip uninstall -y ccalloc
+  ! "$PKG_VENV/bin/python" -c 'import ccalloc' 2>/dev/null
+}
+
 # --- run ------------------------------------------------------------------------
 echo "ccalloc test.sh: groups: ${GROUPS_TO_RUN[*]}; jobs: $JOBS; generator: ${DEFAULT_GENERATOR:-cmake default}"
 step setup - do_setup
@@ -181,6 +214,9 @@ for g in "${GROUPS_TO_RUN[@]}"; do
       # Installs the normal build; builds it first when the normal group is not run.
       if [[ -z "${STATUS[normal-build]:-}" ]]; then step normal-build setup do_normal_build; fi
       step install normal-build do_install ;;
+    package)
+      step package-build setup do_package_install
+      step package-test package-build do_package_test ;;
   esac
 done
 

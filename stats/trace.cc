@@ -8,7 +8,9 @@
 
 #include "stats/trace.h"
 
+#if !CCALLOC_NO_ZLIB
 #include <zlib.h>
+#endif
 
 #include <algorithm>
 #include <cerrno>
@@ -355,6 +357,16 @@ absl::StatusOr<Trace> ParseRmmCsv(absl::string_view text, std::string name) {
 
 // --- Files -------------------------------------------------------------------
 
+// Built without zlib (CCALLOC_ZLIB=AUTO on a machine without its headers):
+// gzipped traces are refused with this error.
+[[maybe_unused]] absl::Status NoZlib(const std::string& path) {
+  return absl::UnimplementedError(absl::StrCat(
+      "cannot read or write ", path, ": ccalloc was built without zlib"));
+}
+
+#if CCALLOC_NO_ZLIB
+absl::Status ReadGzip(const std::string& path, std::string& out) { return NoZlib(path); }
+#else
 absl::Status ReadGzip(const std::string& path, std::string& out) {
   gzFile file = gzopen(path.c_str(), "rb");
   if (file == nullptr) {
@@ -380,6 +392,7 @@ absl::Status ReadGzip(const std::string& path, std::string& out) {
   gzclose(file);
   return absl::OkStatus();
 }
+#endif
 
 struct FileCloser {
   void operator()(std::FILE* f) const { std::fclose(f); }
@@ -474,6 +487,9 @@ absl::Status WriteTrace(const Trace& trace, const std::string& path) {
   }
 
   if (absl::EndsWith(path, ".gz")) {
+#if CCALLOC_NO_ZLIB
+    return NoZlib(path);
+#else
     gzFile file = gzopen(path.c_str(), "wb6");
     if (file == nullptr) {
       return absl::ErrnoToStatus(errno, absl::StrCat("cannot create ", path));
@@ -495,6 +511,7 @@ absl::Status WriteTrace(const Trace& trace, const std::string& path) {
       return absl::DataLossError(absl::StrCat("cannot finish writing ", path));
     }
     return absl::OkStatus();
+#endif
   }
 
   std::FILE* file = std::fopen(path.c_str(), "wb");

@@ -52,7 +52,9 @@ TEST_F(GrowableSegmentsTest, NeighboursAlwaysCoalesce) {
     const std::size_t size = sizes(rng);
     DevicePtr p = AllocateOk(size);
     ASSERT_NE(p, 0u);
-    if (expect_next != 0) EXPECT_EQ(p, expect_next) << "block " << i;
+    if (expect_next != 0) {
+      EXPECT_EQ(p, expect_next) << "block " << i;
+    }
     expect_next = p + RoundUpTo(size, kMinBlockSize);
     blocks.push_back(p);
   }

@@ -4,9 +4,9 @@
     ccalloc.torch.enable()      # before CUDA is initialised
 
 ccalloc.torch is the PyTorch integration (it imports torch only when used);
-ccalloc.Plugin is the plain ctypes binding of libccalloc_torch.so. This
-package is pure Python: it finds the plugin built by CMake (target
-ccalloc_torch) through ccalloc.find_library().
+ccalloc.Plugin is the plain ctypes binding of libccalloc_torch.so, which
+ccalloc.find_library() finds: installed with the package by `pip install .`
+(ccalloc/lib/), or built by CMake (target ccalloc_torch) in a checkout.
 """
 
 from ._plugin import (CcallocError, OutOfMemoryError, Plugin, find_library,

@@ -36,6 +36,8 @@ class OutOfMemoryError(CcallocError):
 def _candidates():
     """Where a built plugin may be, most specific first."""
     here = os.path.dirname(os.path.abspath(__file__))
+    # Installed by `pip install .` (python/build_backend.py puts it there).
+    yield os.path.join(here, "lib", LIBRARY_NAME)
     yield os.path.join(here, LIBRARY_NAME)
     # A source checkout: python/ccalloc/ -> repository root.
     root = os.path.dirname(os.path.dirname(here))
@@ -55,7 +57,8 @@ def find_library(library=None):
     """The path of libccalloc_torch.so.
 
     Order: the `library` argument, the CCALLOC_TORCH_LIBRARY environment
-    variable, next to this package, then the build folders of a source
+    variable, the installed package's lib/ (pip install .), next to this
+    package, then the build folders of a source
     checkout (build*/allocator/, build/<preset>/allocator/; newest first).
     """
     for explicit, origin in ((library, "library argument"),

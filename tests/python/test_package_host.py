@@ -6,6 +6,10 @@ library on a simulated device (CCALLOC_TORCH_SIMULATE): no torch, no GPU.
 The plugin is found through CCALLOC_TORCH_LIBRARY or ccalloc.find_library()
 (build*/allocator/libccalloc_torch.so of this checkout). Allocators are
 per process and per device, so each test uses its own device number.
+
+With CCALLOC_TEST_INSTALLED=1 the tests run against the installed package
+(`pip install .`: ccalloc/ and its lib/libccalloc_torch.so in site-packages)
+instead of this checkout's python/, and check that it is the one imported.
 """
 
 import os
@@ -14,9 +18,15 @@ import types
 import unittest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-sys.path.insert(0, os.path.join(ROOT, "python"))
+INSTALLED = os.environ.get("CCALLOC_TEST_INSTALLED") == "1"
+# The package's own directory for the child processes below.
+PACKAGE_PATH = [] if INSTALLED else [os.path.join(ROOT, "python")]
+sys.path[0:0] = PACKAGE_PATH
 
 import ccalloc  # noqa: E402
+if INSTALLED and os.path.realpath(ccalloc.__file__).startswith(
+        os.path.realpath(os.path.join(ROOT, "python")) + os.sep):
+    raise SystemExit(f"CCALLOC_TEST_INSTALLED=1 but ccalloc comes from the checkout: {ccalloc.__file__}")
 import ccalloc._shim  # noqa: E402
 import ccalloc.torch as ct  # noqa: E402
 
@@ -46,7 +56,7 @@ def setUpModule():
     try:
         path = ccalloc.find_library()
     except FileNotFoundError as e:
-        if os.environ.get(ccalloc._plugin.ENV_LIBRARY):
+        if os.environ.get(ccalloc._plugin.ENV_LIBRARY) or INSTALLED:
             raise
         raise unittest.SkipTest(f"plugin not built: {e}")
     plugin = ct.load(path)
@@ -390,7 +400,7 @@ class EnableWiringTest(unittest.TestCase):
     def _run(self, tmp, env_extra):
         import subprocess
         env = dict(os.environ)
-        env["PYTHONPATH"] = os.pathsep.join([tmp, os.path.join(ROOT, "python")])
+        env["PYTHONPATH"] = os.pathsep.join([tmp] + PACKAGE_PATH)
         env[ccalloc._plugin.ENV_LIBRARY] = plugin.path
         env["CCALLOC_CACHE"] = os.path.join(tmp, "cache")
         env.update(env_extra)
@@ -489,4 +499,10 @@ class TraceRecordingTest(unittest.TestCase):
                                  ["f", "0"]])
 
 if __name__ == "__main__":
-    unittest.main(verbosity=2)
+    result = unittest.main(verbosity=2, exit=False).result
+    failed = len(result.failures) + len(result.errors) + len(result.unexpectedSuccesses)
+    skipped = len(result.skipped)
+    print(f"test_package_host ({'installed' if INSTALLED else 'checkout'} package, "
+          f"{os.path.dirname(ccalloc.__file__)}): {result.testsRun - failed - skipped} passed, "
+          f"{failed} failed, {skipped} skipped")
+    sys.exit(0 if result.wasSuccessful() else 1)
