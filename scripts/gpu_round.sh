@@ -17,6 +17,9 @@
 #   scripts/gpu_round.sh .gpu OUTDIR torch     the PyTorch plugin's pytest suite
 #   scripts/gpu_round.sh .gpu OUTDIR compare   real training, one process per
 #                                              allocator (bench/compare_training.py)
+#   scripts/gpu_round.sh .gpu OUTDIR pip       `pip install .` (the README's), then
+#                                              ccalloc.torch from /tmp, ldd without
+#                                              Abseil, host tests on the installed copy
 #   scripts/gpu_round.sh .gpu OUTDIR compat    every torch.cuda feature with ccalloc
 #                                              as PyTorch's allocator against native
 #                                              PyTorch (tests/python/test_torch_compat_gpu.py;
@@ -68,9 +71,27 @@ for part in "$@"; do
     torch)
       run gpu_torch_tests scripts/gpu_torch.sh "$BUNDLE" "$OUT" tests
       ;;
+    pip)
+      # The README's install for PyTorch users, then the package used from
+      # another directory; the plugin must not need Abseil.
+      run pip_install python3 -m pip install --no-index -v .
+      run pip_enable bash -c 'cd /tmp && python3 -c "import ccalloc.torch as ct, torch
+i = ct.enable(); x = torch.ones(1 << 20, device=\"cuda\")
+print(i[\"mode\"], i[\"library\"], torch.cuda.memory.get_allocator_backend(),
+      torch.cuda.memory_allocated(), float(x.sum()))"'
+      run pip_ldd bash -c 'L=$(cd /tmp && python3 -c "import ccalloc; print(ccalloc.find_library())");
+ldd "$L"; ! ldd "$L" | grep -i absl'
+      run pip_host_tests bash -c "cd /tmp && CCALLOC_TEST_INSTALLED=1 python3 $ROOT/tests/python/test_package_host.py"
+      ;;
     compat)
-      run torch_compat env PYTHONPATH="$ROOT/python" \
-        CCALLOC_TORCH_LIBRARY="$BUNDLE/allocator/libccalloc_torch.so" \
+      # The installed package when `pip` ran first, else this checkout and the
+      # bundle's plugin.
+      if [[ -n "${CCALLOC_TEST_INSTALLED:-}" ]]; then
+        compat_env=(CCALLOC_TEST_INSTALLED=1)
+      else
+        compat_env=(PYTHONPATH="$ROOT/python" CCALLOC_TORCH_LIBRARY="$BUNDLE/allocator/libccalloc_torch.so")
+      fi
+      run torch_compat env "${compat_env[@]}" \
         CCALLOC_CACHE="${TMPDIR:-/tmp}/ccalloc-cache" CCALLOC_COMPAT_MEMCHECK=1 \
         python3 -m pytest -v -rA -p no:cacheprovider tests/python/test_torch_compat_gpu.py \
         --junitxml="$OUT/compat_junit.xml"
@@ -79,7 +100,7 @@ for part in "$@"; do
       run gpu_torch_compare scripts/gpu_torch.sh "$BUNDLE" "$OUT" bench --rounds 3
       ;;
     *)
-      echo "unknown part '$part' (core, bench, torch, compare, compat)" >&2
+      echo "unknown part '$part' (core, bench, torch, compare, pip, compat)" >&2
       rc=2
       ;;
   esac

@@ -7,6 +7,8 @@ allocator and what it computed agrees with native PyTorch.
     PYTHONPATH=python CCALLOC_TORCH_LIBRARY=BUILD/allocator/libccalloc_torch.so \
         python3 -m pytest -v tests/python/test_torch_compat_gpu.py
 
+or, after `pip install .`, CCALLOC_TEST_INSTALLED=1 (the installed package).
+
 CCALLOC_COMPAT_MEMCHECK=1 also runs the CUDA-graph case under
 compute-sanitizer memcheck with ccalloc.
 """
@@ -38,8 +40,10 @@ def run_case(case, allocator, timeout=400, wrapper=(), extra_env=None):
         env.pop(var, None)
     env["CCALLOC_TEST_ALLOCATOR"] = allocator
     env.update(extra_env or {})
-    env["PYTHONPATH"] = os.pathsep.join(
-        [os.path.join(ROOT, "python")] + [p for p in [os.environ.get("PYTHONPATH")] if p])
+    if not os.environ.get("CCALLOC_TEST_INSTALLED"):
+        # This checkout's package; with CCALLOC_TEST_INSTALLED=1 the one pip installed.
+        env["PYTHONPATH"] = os.pathsep.join(
+            [os.path.join(ROOT, "python")] + [p for p in [os.environ.get("PYTHONPATH")] if p])
     proc = subprocess.run([*wrapper, sys.executable, CASES, case], env=env, cwd=HERE,
                           capture_output=True, text=True, timeout=timeout)
     lines = [l for l in proc.stdout.splitlines() if l.startswith("RESULT ")]
