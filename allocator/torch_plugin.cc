@@ -540,6 +540,19 @@ int OnDevice(int device, F f) {
   return Report(f(**allocator));
 }
 
+// Runs f on the allocator of `device` if it exists; NotFound otherwise. For
+// questions about pools: asking must not create an allocator (and a CUDA
+// context) on a device the program never used.
+template <typename F>
+int OnExisting(int device, F f) {
+  if (absl::Status s = CheckDevice(device); !s.ok()) return Report(s);
+  DeviceAllocator* a = Existing(device);
+  if (a == nullptr) {
+    return Report(absl::NotFoundError(absl::StrCat("no allocator on device ", device)));
+  }
+  return Report(f(*a));
+}
+
 }  // namespace
 }  // namespace ccalloc
 
@@ -635,18 +648,18 @@ CCALLOC_TORCH_API int ccalloc_torch_pool_begin(int device, uint64_t pool,
 }
 
 CCALLOC_TORCH_API int ccalloc_torch_pool_end(int device, uint64_t pool) {
-  return ccalloc::OnDevice(device,
+  return ccalloc::OnExisting(device,
                            [&](ccalloc::DeviceAllocator& a) { return a.EndAllocateToPool(pool); });
 }
 
 CCALLOC_TORCH_API int ccalloc_torch_pool_release(int device, uint64_t pool) {
-  return ccalloc::OnDevice(device,
+  return ccalloc::OnExisting(device,
                            [&](ccalloc::DeviceAllocator& a) { return a.ReleasePool(pool); });
 }
 
 CCALLOC_TORCH_API int ccalloc_torch_pool_use_count(int device, uint64_t pool, int* out) {
   if (out == nullptr) return Report(absl::InvalidArgumentError("out is NULL"));
-  return ccalloc::OnDevice(device, [&](ccalloc::DeviceAllocator& a) -> absl::Status {
+  return ccalloc::OnExisting(device, [&](ccalloc::DeviceAllocator& a) -> absl::Status {
     absl::StatusOr<int> count = a.PoolUseCount(pool);
     if (!count.ok()) return count.status();
     *out = *count;
@@ -655,7 +668,7 @@ CCALLOC_TORCH_API int ccalloc_torch_pool_use_count(int device, uint64_t pool, in
 }
 
 CCALLOC_TORCH_API int ccalloc_torch_pool_empty_cache(int device, uint64_t pool) {
-  return ccalloc::OnDevice(device,
+  return ccalloc::OnExisting(device,
                            [&](ccalloc::DeviceAllocator& a) { return a.EmptyCachePool(pool); });
 }
 
@@ -663,7 +676,7 @@ CCALLOC_TORCH_API int ccalloc_torch_pool_live_blocks(
     int device, uint64_t pool, void (*on_block)(void*, void*, size_t, size_t, void*),
     void* ctx) {
   if (on_block == nullptr) return Report(absl::InvalidArgumentError("on_block is NULL"));
-  return ccalloc::OnDevice(device, [&](ccalloc::DeviceAllocator& a) {
+  return ccalloc::OnExisting(device, [&](ccalloc::DeviceAllocator& a) {
     for (const ccalloc::LiveBlock& b : a.PoolLiveBlocks(pool)) {
       on_block(ctx, reinterpret_cast<void*>(b.ptr), b.size, b.requested,
                reinterpret_cast<void*>(b.stream));

@@ -145,10 +145,23 @@ def _search_path():
     return os.pathsep.join(dirs)
 
 
+def _tool_env():
+    """The environment for CMake, Ninja and the compiler. pip's isolated build
+    sets PYTHONPATH (to a sitecustomize that hides the environment's
+    site-packages) and PYTHONNOUSERSITE; a `cmake` or `ninja` that pip
+    installed is a Python script importing its own package from those
+    site-packages, so it must not inherit them."""
+    env = dict(os.environ, PATH=_search_path())
+    if "pip-build-env" in env.get("PYTHONPATH", "") or "pip-build-env" in env.get("PYTHONHOME", ""):
+        env.pop("PYTHONPATH", None)
+        env.pop("PYTHONNOUSERSITE", None)
+    return env
+
+
 def _run(cmd, **kwargs):
     _log("$ " + " ".join(shlex.quote(c) for c in cmd))
     # CMake's and the compiler's output go to stderr: pip shows it with -v.
-    env = dict(os.environ, PATH=_search_path())
+    env = _tool_env()
     subprocess.run(cmd, check=True, stdout=sys.stderr, stderr=sys.stderr, env=env, **kwargs)
 
 

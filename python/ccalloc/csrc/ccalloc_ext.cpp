@@ -168,6 +168,10 @@ class CcallocAllocator final : public cca::CUDAAllocator {
     uint64_t pool = 0;
     if (!FindPool(mempool_id, &pool)) return;
     for (int d = 0; d < device_count_.load(); ++d) {
+      // MemPool's destructor empties its pool right after releasing it, and
+      // a released pool that owned nothing is gone by then: nothing to do
+      // (and nothing may throw there).
+      if (!PoolExists(d, pool)) continue;
       Check(ccalloc_torch_pool_empty_cache(d, pool), "emptyCache(pool)");
     }
   }
@@ -328,7 +332,8 @@ class CcallocAllocator final : public cca::CUDAAllocator {
   }
   void releasePool(c10::DeviceIndex device, MempoolId_t mempool_id) override {
     uint64_t pool = 0;
-    if (!FindPool(mempool_id, &pool)) return;
+    // Called from destructors (CUDAGraph, MemPool): an unknown pool is no error.
+    if (!FindPool(mempool_id, &pool) || !PoolExists(device, pool)) return;
     Check(ccalloc_torch_pool_release(device, pool), "releasePool");
   }
   void createOrIncrefPool(c10::DeviceIndex device, MempoolId_t mempool_id,
@@ -358,7 +363,7 @@ class CcallocAllocator final : public cca::CUDAAllocator {
   bool checkPoolLiveAllocations(c10::DeviceIndex device, MempoolId_t mempool_id,
                                 const std::unordered_set<void*>& expected) override {
     uint64_t pool = 0;
-    if (!FindPool(mempool_id, &pool)) return expected.empty();
+    if (!FindPool(mempool_id, &pool) || !PoolExists(device, pool)) return expected.empty();
     std::vector<PoolCheckpoint::Live> live = LiveBlocks(device, pool);
     if (live.size() != expected.size()) return false;
     for (const auto& block : live) {
@@ -556,6 +561,11 @@ class CcallocAllocator final : public cca::CUDAAllocator {
     std::lock_guard<std::mutex> lock(mu_);
     auto it = ids_.find(pool);
     return it == ids_.end() ? MempoolId_t{0, 0} : it->second;
+  }
+
+  static bool PoolExists(int device, uint64_t pool) {
+    int count = 0;
+    return ccalloc_torch_pool_use_count(device, pool, &count) == kOk;
   }
 
   std::vector<PoolCheckpoint::Live> LiveBlocks(c10::DeviceIndex device, uint64_t pool) {
