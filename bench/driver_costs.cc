@@ -485,7 +485,7 @@ absl::StatusOr<DriverCostTable> ParseDriverCostTable(absl::string_view json,
                               std::pair{"max_us", &e.max_us}}) {
       absl::StatusOr<std::optional<double>> v = OptionalMicros(*object, key, where, name);
       if (!v.ok()) return v.status();
-      *field = **v;
+      *field = *v;
     }
     if (const Json* n = Find(*object, "samples"); n != nullptr && !n->is_null()) {
       const auto* d = std::get_if<double>(&n->value);
