@@ -638,8 +638,12 @@ std::string FormatSummary(const std::vector<ReplayResult>& results) {
     worst.push_back(absl::StrFormat("%s %.4f (%s%s)", p, w->ratio, w->trace,
                                     w->fits ? "" : ", did not fit"));
     if (d != nullptr) {
-      driver.push_back(absl::StrFormat("%s %.2f (%s)", p, d->modelled_driver_ms_per_step(),
-                                       d->trace));
+      driver.push_back(absl::StrFormat(
+          "%s %.2f (%s%s)", p, d->modelled_driver_ms_per_step(), d->trace,
+          d->unpriced_driver_calls == 0
+              ? ""
+              : absl::StrCat("; ", d->unpriced_driver_calls, " of ", d->driver_calls_total,
+                             " calls unpriced, not counted")));
     }
   }
   std::string out = absl::StrCat("worst ratio over all traces (", traces.size(), "): ",
