@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 #include <memory>
+#include <set>
 #include <string_view>
 #include <utility>
 
@@ -33,8 +34,10 @@ constexpr absl::string_view kCcalloc = "ccalloc";
 // Replaying
 // ---------------------------------------------------------------------------
 
+// With `counter`, the backend is wrapped in a CountingBackend left there.
 absl::StatusOr<std::unique_ptr<DeviceAllocator>> MakeAllocator(const Policy& policy,
-                                                               const ReplayConfig& config) {
+                                                               const ReplayConfig& config,
+                                                               CountingBackend** counter = nullptr) {
   Options options = policy.options;
   std::unique_ptr<DeviceBackend> backend;
   if (config.device >= 0) {
@@ -54,6 +57,11 @@ absl::StatusOr<std::unique_ptr<DeviceAllocator>> MakeAllocator(const Policy& pol
     // at the next allocation.
     sim.auto_complete_events = true;
     backend = std::make_unique<SimBackend>(sim);
+  }
+  if (counter != nullptr) {
+    auto counting = std::make_unique<CountingBackend>(std::move(backend));
+    *counter = counting.get();
+    backend = std::move(counting);
   }
   return std::make_unique<DeviceAllocator>(std::move(backend), options);
 }
@@ -358,6 +366,16 @@ absl::StatusOr<ReplayResult> Replay(const Trace& trace, const Policy& policy,
                      : config.capacity > 0 ? config.capacity
                                            : kDefaultSimCapacity;
   r.events = n;
+  if (config.steps < 0) {
+    return absl::InvalidArgumentError(absl::StrCat("steps must be >= 0, not ", config.steps));
+  }
+  if (config.steps > 0) {
+    r.steps = config.steps;
+    r.steps_source = "given";
+  } else if (const int published = PublishedSteps(trace.name); published > 0) {
+    r.steps = published;
+    r.steps_source = "traces/README.md";
+  }
   for (const TraceEvent& e : trace.events) {
     (e.op == TraceEvent::Op::kAlloc ? r.allocs : r.frees) += 1;
   }
@@ -365,7 +383,9 @@ absl::StatusOr<ReplayResult> Replay(const Trace& trace, const Policy& policy,
 
   // --- The measured pass: counters (and timeline) after every event. -------
   {
-    absl::StatusOr<std::unique_ptr<DeviceAllocator>> allocator = MakeAllocator(policy, config);
+    CountingBackend* counter = nullptr;
+    absl::StatusOr<std::unique_ptr<DeviceAllocator>> allocator =
+        MakeAllocator(policy, config, &counter);
     if (!allocator.ok()) return allocator.status();
     Player player(trace, **allocator, single_stream);
     if (config.record_timeline) {
@@ -409,6 +429,24 @@ absl::StatusOr<ReplayResult> Replay(const Trace& trace, const Policy& policy,
     r.first_oom_event = player.first_oom_event();
     r.first_oom_message = player.first_oom_message();
     r.fits = r.ooms == 0;
+
+    // Read before the allocator is destroyed: giving everything back at the
+    // end is not part of the run.
+    const DriverCallCounts calls = counter->counts();
+    for (int k = 0; k < kNumDriverCalls; ++k) {
+      r.driver_calls[k] = calls.Total(static_cast<DriverCall>(k));
+    }
+    r.driver_calls_total = calls.Total();
+    r.stream_waits = stats.num_stream_syncs;
+    if (config.driver_costs != nullptr) {
+      const DriverTimeModel model = ModelDriverTime(calls, *config.driver_costs);
+      r.driver_time_modelled = true;
+      r.driver_costs_device = config.driver_costs->device;
+      r.driver_costs_path = config.driver_costs->path;
+      r.modelled_driver_us = model.us;
+      r.unpriced_driver_calls = model.unpriced_total();
+      r.unpriced_driver_calls_text = model.UnpricedText();
+    }
   }
 
   // --- Fragmentation when reserved peaked: replay up to that event. --------
@@ -444,9 +482,31 @@ absl::StatusOr<ReplayResult> Replay(const Trace& trace, const Policy& policy,
   return r;
 }
 
+double ReplayResult::driver_calls_per_step() const {
+  return steps > 0 ? static_cast<double>(driver_calls_total) / steps : 0.0;
+}
+
+double ReplayResult::modelled_driver_ms_per_step() const {
+  return steps > 0 && driver_time_modelled ? modelled_driver_us / 1000.0 / steps : 0.0;
+}
+
 // ---------------------------------------------------------------------------
 // Reference data
 // ---------------------------------------------------------------------------
+
+int PublishedSteps(absl::string_view trace_name) {
+  // traces/README.md: "... 20 steps" for both recorded runs.
+  if (trace_name == "gpt2" || trace_name == "resnet") return 20;
+  return 0;
+}
+
+std::string DefaultDriverCostsPath() {
+#ifdef CCALLOC_DEFAULT_DRIVER_COSTS
+  return CCALLOC_DEFAULT_DRIVER_COSTS;
+#else
+  return "bench/driver_costs/default.json";
+#endif
+}
 
 std::vector<ReferenceRow> ReferenceRows(absl::string_view trace_name) {
   // traces/README.md: PyTorch 2.11 on one H100, the same runs the traces were
@@ -498,6 +558,99 @@ std::string FormatTable(const std::vector<ReplayResult>& results) {
     out +=
         "* PyTorch 2.11's own allocators on the run this trace was recorded from (one H100),\n"
         "  as published in traces/README.md: reference data, not replayed.\n";
+  }
+  return out;
+}
+
+std::string FormatDriverTable(const std::vector<ReplayResult>& results) {
+  using C = DriverCall;
+  auto n = [](const ReplayResult& r, C c) { return Grouped(r.driver_calls[static_cast<int>(c)]); };
+  TextTable table({"policy", "dev alloc", "dev free", "create", "map", "set acc", "unmap",
+                   "release", "reserve", "free rng", "ev rec", "ev query", "ev sync", "dev sync",
+                   "stream waits", "calls", "calls/step", "driver ms", "driver ms/step",
+                   "unpriced"});
+  for (const ReplayResult& r : results) {
+    const bool per_step = r.steps > 0;
+    table.Add({r.policy, n(r, C::kDeviceAlloc), n(r, C::kDeviceFree), n(r, C::kCreate),
+               n(r, C::kMap), n(r, C::kSetAccess), n(r, C::kUnmap), n(r, C::kRelease),
+               n(r, C::kReserve), n(r, C::kFreeRange), n(r, C::kEventRecord),
+               n(r, C::kEventQuery), n(r, C::kEventSynchronize), n(r, C::kDeviceSynchronize),
+               Grouped(r.stream_waits), Grouped(r.driver_calls_total),
+               per_step ? absl::StrFormat("%.1f", r.driver_calls_per_step()) : "-",
+               r.driver_time_modelled ? absl::StrFormat("%.1f", r.modelled_driver_us / 1000.0)
+                                      : "-",
+               per_step && r.driver_time_modelled
+                   ? absl::StrFormat("%.2f", r.modelled_driver_ms_per_step())
+                   : "-",
+               r.driver_time_modelled ? Grouped(r.unpriced_driver_calls) : "-"});
+  }
+  std::string out = table.Render();
+  if (results.empty()) return out;
+  const ReplayResult& first = results[0];
+  if (first.driver_time_modelled) {
+    absl::StrAppend(&out, "driver ms = sum over calls of the cost per call from ", first.driver_costs_path,
+                    " (", first.driver_costs_device,
+                    "); unpriced calls (no entry in that table) add nothing to it");
+    std::vector<std::string> unpriced;
+    for (const ReplayResult& r : results) {
+      if (!r.unpriced_driver_calls_text.empty()) {
+        unpriced.push_back(absl::StrCat(r.policy, ": ", r.unpriced_driver_calls_text));
+      }
+    }
+    if (!unpriced.empty()) absl::StrAppend(&out, " (", absl::StrJoin(unpriced, "; "), ")");
+    out += ".\n";
+  } else {
+    out += "driver ms: not modelled (no cost table).\n";
+  }
+  if (first.steps > 0) {
+    absl::StrAppend(&out, "per step = total / ", first.steps, " steps (",
+                    first.steps_source == "given" ? "--steps"
+                                                  : absl::StrCat("as ", first.steps_source,
+                                                                 " gives them"),
+                    "; the trace has no step markers).\n");
+  } else {
+    out += "per step: not known for this trace (give --steps N).\n";
+  }
+  return out;
+}
+
+std::string FormatSummary(const std::vector<ReplayResult>& results) {
+  std::vector<std::string> policies;
+  std::set<std::string> traces;
+  for (const ReplayResult& r : results) {
+    traces.insert(r.trace);
+    if (std::find(policies.begin(), policies.end(), r.policy) == policies.end()) {
+      policies.push_back(r.policy);
+    }
+  }
+  std::vector<std::string> worst, driver;
+  for (const std::string& p : policies) {
+    const ReplayResult* w = nullptr;
+    const ReplayResult* d = nullptr;
+    for (const ReplayResult& r : results) {
+      if (r.policy != p) continue;
+      if (w == nullptr || r.ratio > w->ratio) w = &r;
+      if (r.steps > 0 && r.driver_time_modelled &&
+          (d == nullptr || r.modelled_driver_ms_per_step() > d->modelled_driver_ms_per_step())) {
+        d = &r;
+      }
+    }
+    worst.push_back(absl::StrFormat("%s %.4f (%s%s)", p, w->ratio, w->trace,
+                                    w->fits ? "" : ", did not fit"));
+    if (d != nullptr) {
+      driver.push_back(absl::StrFormat(
+          "%s %.2f (%s%s)", p, d->modelled_driver_ms_per_step(), d->trace,
+          d->unpriced_driver_calls == 0
+              ? ""
+              : absl::StrCat("; ", d->unpriced_driver_calls, " of ", d->driver_calls_total,
+                             " calls unpriced, not counted")));
+    }
+  }
+  std::string out = absl::StrCat("worst ratio over all traces (", traces.size(), "): ",
+                                 absl::StrJoin(worst, ", "), "\n");
+  if (!driver.empty()) {
+    absl::StrAppend(&out, "most modelled driver ms per step over all traces: ",
+                    absl::StrJoin(driver, ", "), "\n");
   }
   return out;
 }
@@ -784,6 +937,33 @@ std::string ResultsToJson(const std::vector<ReplayResult>& results) {
                     ", \"unmaps\": ", r.unmaps,
                     ", \"maps_per_1k_allocs\": ", JsonNumber(r.maps_per_1k_allocs),
                     ", \"unmaps_per_1k_allocs\": ", JsonNumber(r.unmaps_per_1k_allocs), ",\n   ");
+    {
+      std::vector<std::string> calls;
+      for (int c = 0; c < kNumDriverCalls; ++c) {
+        calls.push_back(absl::StrCat(JsonString(DriverCallName(static_cast<DriverCall>(c))), ": ",
+                                     r.driver_calls[c]));
+      }
+      absl::StrAppend(&out, "\"driver_calls\": {", absl::StrJoin(calls, ", "),
+                      "}, \"driver_calls_total\": ", r.driver_calls_total,
+                      ", \"stream_waits\": ", r.stream_waits, ",\n   ");
+      absl::StrAppend(&out, "\"steps\": ", r.steps,
+                      ", \"steps_source\": ", JsonString(r.steps_source),
+                      ", \"driver_calls_per_step\": ",
+                      r.steps > 0 ? JsonNumber(r.driver_calls_per_step()) : "null", ",\n   ");
+      if (r.driver_time_modelled) {
+        absl::StrAppend(&out, "\"modelled_driver_ms\": ", JsonNumber(r.modelled_driver_us / 1000.0),
+                        ", \"modelled_driver_ms_per_step\": ",
+                        r.steps > 0 ? JsonNumber(r.modelled_driver_ms_per_step()) : "null",
+                        ", \"unpriced_driver_calls\": ", r.unpriced_driver_calls,
+                        ", \"unpriced_driver_calls_by_kind\": ",
+                        JsonString(r.unpriced_driver_calls_text),
+                        ", \"driver_costs\": ", JsonString(r.driver_costs_path),
+                        ", \"driver_costs_device\": ", JsonString(r.driver_costs_device),
+                        ",\n   ");
+      } else {
+        out += "\"modelled_driver_ms\": null, \"modelled_driver_ms_per_step\": null,\n   ";
+      }
+    }
     absl::StrAppend(&out, "\"retries\": ", r.retries, ", \"free_alls\": ", r.free_alls,
                     ", \"ooms\": ", r.ooms, ", \"first_oom_event\": ", r.first_oom_event,
                     ", \"first_oom_message\": ", JsonString(r.first_oom_message),

@@ -17,14 +17,17 @@
 #ifndef CCALLOC_BENCH_REPLAY_H_
 #define CCALLOC_BENCH_REPLAY_H_
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "allocator/options.h"
+#include "bench/driver_costs.h"
 #include "stats/trace.h"
 
 namespace ccalloc::replay {
@@ -66,7 +69,21 @@ struct ReplayConfig {
   bool record_timeline = false;
   // Progress on stderr (the caller checks that stderr is a terminal).
   bool progress = false;
+  // Prices the driver calls of the measured pass (bench/driver_costs.h).
+  // Null: the calls are counted, no driver time is modelled.
+  std::shared_ptr<const DriverCostTable> driver_costs;
+  // Training steps the trace covers, for the per-step figures. 0: the count
+  // published for a bundled trace (PublishedSteps), else no per-step figure.
+  int steps = 0;
 };
+
+// The training steps of a bundled trace as traces/README.md gives them (the
+// trace formats carry no step markers); 0 for any other trace.
+int PublishedSteps(absl::string_view trace_name);
+
+// The table ccalloc-replay uses without --driver-costs: the source tree's
+// bench/driver_costs/default.json.
+std::string DefaultDriverCostsPath();
 
 struct ReplayResult {
   std::string trace;
@@ -105,6 +122,25 @@ struct ReplayResult {
   std::string first_oom_message;
   bool fits = true;  // no OOM
 
+  // Device calls the allocator made during the measured pass (its destruction
+  // at the end not included), by kind (DriverCall order), on the simulated card
+  // or the GPU alike.
+  std::array<std::int64_t, kNumDriverCalls> driver_calls{};
+  std::int64_t driver_calls_total = 0;
+  std::int64_t stream_waits = 0;  // num_stream_syncs: waits on a stream before unmapping
+  // Modelled driver time: Σ calls × cost per call from the cost table.
+  bool driver_time_modelled = false;  // false: no table
+  std::string driver_costs_device;    // the table's "device"
+  std::string driver_costs_path;
+  double modelled_driver_us = 0;  // priced calls only
+  std::int64_t unpriced_driver_calls = 0;
+  std::string unpriced_driver_calls_text;  // "create 12, unmap 3"
+  // Steps for the per-step figures (0: none) and where the count came from.
+  int steps = 0;
+  std::string steps_source;
+  double driver_calls_per_step() const;   // 0 without steps
+  double modelled_driver_ms_per_step() const;  // 0 without steps or table
+
   double ns_per_op = 0;  // median over the timed passes; 0 when not timed
   std::vector<double> ns_per_op_passes;
 
@@ -138,6 +174,14 @@ std::string FormatTable(const std::vector<ReplayResult>& results);
 // against PyTorch's measured expandable_segments figure (when known); plus a
 // line per policy on whether the trace fits the capacity.
 std::string FormatComparison(const std::vector<ReplayResult>& results);
+// Driver calls by kind, stream waits and modelled driver time (total and per
+// step), one row per policy, with a line saying which cost table priced them
+// and how steps were counted.
+std::string FormatDriverTable(const std::vector<ReplayResult>& results);
+// Over all results (any traces): per policy, the worst peak ratio and the
+// trace it came from, and the largest modelled driver ms per step:
+// "worst ratio over all traces (2): ccalloc 1.007 (resnet), ...".
+std::string FormatSummary(const std::vector<ReplayResult>& results);
 // "event,<policy>_allocated,<policy>_reserved,...": one row per event.
 // InvalidArgument unless every result has a timeline of the same length.
 absl::StatusOr<std::string> TimelineCsv(const std::vector<ReplayResult>& results);

@@ -10,10 +10,12 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <set>
 #include <string>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -46,6 +48,12 @@ options:
   --timeline FILE.csv    allocated and reserved bytes after every event, per policy
   --plot FILE.svg        allocated and reserved over the replay, per policy
   --json FILE.json       every result as a JSON list (one object per trace and policy)
+  --driver-costs FILE    price the driver calls with this cost table (default:
+                         bench/driver_costs/default.json of the source tree;
+                         bench/driver_costs/README.md); "none": count calls only
+  --steps N              training steps each trace covers, for per-step figures
+                         (default: 20 for the bundled gpt2 and resnet traces, as
+                         traces/README.md gives them; none for other traces)
   --no-progress          no progress display (it is shown only on a terminal anyway)
   --list-scenarios       print the scenario names and exit
   -h, --help             this text
@@ -87,6 +95,8 @@ int Main(int argc, char** argv) {
   std::string timeline_path, plot_path, json_path;
   ReplayConfig config;
   bool progress = true;
+  std::string driver_costs_path = DefaultDriverCostsPath();
+  bool driver_costs_given = false;
 
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
@@ -150,6 +160,15 @@ int Main(int argc, char** argv) {
       if (!need(&plot_path)) return Usage("--plot needs a file");
     } else if (arg == "--json") {
       if (!need(&json_path)) return Usage("--json needs a file");
+    } else if (arg == "--driver-costs") {
+      if (!need(&driver_costs_path)) return Usage("--driver-costs needs a file");
+      driver_costs_given = true;
+    } else if (arg == "--steps") {
+      std::string v;
+      if (!need(&v)) return Usage("--steps needs a value");
+      if (!absl::SimpleAtoi(v, &config.steps) || config.steps <= 0) {
+        return Usage(absl::StrCat("--steps: '", v, "' is not a count of steps > 0"));
+      }
     } else if (arg == "--no-progress") {
       progress = false;
     } else if (arg.size() > 1 && arg[0] == '-') {
@@ -175,6 +194,21 @@ int Main(int argc, char** argv) {
         CustomPolicy(confs[k], k == 0 ? "custom" : absl::StrCat("custom-", k + 1));
     if (!p.ok()) return Usage(std::string(p.status().message()));
     policies.push_back(*p);
+  }
+
+  if (driver_costs_path != "none") {
+    absl::StatusOr<DriverCostTable> table = LoadDriverCostTable(driver_costs_path);
+    if (table.ok()) {
+      config.driver_costs = std::make_shared<const DriverCostTable>(*std::move(table));
+    } else if (driver_costs_given || !absl::IsNotFound(table.status())) {
+      // A table asked for, or a default one that is broken, is an error; only
+      // a default table missing (an installed binary) goes without a model.
+      std::fprintf(stderr, "ccalloc-replay: %s\n", std::string(table.status().message()).c_str());
+      return 1;
+    } else {
+      std::fprintf(stderr, "ccalloc-replay: no driver cost table (%s); driver time not modelled\n",
+                   std::string(table.status().message()).c_str());
+    }
   }
 
   if (config.device >= 0 && !CudaDeviceAvailable()) {
@@ -234,6 +268,7 @@ int Main(int argc, char** argv) {
       results.push_back(*std::move(r));
     }
     std::printf("%s", FormatTable(results).c_str());
+    std::printf("%s", FormatDriverTable(results).c_str());
     std::printf("%s\n", FormatComparison(results).c_str());
     std::fflush(stdout);
 
@@ -252,11 +287,17 @@ int Main(int argc, char** argv) {
       all.push_back(std::move(r));
     }
   }
+  std::printf("%s", FormatSummary(all).c_str());
   std::printf(
       "ratio = peak reserved / peak allocated; frag run = 1 - peak allocated / peak reserved;\n"
       "frag@peak, frag@end = (free cached - largest free block) / free cached, when reserved\n"
       "first peaked and after the last event; (un)maps/1k = page maps + unmaps per 1,000\n"
-      "allocations; free-alls = synchronize-and-free-everything steps of the OOM path.\n");
+      "allocations; free-alls = synchronize-and-free-everything steps of the OOM path.\n"
+      "Driver calls: dev alloc/free = cuMemAlloc/cuMemFree; create, map (cuMemMap +\n"
+      "cuMemSetAccess), set acc (peers), unmap, release = cuMemCreate/Map/SetAccess/Unmap/\n"
+      "Release; reserve, free rng = cuMemAddressReserve/Free; ev rec, ev query, ev sync =\n"
+      "cuEventRecord/Query/Synchronize; dev sync = cuCtxSynchronize; stream waits = waits on\n"
+      "a stream before unmapping (each an ev rec + ev sync).\n");
   if (!json_path.empty()) ok = WriteFile(json_path, ResultsToJson(all)) && ok;
   return ok ? 0 : 1;
 }

@@ -14,7 +14,7 @@ DEST=${2:-$ROOT/.gpu}
 rm -rf "$DEST"
 mkdir -p "$DEST"/{tests,bench,allocator}
 cp "$BUILD"/tests/*_gpu_test "$DEST/tests/"
-for tool in ccalloc-replay ccalloc-gpu-bench ccalloc-bench; do
+for tool in ccalloc-replay ccalloc-gpu-bench ccalloc-bench ccalloc-driver-cost; do
   [[ -f "$BUILD/bench/$tool" ]] && cp "$BUILD/bench/$tool" "$DEST/bench/"
 done
 cp "$BUILD/allocator/libccalloc_torch.so" "$DEST/allocator/"

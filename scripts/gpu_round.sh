@@ -20,6 +20,11 @@
 #   scripts/gpu_round.sh .gpu OUTDIR pip       `pip install .` (the README's), then
 #                                              ccalloc.torch from /tmp, ldd without
 #                                              Abseil, host tests on the installed copy
+#   scripts/gpu_round.sh .gpu OUTDIR costs     host time per driver call through
+#                                              CudaBackend (ccalloc-driver-cost):
+#                                              OUTDIR/driver_costs.json, in the format
+#                                              of bench/driver_costs/ (commit it as
+#                                              bench/driver_costs/<gpu>.json)
 #   scripts/gpu_round.sh .gpu OUTDIR compat    every torch.cuda feature with ccalloc
 #                                              as PyTorch's allocator against native
 #                                              PyTorch (tests/python/test_torch_compat_gpu.py;
@@ -96,11 +101,19 @@ ldd "$L"; ! ldd "$L" | grep -i absl'
         python3 -m pytest -v -rA -p no:cacheprovider tests/python/test_torch_compat_gpu.py \
         --junitxml="$OUT/compat_junit.xml"
       ;;
+    costs)
+      run driver_cost "$BUNDLE/bench/ccalloc-driver-cost" --device 0 --reps 50 \
+        --out "$OUT/driver_costs.json"
+      if [[ ! -s "$OUT/driver_costs.json" ]]; then
+        echo "=== driver_cost wrote no $OUT/driver_costs.json" >&2
+        rc=1
+      fi
+      ;;
     compare)
       run gpu_torch_compare scripts/gpu_torch.sh "$BUNDLE" "$OUT" bench --rounds 3
       ;;
     *)
-      echo "unknown part '$part' (core, bench, torch, compare, pip, compat)" >&2
+      echo "unknown part '$part' (core, bench, torch, compare, pip, compat, costs)" >&2
       rc=2
       ;;
   esac

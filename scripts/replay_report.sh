@@ -1,16 +1,19 @@
 #!/usr/bin/env bash
-# The main job (README's first command): replay the two bundled PyTorch
-# training traces through PyTorch's native caching-allocator policy and
-# ccalloc's, and show what each would have held.
+# The main job (README's first command): replay every bundled PyTorch
+# training trace (traces/*.trace.gz) through PyTorch's native caching-allocator
+# policy and ccalloc's, and show what each would have held, the driver calls
+# each made, its stream waits and its modelled driver time per step.
 #
 #   scripts/replay_report.sh                       both traces, both policies
 #   scripts/replay_report.sh --capacity 24GiB      extra ccalloc-replay options
 #
 # Installs the build dependencies (scripts/setup.sh, Debian packages), builds
 # only the replay tool (Release, clang, in build/default like
-# `cmake --preset default`), replays traces/gpt2.trace.gz and
-# traces/resnet.trace.gz on the simulated card (no GPU needed), prints one
-# table per trace, and writes under out/:
+# `cmake --preset default`), replays each traces/*.trace.gz on the simulated
+# card (no GPU needed), prints per trace a memory table and a driver table
+# (calls by kind, stream waits, modelled driver ms per step, priced with
+# bench/driver_costs/default.json unless --driver-costs names a measured
+# table), then the worst ratio over all traces, and writes under out/:
 #   out/replay.json              every figure of every table
 #   out/replay.<trace>.svg       allocated and reserved over the replay
 #   out/replay.<trace>.csv       the same, per event
@@ -43,14 +46,27 @@ echo "[replay] building ccalloc-replay" >&2
 cmake --build "$BUILD_DIR" --target ccalloc-replay -j "$JOBS" >/dev/null
 
 mkdir -p "$OUT_DIR"
+shopt -s nullglob
+TRACES=(traces/*.trace.gz)
+shopt -u nullglob
+if [[ ${#TRACES[@]} -eq 0 ]]; then
+  echo "[replay] no traces/*.trace.gz to replay" >&2
+  exit 1
+fi
 "$BUILD_DIR/bench/ccalloc-replay" \
   --policy pytorch-native,ccalloc \
   --json "$OUT_DIR/replay.json" \
   --plot "$OUT_DIR/replay.svg" \
   --timeline "$OUT_DIR/replay.csv" \
+  --driver-costs bench/driver_costs/default.json \
   "$@" \
-  traces/gpt2.trace.gz traces/resnet.trace.gz
+  "${TRACES[@]}"
 
+names=()
+for t in "${TRACES[@]}"; do
+  n=$(basename "$t")
+  names+=("${n%%.*}")
+done
 echo
-echo "Plots: $OUT_DIR/replay.gpt2.svg $OUT_DIR/replay.resnet.svg (open in a browser)"
-echo "Data:  $OUT_DIR/replay.json, $OUT_DIR/replay.gpt2.csv, $OUT_DIR/replay.resnet.csv"
+echo "Plots: $(printf "$OUT_DIR/replay.%s.svg " "${names[@]}")(open in a browser)"
+echo "Data:  $OUT_DIR/replay.json $(printf "$OUT_DIR/replay.%s.csv " "${names[@]}")"
