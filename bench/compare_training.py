@@ -1,30 +1,68 @@
 #!/usr/bin/env python3
 """Trains real models under each CUDA allocator and compares speed and memory.
 
-One process per (allocator, workload): an allocator is chosen before CUDA is
-initialised and cannot be changed afterwards, and a fresh process keeps one
-run's cache from helping the next.
+One process per (allocator, workload, round): an allocator is chosen before
+CUDA is initialised and cannot be changed afterwards, and a fresh process keeps
+one run's cache from helping the next.
 
 Allocators (--configs):
   native              PyTorch's caching allocator, default settings
   native_expandable   PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True
   cuda_malloc_async   PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync
-  ccalloc             ccalloc through CUDAPluggableAllocator, default policy
+  ccalloc             ccalloc as PyTorch's allocator (ccalloc.torch.enable()), default policy
   ccalloc_classic     ccalloc with expandable_segments:False (classic segments)
 
-Workloads (--workloads):
-  gpt2      GPT-2 small from a transformers GPT2Config (random weights, 12
-            layers, 768 wide), AdamW, batch 16, bf16 autocast, a new sequence
-            length each step drawn from 64..1024 (fixed seed).
-  resnet50  torchvision ResNet-50 (random weights), SGD with momentum, bf16
-            autocast, batch 96, image side drawn from {160,192,224,256} each step.
+Workloads (--workloads, default all; random weights, synthetic data, fixed
+seeds, and a new shape every step drawn from a seeded generator, the same
+sequence for every allocator and round):
+  gpt2         GPT-2 small from a transformers GPT2Config (12 layers, 768 wide),
+               AdamW, batch 16 (--gpt2-batch), bf16 autocast, sequence length
+               64..1024.
+  resnet50     torchvision ResNet-50, SGD with momentum, bf16 autocast, batch 96
+               (--resnet-batch), image side from {160,192,224,256}.
+  seq2seq      encoder-decoder torch.nn.Transformer (6+6 layers, 512 wide, 8
+               heads, 32k vocabularies, causal decoder mask), Adam, fp32 weights
+               with TF32 matmuls, batch 64, source and target lengths 16..256
+               drawn independently.
+  unet         diffusion-style conv UNet (4 levels 128..512 channels, ResBlocks
+               with GroupNorm and a sinusoidal time embedding, skip connections,
+               self-attention at 8x8), epsilon-prediction MSE, AdamW, fp16
+               autocast with GradScaler, 64x64 images, batch 24..64.
+  vit          torchvision ViT-B/16, 224 px, AdamW, bf16 autocast, label
+               smoothing, gradient clipping, batch 48..128.
+  ckpt_lm      decoder-only LM (16 layers, 1024 wide, 32k vocabulary, tied head)
+               with torch.utils.checkpoint (non-reentrant) around every block,
+               AdamW, bf16 autocast, batch 8, sequence length 256..2048.
+  two_streams  two-tower classifier whose ResNet-18 image tower runs on the
+               current stream and whose 6-layer transformer text tower runs on
+               a second stream (wait_stream / record_stream, so its backward
+               runs there too), fed from pinned host memory by a third, copy
+               stream that loads the next batch during this step; bf16
+               autocast, AdamW, batch 64..128, side {160,192,224}, 32..256 tokens.
 
-Per run: median step time after the warm-up steps (torch.cuda.synchronize()
-ends every step), peak allocated and peak reserved bytes (for ccalloc from its
-own counters: PyTorch's statistics do not reach a pluggable allocator), their
-ratio, and device memory in use (mem_get_info total - free, minus what was in
-use after CUDA initialisation and before the first allocation), both the
-largest value seen at the end of a step and the value after the run.
+Per run: step time after the warm-up steps (torch.cuda.synchronize() ends every
+step) as the mean (the figure compared: a median hides the slow steps), median,
+stdev, min and max; peak allocated and peak reserved bytes from
+torch.cuda.max_memory_allocated() / max_memory_reserved() (with
+ccalloc.torch.enable()'s extension these are ccalloc's own counters; in the
+CUDAPluggableAllocator fallback mode, where PyTorch's statistics do not reach
+the plugin, ccalloc's counters are read directly) and their ratio; device memory
+in use (mem_get_info total - free, minus what was in use after CUDA
+initialisation), the largest value seen at the end of a step and after the run.
+
+--rounds N repeats every run N times, interleaved: each round runs every
+workload under every allocator (A B C A B C ...), so drift in the GPU's clocks
+falls on all of them alike. The summary gives, per workload and allocator, the
+mean over rounds of the per-run mean step time with its spread (min, max and
+stdev of the per-run means), the ratio of that mean to native_expandable's
+(and native's) over the same rounds, and the worst peak reserved / peak
+allocated; then, for each ccalloc configuration, the worst case over the
+workloads.
+
+--record-traces DIR: after the timed rounds, one short untimed run per
+workload (--trace-steps steps) under ccalloc with CCALLOC_TRACE set, leaving
+DIR/<workload>.trace.gz, the allocation trace in the format of traces/README.md
+(replayable with ccalloc-replay). The timed runs never record.
 
 --max-batch: for ResNet-50 at 224 px, the largest batch that trains for a few
 steps under a memory cap (--cap-gib, default 20: set_per_process_memory_fraction
@@ -32,17 +70,21 @@ for PyTorch's allocators, ccalloc's memory limit for ccalloc), found by
 doubling then bisecting; every probe starts from an emptied cache.
 
     PYTHONPATH=python CCALLOC_TORCH_LIBRARY=build/allocator/libccalloc_torch.so \\
-        python3 bench/compare_training.py --out results.json [--max-batch]
+        python3 bench/compare_training.py --configs native_expandable,ccalloc \\
+        --rounds 2 --record-traces traces/new --out results.json
 
-With the defaults (30 steps, 5 of them warm-up) the comparison and the
-max-batch search take about five minutes on an H100.
+Every workload trains 30 steps (5 warm-up) in 2-10 s on an H100; a process
+costs another 5-10 s to start (imports, CUDA context, model construction).
 """
 
 import argparse
 import gc
+import gzip
 import json
+import math
 import os
 import random
+import shutil
 import statistics
 import subprocess
 import sys
@@ -59,7 +101,10 @@ CONFIGS = {
     "ccalloc": {"ccalloc_conf": ""},
     "ccalloc_classic": {"ccalloc_conf": "expandable_segments:False"},
 }
-WORKLOADS = ("gpt2", "resnet50")
+WORKLOADS = ("gpt2", "resnet50", "seq2seq", "unet", "vit", "ckpt_lm", "two_streams")
+BASELINE = "native_expandable"   # what ccalloc's step time is compared with
+# The device the workloads run on; only a host-side smoke test changes it.
+DEVICE = "cuda"
 
 
 # --- child side -----------------------------------------------------------------
@@ -80,6 +125,10 @@ class Memory:
 
     def __init__(self, torch, ct):
         self.torch, self.ct = torch, ct
+        # With the extension ccalloc is PyTorch's whole allocator and torch.cuda's
+        # statistics are its counters; in the pluggable fallback they are not.
+        self.mode = ct.status()["mode"] if ct else None
+        self.source = ct if self.mode == "pluggable" else torch.cuda
         torch.cuda.init()
         free, self.total = torch.cuda.mem_get_info()
         self.baseline = self.total - free   # context, before any allocation
@@ -98,8 +147,7 @@ class Memory:
         free, _ = self.torch.cuda.mem_get_info()
         used = self.total - free - self.baseline
         self.device_peak = max(self.device_peak, used)
-        m = self.ct if self.ct else self.torch.cuda
-        reserved = m.memory_reserved()
+        reserved = self.source.memory_reserved()
         if reserved > 0:
             self.max_gap = max(self.max_gap, abs(used - reserved) / reserved)
             if self.other is not None:
@@ -112,23 +160,32 @@ class Memory:
         self.other = used - reserved
 
     def peaks(self):
-        m = self.ct if self.ct else self.torch.cuda
-        return m.max_memory_allocated(), m.max_memory_reserved()
+        return self.source.max_memory_allocated(), self.source.max_memory_reserved()
 
     def stats(self):
-        return self.ct.memory_stats() if self.ct else self.torch.cuda.memory_stats()
+        return self.source.memory_stats()
+
+
+def device_scope(torch):
+    """Constructs modules directly on the GPU (quicker than on the CPU for the
+    larger models)."""
+    return torch.device(DEVICE)
+
+
+def grad_scaler(torch):
+    return torch.amp.GradScaler(DEVICE)
 
 
 def build_gpt2(torch, batch, seed):
     from transformers import GPT2Config, GPT2LMHeadModel
     config = GPT2Config(n_layer=12, n_embd=768, n_head=12, n_positions=1024, vocab_size=50257)
-    model = GPT2LMHeadModel(config).cuda().train()
+    model = GPT2LMHeadModel(config).to(DEVICE).train()
     opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
-    gen = torch.Generator(device="cuda").manual_seed(seed)
+    gen = torch.Generator(device=DEVICE).manual_seed(seed)
 
     def step(seq):
-        ids = torch.randint(0, config.vocab_size, (batch, seq), device="cuda", generator=gen)
-        with torch.autocast("cuda", dtype=torch.bfloat16):
+        ids = torch.randint(0, config.vocab_size, (batch, seq), device=DEVICE, generator=gen)
+        with torch.autocast(DEVICE, dtype=torch.bfloat16):
             loss = model(input_ids=ids, labels=ids).loss
         loss.backward()
         opt.step()
@@ -139,14 +196,14 @@ def build_gpt2(torch, batch, seed):
 
 def build_resnet50(torch, batch, seed):
     import torchvision
-    model = torchvision.models.resnet50(weights=None).cuda().train()
+    model = torchvision.models.resnet50(weights=None).to(DEVICE).train()
     opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
-    gen = torch.Generator(device="cuda").manual_seed(seed)
+    gen = torch.Generator(device=DEVICE).manual_seed(seed)
 
     def step(side, batch=batch):
-        x = torch.randn(batch, 3, side, side, device="cuda", generator=gen)
-        y = torch.randint(0, 1000, (batch,), device="cuda", generator=gen)
-        with torch.autocast("cuda", dtype=torch.bfloat16):
+        x = torch.randn(batch, 3, side, side, device=DEVICE, generator=gen)
+        y = torch.randint(0, 1000, (batch,), device=DEVICE, generator=gen)
+        with torch.autocast(DEVICE, dtype=torch.bfloat16):
             loss = torch.nn.functional.cross_entropy(model(x), y)
         loss.backward()
         opt.step()
@@ -155,18 +212,320 @@ def build_resnet50(torch, batch, seed):
     return step, opt
 
 
+def workload_gpt2(torch, args, rng):
+    step = build_gpt2(torch, args.gpt2_batch, args.seed)
+    return step, [rng.randint(64, 1024) for _ in range(args.steps)]
+
+
+def workload_resnet50(torch, args, rng):
+    step, _ = build_resnet50(torch, args.resnet_batch, args.seed)
+    return step, [rng.choice((160, 192, 224, 256)) for _ in range(args.steps)]
+
+
+def workload_seq2seq(torch, args, rng):
+    nn, F = torch.nn, torch.nn.functional
+    vocab, d, batch, max_len = 32000, 512, 64, 256
+    torch.backends.cuda.matmul.allow_tf32 = True
+    torch.backends.cudnn.allow_tf32 = True
+
+    class Seq2Seq(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.src_emb = nn.Embedding(vocab, d)
+            self.tgt_emb = nn.Embedding(vocab, d)
+            self.pos = nn.Embedding(max_len, d)
+            self.core = nn.Transformer(d_model=d, nhead=8, num_encoder_layers=6,
+                                       num_decoder_layers=6, dim_feedforward=2048,
+                                       dropout=0.1, batch_first=True)
+            self.out = nn.Linear(d, vocab)
+
+        def forward(self, src, tgt):
+            s = torch.arange(src.shape[1], device=src.device)
+            t = torch.arange(tgt.shape[1], device=src.device)
+            mask = nn.Transformer.generate_square_subsequent_mask(tgt.shape[1], device=src.device)
+            h = self.core(self.src_emb(src) + self.pos(s), self.tgt_emb(tgt) + self.pos(t),
+                          tgt_mask=mask)
+            return self.out(h)
+
+    with device_scope(torch):
+        model = Seq2Seq().train()
+    opt = torch.optim.Adam(model.parameters(), lr=1e-4)
+    gen = torch.Generator(device=DEVICE).manual_seed(args.seed)
+
+    def step(shape):
+        src_len, tgt_len = shape
+        src = torch.randint(0, vocab, (batch, src_len), device=DEVICE, generator=gen)
+        tgt = torch.randint(0, vocab, (batch, tgt_len + 1), device=DEVICE, generator=gen)
+        logits = model(src, tgt[:, :-1])
+        loss = F.cross_entropy(logits.reshape(-1, vocab), tgt[:, 1:].reshape(-1))
+        loss.backward()
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+        return loss.detach()
+    return step, [(rng.randint(16, max_len), rng.randint(16, max_len - 1))
+                  for _ in range(args.steps)]
+
+
+def workload_unet(torch, args, rng):
+    nn, F = torch.nn, torch.nn.functional
+    channels, tdim, side = (128, 256, 256, 512), 512, 64
+
+    class ResBlock(nn.Module):
+        def __init__(self, cin, cout):
+            super().__init__()
+            self.norm1, self.conv1 = nn.GroupNorm(32, cin), nn.Conv2d(cin, cout, 3, padding=1)
+            self.temb = nn.Linear(tdim, cout)
+            self.norm2, self.conv2 = nn.GroupNorm(32, cout), nn.Conv2d(cout, cout, 3, padding=1)
+            self.skip = nn.Conv2d(cin, cout, 1) if cin != cout else nn.Identity()
+
+        def forward(self, x, temb):
+            h = self.conv1(F.silu(self.norm1(x)))
+            h = h + self.temb(temb)[:, :, None, None]
+            h = self.conv2(F.silu(self.norm2(h)))
+            return h + self.skip(x)
+
+    class Attention(nn.Module):
+        def __init__(self, c, heads=8):
+            super().__init__()
+            self.heads = heads
+            self.norm, self.qkv, self.out = nn.GroupNorm(32, c), nn.Conv2d(c, 3 * c, 1), nn.Conv2d(c, c, 1)
+
+        def forward(self, x):
+            b, c, h, w = x.shape
+            qkv = self.qkv(self.norm(x)).reshape(b, 3, self.heads, c // self.heads, h * w)
+            q, k, v = qkv.transpose(-1, -2).unbind(1)           # (b, heads, hw, c/heads)
+            a = F.scaled_dot_product_attention(q, k, v)
+            return x + self.out(a.transpose(-1, -2).reshape(b, c, h, w))
+
+    class UNet(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.temb = nn.Sequential(nn.Linear(128, tdim), nn.SiLU(), nn.Linear(tdim, tdim))
+            self.inp = nn.Conv2d(3, channels[0], 3, padding=1)
+            self.down, self.downsample = nn.ModuleList(), nn.ModuleList()
+            c, skips = channels[0], [channels[0]]
+            for i, co in enumerate(channels):
+                blocks = nn.ModuleList()
+                for _ in range(2):
+                    blocks.append(ResBlock(c, co))
+                    c = co
+                    skips.append(c)
+                self.down.append(blocks)
+                if i < len(channels) - 1:
+                    self.downsample.append(nn.Conv2d(c, c, 3, stride=2, padding=1))
+                    skips.append(c)
+            self.mid1, self.mid_attn, self.mid2 = ResBlock(c, c), Attention(c), ResBlock(c, c)
+            self.up, self.upsample = nn.ModuleList(), nn.ModuleList()
+            for i, co in reversed(list(enumerate(channels))):
+                blocks = nn.ModuleList()
+                for _ in range(3):
+                    blocks.append(ResBlock(c + skips.pop(), co))
+                    c = co
+                self.up.append(blocks)
+                if i > 0:
+                    self.upsample.append(nn.Conv2d(c, c, 3, padding=1))
+            self.out = nn.Sequential(nn.GroupNorm(32, c), nn.SiLU(), nn.Conv2d(c, 3, 3, padding=1))
+
+        def forward(self, x, t):
+            freqs = torch.exp(-math.log(10000.0) * torch.arange(64, device=x.device) / 64)
+            e = t.float()[:, None] * freqs[None]
+            temb = self.temb(torch.cat([e.sin(), e.cos()], 1))
+            h = self.inp(x)
+            hs = [h]
+            for i, blocks in enumerate(self.down):
+                for block in blocks:
+                    h = block(h, temb)
+                    hs.append(h)
+                if i < len(self.downsample):
+                    h = self.downsample[i](h)
+                    hs.append(h)
+            h = self.mid2(self.mid_attn(self.mid1(h, temb)), temb)
+            for j, blocks in enumerate(self.up):
+                for block in blocks:
+                    h = block(torch.cat([h, hs.pop()], 1), temb)
+                if j < len(self.upsample):
+                    h = self.upsample[j](F.interpolate(h, scale_factor=2, mode="nearest"))
+            return self.out(h)
+
+    with device_scope(torch):
+        model = UNet().train()
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
+    scaler = grad_scaler(torch)
+    gen = torch.Generator(device=DEVICE).manual_seed(args.seed)
+
+    def step(batch):
+        x0 = torch.randn(batch, 3, side, side, device=DEVICE, generator=gen)
+        noise = torch.randn(batch, 3, side, side, device=DEVICE, generator=gen)
+        t = torch.randint(0, 1000, (batch,), device=DEVICE, generator=gen)
+        alpha_bar = torch.cos((t.float() / 1000 + 0.008) / 1.008 * math.pi / 2) ** 2
+        a = alpha_bar[:, None, None, None]
+        xt = a.sqrt() * x0 + (1 - a).sqrt() * noise
+        with torch.autocast(DEVICE, dtype=torch.float16):
+            pred = model(xt, t)
+        loss = F.mse_loss(pred.float(), noise)
+        scaler.scale(loss).backward()
+        scaler.step(opt)
+        scaler.update()
+        opt.zero_grad(set_to_none=True)
+        return loss.detach()
+    return step, [rng.choice((24, 32, 40, 48, 56, 64)) for _ in range(args.steps)]
+
+
+def workload_vit(torch, args, rng):
+    import torchvision
+    F = torch.nn.functional
+    with device_scope(torch):
+        model = torchvision.models.vit_b_16(weights=None).train()
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-4, weight_decay=0.05)
+    gen = torch.Generator(device=DEVICE).manual_seed(args.seed)
+
+    def step(batch):
+        x = torch.randn(batch, 3, 224, 224, device=DEVICE, generator=gen)
+        y = torch.randint(0, 1000, (batch,), device=DEVICE, generator=gen)
+        with torch.autocast(DEVICE, dtype=torch.bfloat16):
+            loss = F.cross_entropy(model(x), y, label_smoothing=0.1)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+        return loss.detach()
+    return step, [rng.choice(range(48, 129, 16)) for _ in range(args.steps)]
+
+
+def workload_ckpt_lm(torch, args, rng):
+    nn, F = torch.nn, torch.nn.functional
+    from torch.utils.checkpoint import checkpoint
+    vocab, d, heads, layers, batch, max_len = 32000, 1024, 16, 16, 8, 2048
+
+    class Block(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.ln1, self.qkv, self.proj = nn.LayerNorm(d), nn.Linear(d, 3 * d), nn.Linear(d, d)
+            self.ln2, self.fc1, self.fc2 = nn.LayerNorm(d), nn.Linear(d, 4 * d), nn.Linear(4 * d, d)
+
+        def forward(self, x):
+            b, s, _ = x.shape
+            qkv = self.qkv(self.ln1(x)).view(b, s, 3, heads, d // heads)
+            q, k, v = qkv.permute(2, 0, 3, 1, 4).unbind(0)      # (b, heads, s, d/heads)
+            a = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+            x = x + self.proj(a.transpose(1, 2).reshape(b, s, d))
+            return x + self.fc2(F.gelu(self.fc1(self.ln2(x)), approximate="tanh"))
+
+    class LM(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.emb, self.pos = nn.Embedding(vocab, d), nn.Embedding(max_len, d)
+            self.blocks = nn.ModuleList(Block() for _ in range(layers))
+            self.ln = nn.LayerNorm(d)
+
+        def forward(self, ids):
+            h = self.emb(ids) + self.pos(torch.arange(ids.shape[1], device=ids.device))
+            for block in self.blocks:
+                h = checkpoint(block, h, use_reentrant=False)
+            return F.linear(self.ln(h), self.emb.weight)        # tied head
+
+    with device_scope(torch):
+        model = LM().train()
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
+    gen = torch.Generator(device=DEVICE).manual_seed(args.seed)
+
+    def step(seq):
+        ids = torch.randint(0, vocab, (batch, seq), device=DEVICE, generator=gen)
+        with torch.autocast(DEVICE, dtype=torch.bfloat16):
+            logits = model(ids)
+            loss = F.cross_entropy(logits[:, :-1].reshape(-1, vocab), ids[:, 1:].reshape(-1))
+        loss.backward()
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+        return loss.detach()
+    return step, [rng.randint(256, max_len) for _ in range(args.steps)]
+
+
+def workload_two_streams(torch, args, rng):
+    import torchvision
+    nn, F = torch.nn, torch.nn.functional
+    vocab, d, max_batch, max_side, max_len = 30000, 512, 128, 224, 256
+
+    class TwoTower(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.image = torchvision.models.resnet18(weights=None)
+            self.image.fc = nn.Identity()                       # 512 features
+            self.tok, self.pos = nn.Embedding(vocab, d), nn.Embedding(max_len, d)
+            layer = nn.TransformerEncoderLayer(d, 8, 4 * d, dropout=0.0, batch_first=True,
+                                               norm_first=True)
+            self.text = nn.TransformerEncoder(layer, 6, enable_nested_tensor=False)
+            self.head = nn.Sequential(nn.Linear(512 + d, 1024), nn.GELU(), nn.Linear(1024, 1000))
+
+    with device_scope(torch):
+        model = TwoTower().train()
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
+    gen = torch.Generator(device=DEVICE).manual_seed(args.seed)
+    main = torch.cuda.current_stream()
+    side = torch.cuda.Stream()      # the text tower (and so its backward)
+    copy = torch.cuda.Stream()      # host-to-device loads of the next batch
+    # Pinned host batches, as a data loader with pin_memory=True leaves them; a
+    # batch is a prefix of a flat buffer so that every copy is contiguous.
+    cpu = torch.Generator().manual_seed(args.seed)
+    host = [(torch.randint(0, 256, (max_batch * 3 * max_side * max_side,), dtype=torch.uint8,
+                           generator=cpu).pin_memory(),
+             torch.randint(0, vocab, (max_batch * max_len,), generator=cpu).pin_memory())
+            for _ in range(2)]
+
+    def load(shape, slot):
+        batch, side_px, length = shape
+        images, tokens = host[slot]
+        with torch.cuda.stream(copy):
+            img = images[:batch * 3 * side_px * side_px].view(batch, 3, side_px, side_px)
+            tok = tokens[:batch * length].view(batch, length)
+            return img.to(DEVICE, non_blocking=True), tok.to(DEVICE, non_blocking=True)
+
+    shapes = [(rng.choice(range(64, 129, 16)), rng.choice((160, 192, 224)), rng.randint(32, max_len))
+              for _ in range(args.steps)]
+    state = {"i": 0, "next": load(shapes[0], 0)}
+
+    def step(shape):
+        i = state["i"]
+        state["i"] += 1
+        img, tok = state["next"]
+        main.wait_stream(copy)               # this step's batch has arrived
+        img.record_stream(main)              # allocated on the copy stream
+        tok.record_stream(side)
+        if i + 1 < len(shapes):              # the next one loads during this step
+            state["next"] = load(shapes[i + 1], (i + 1) % 2)
+        y = torch.randint(0, 1000, (img.shape[0],), device=DEVICE, generator=gen)
+        with torch.autocast(DEVICE, dtype=torch.bfloat16):
+            side.wait_stream(main)
+            with torch.cuda.stream(side):
+                pos = torch.arange(tok.shape[1], device=DEVICE)
+                text = model.text(model.tok(tok) + model.pos(pos)).mean(1)
+            image = model.image(img.float().div_(255.0))
+            main.wait_stream(side)
+            text.record_stream(main)         # allocated on the side stream
+            loss = F.cross_entropy(model.head(torch.cat([image, text], 1)), y)
+        loss.backward()
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+        return loss.detach()
+    return step, shapes
+
+
+BUILDERS = {
+    "gpt2": workload_gpt2, "resnet50": workload_resnet50, "seq2seq": workload_seq2seq,
+    "unet": workload_unet, "vit": workload_vit, "ckpt_lm": workload_ckpt_lm,
+    "two_streams": workload_two_streams,
+}
+assert tuple(BUILDERS) == WORKLOADS
+
+
 def child_train(args):
     ct = setup_allocator(args.config, args.library)
     import torch
     torch.backends.cudnn.benchmark = False   # same algorithms for every allocator
+    torch.manual_seed(args.seed)
     mem = Memory(torch, ct)
     rng = random.Random(args.seed)
-    if args.workload == "gpt2":
-        step = build_gpt2(torch, args.gpt2_batch, args.seed)
-        shapes = [rng.randint(64, 1024) for _ in range(args.steps)]
-    else:
-        step, _ = build_resnet50(torch, args.resnet_batch, args.seed)
-        shapes = [rng.choice((160, 192, 224, 256)) for _ in range(args.steps)]
+    step, shapes = BUILDERS[args.workload](torch, args, rng)
     times, loss = [], None
     for i, shape in enumerate(shapes):
         torch.cuda.synchronize()
@@ -182,13 +541,19 @@ def child_train(args):
             print(f"[child] step {i + 1}/{len(shapes)}: {times[-1] * 1e3:.1f} ms", flush=True)
     peak_alloc, peak_reserved = mem.peaks()
     stats = mem.stats()
+    timed = times[args.warmup:]
     result = {
         "config": args.config, "workload": args.workload, "steps": len(shapes),
         "warmup": args.warmup, "shapes": shapes,
         "step_ms": [t * 1e3 for t in times],
-        "median_step_ms": statistics.median(times[args.warmup:]) * 1e3,
+        "mean_step_ms": statistics.fmean(timed) * 1e3,
+        "median_step_ms": statistics.median(timed) * 1e3,
+        "stdev_step_ms": (statistics.stdev(timed) if len(timed) > 1 else 0.0) * 1e3,
+        "min_step_ms": min(timed) * 1e3, "max_step_ms": max(timed) * 1e3,
         "peak_allocated": peak_alloc, "peak_reserved": peak_reserved,
         "reserved_over_allocated": peak_reserved / peak_alloc if peak_alloc else None,
+        "peak_source": "ccalloc counters" if mem.source is ct else "torch.cuda",
+        "ccalloc_mode": mem.mode,
         "device_used_after": mem.sample()[0], "device_used_peak": mem.device_peak,
         "device_vs_reserved_max_gap": mem.max_gap,
         "other_device_memory": mem.other,
@@ -200,6 +565,9 @@ def child_train(args):
     }
     if ct:
         result["ccalloc"] = ct.ccalloc_stats()
+        # ccalloc's own peaks, next to what torch.cuda reported.
+        result["ccalloc_peak_allocated"] = ct.max_memory_allocated()
+        result["ccalloc_peak_reserved"] = ct.max_memory_reserved()
     return result
 
 
@@ -262,24 +630,30 @@ def child_max_batch(args):
 
 # --- parent side ------------------------------------------------------------------
 
-def child_env(config_name):
+def is_ccalloc(config_name):
+    return "ccalloc_conf" in CONFIGS[config_name]
+
+
+def child_env(config_name, extra=None):
     env = dict(os.environ)
     env["PYTHONUNBUFFERED"] = "1"
-    env.pop("PYTORCH_CUDA_ALLOC_CONF", None)
-    env.pop("PYTORCH_ALLOC_CONF", None)
-    env.pop("CCALLOC_CONF", None)
-    env.pop("CCALLOC_TORCH_SIMULATE", None)
+    for var in ("PYTORCH_CUDA_ALLOC_CONF", "PYTORCH_ALLOC_CONF", "CCALLOC_CONF",
+                "CCALLOC_TORCH_SIMULATE", "CCALLOC_TRACE"):
+        env.pop(var, None)
     conf = CONFIGS[config_name].get("torch_conf")
     if conf:
         env["PYTORCH_CUDA_ALLOC_CONF"] = conf
     env["PYTHONPATH"] = os.pathsep.join(
         [os.path.join(ROOT, "python")] + [p for p in [os.environ.get("PYTHONPATH")] if p])
+    env.update(extra or {})
     return env
 
 
-def run_child(args, config, mode, workload=None):
+def run_child(args, config, mode, workload=None, steps=None, warmup=None, env=None):
+    steps = args.steps if steps is None else steps
+    warmup = args.warmup if warmup is None else warmup
     cmd = [sys.executable, os.path.abspath(__file__), "--child", mode, "--config", config,
-           "--steps", str(args.steps), "--warmup", str(args.warmup), "--seed", str(args.seed),
+           "--steps", str(steps), "--warmup", str(warmup), "--seed", str(args.seed),
            "--gpt2-batch", str(args.gpt2_batch), "--resnet-batch", str(args.resnet_batch),
            "--cap-gib", str(args.cap_gib), "--probe-steps", str(args.probe_steps),
            "--start-batch", str(args.start_batch), "--resolution", str(args.resolution),
@@ -293,7 +667,7 @@ def run_child(args, config, mode, workload=None):
     t0 = time.time()
     result, tail = None, []
     try:
-        proc = subprocess.Popen(cmd, env=child_env(config), stdout=subprocess.PIPE,
+        proc = subprocess.Popen(cmd, env=child_env(config, env), stdout=subprocess.PIPE,
                                 stderr=subprocess.STDOUT, text=True)
         # A hung child (a stuck kernel, a deadlock) must not stop the comparison.
         killed = []
@@ -320,30 +694,74 @@ def run_child(args, config, mode, workload=None):
     if result is None or rc != 0:
         print(f"  !! {config} {mode} {workload or ''} failed (rc={rc}):\n" +
               "\n".join("     " + t for t in tail[-15:]), flush=True)
-        return {"config": config, "workload": workload, "error": "\n".join(tail), "rc": rc,
-                "wall_s": elapsed}
+        return {"config": config, "workload": workload, "error": "\n".join(tail) or f"rc={rc}",
+                "rc": rc, "wall_s": elapsed}
     result["wall_s"] = elapsed
     return result
+
+
+def count_events(path):
+    with gzip.open(path, "rt") as f:
+        return sum(1 for line in f if line[:1] in ("a", "f"))
+
+
+def record_trace(args, config, workload):
+    """One untimed run with CCALLOC_TRACE set; gzips what the plugin wrote at exit."""
+    os.makedirs(args.record_traces, exist_ok=True)
+    raw = os.path.join(os.path.abspath(args.record_traces), f"{workload}.trace")
+    for stale in (raw, raw + ".gz"):
+        if os.path.exists(stale):
+            os.remove(stale)
+    r = run_child(args, config, "train", workload, steps=args.trace_steps,
+                  warmup=min(args.warmup, args.trace_steps - 1), env={"CCALLOC_TRACE": raw})
+    entry = {"workload": workload, "config": config, "steps": args.trace_steps,
+             "wall_s": r.get("wall_s")}
+    if "error" in r:
+        entry["error"] = r["error"]
+    if os.path.exists(raw):
+        with open(raw, "rb") as src, gzip.GzipFile(raw + ".gz", "wb", mtime=0) as dst:
+            shutil.copyfileobj(src, dst)
+        os.remove(raw)
+        entry.update(path=raw + ".gz", bytes=os.path.getsize(raw + ".gz"),
+                     events=count_events(raw + ".gz"),
+                     peak_allocated=r.get("peak_allocated"))
+        print(f"  trace {entry['path']}: {entry['events']} events, "
+              f"{entry['bytes'] / 1024:.0f} KiB", flush=True)
+    else:
+        entry.setdefault("error", "the run left no trace")
+        print(f"  !! no trace for {workload}", flush=True)
+    return entry
 
 
 def fmt_bytes(n):
     return "-" if n is None else f"{n / GiB:7.2f} GiB"
 
 
+def fmt_ratio(x, digits=3):
+    return "-" if x is None else f"{x:.{digits}f}"
+
+
 def print_table(runs, maxb, cap_gib):
     print()
-    head = (f"{'workload':9} {'allocator':18} {'median ms':>9} {'peak alloc':>11} "
-            f"{'peak resv':>11} {'resv/alloc':>10} {'dev peak':>11} {'dev after':>11}")
+    head = (f"{'workload':11} {'allocator':18} {'rnd':>3} {'mean ms':>8} {'stdev':>7} "
+            f"{'median':>8} {'max ms':>8} {'peak alloc':>11} {'peak resv':>11} {'resv/alloc':>10} "
+            f"{'dev peak':>11} {'dev after':>11}")
     print(head)
     print("-" * len(head))
     for r in runs:
+        rnd = r.get("round", 0) + 1
+        if r.get("skipped"):
+            print(f"{r['workload']:11} {r['config']:18} {rnd:3d} skipped: {r['skipped']}")
+            continue
         if "error" in r:
-            print(f"{r['workload']:9} {r['config']:18} failed: {r['error'].splitlines()[-1][:60]}")
+            print(f"{r['workload']:11} {r['config']:18} {rnd:3d} failed: "
+                  f"{r['error'].splitlines()[-1][:60]}")
             continue
         ratio = r["reserved_over_allocated"]
-        print(f"{r['workload']:9} {r['config']:18} {r['median_step_ms']:9.1f} "
+        print(f"{r['workload']:11} {r['config']:18} {rnd:3d} {r['mean_step_ms']:8.1f} "
+              f"{r['stdev_step_ms']:7.1f} {r['median_step_ms']:8.1f} {r['max_step_ms']:8.1f} "
               f"{fmt_bytes(r['peak_allocated']):>11} {fmt_bytes(r['peak_reserved']):>11} "
-              f"{(f'{ratio:.3f}' if ratio else '-'):>10} {fmt_bytes(r['device_used_peak']):>11} "
+              f"{fmt_ratio(ratio, 4):>10} {fmt_bytes(r['device_used_peak']):>11} "
               f"{fmt_bytes(r['device_used_after']):>11}")
     if maxb:
         print()
@@ -356,24 +774,54 @@ def print_table(runs, maxb, cap_gib):
                       f"first failing {r['first_failing']})")
 
 
+def good_runs(runs):
+    return [r for r in runs if "error" not in r and not r.get("skipped")]
+
+
+def mean_ratio(rs, base_runs):
+    """Mean step time of `rs` over that of `base_runs`, over the rounds both
+    have, and the same ratio round by round."""
+    base = {r["round"]: r["mean_step_ms"] for r in base_runs}
+    paired = [r for r in rs if r["round"] in base]
+    if not paired:
+        return None, []
+    ratio = (statistics.fmean(r["mean_step_ms"] for r in paired) /
+             statistics.fmean(base[r["round"]] for r in paired))
+    return ratio, [r["mean_step_ms"] / base[r["round"]] for r in paired]
+
+
 def summarize(runs):
-    """Per workload and allocator: medians over rounds, and step time relative to
-    PyTorch native measured in the same round (the median of those ratios)."""
-    ok = [r for r in runs if "error" not in r]
+    """Per workload and allocator, over rounds: the mean of the per-run mean step
+    times and their spread, that mean against native_expandable's and native's
+    over the same rounds, and the worst memory figures."""
+    ok = good_runs(runs)
     out = []
     for workload in dict.fromkeys(r["workload"] for r in ok):
-        native = {r["round"]: r["median_step_ms"] for r in ok
-                  if r["workload"] == workload and r["config"] == "native"}
+        of = lambda config: [r for r in ok if r["workload"] == workload and r["config"] == config]
+        native, expandable = of("native"), of(BASELINE)
+        native_median = {r["round"]: r["median_step_ms"] for r in native}
         for config in dict.fromkeys(r["config"] for r in ok if r["workload"] == workload):
-            rs = [r for r in ok if r["workload"] == workload and r["config"] == config]
-            rel = [r["median_step_ms"] / native[r["round"]] for r in rs if r["round"] in native]
-            peak_res = max(r["peak_reserved"] for r in rs)
-            peak_alloc = max(r["peak_allocated"] for r in rs)
+            rs = of(config)
+            means = [r["mean_step_ms"] for r in rs]
+            vs_exp, vs_exp_rounds = mean_ratio(rs, expandable)
+            vs_nat, _ = mean_ratio(rs, native)
+            rel = [r["median_step_ms"] / native_median[r["round"]] for r in rs
+                   if r["round"] in native_median]
             out.append({
                 "workload": workload, "config": config, "rounds": len(rs),
+                "mean_step_ms": statistics.fmean(means),
+                "mean_step_ms_min": min(means), "mean_step_ms_max": max(means),
+                "mean_step_ms_stdev": statistics.stdev(means) if len(means) > 1 else 0.0,
+                # Step-to-step spread inside a run (shapes change every step).
+                "step_stdev_ms": statistics.fmean(r["stdev_step_ms"] for r in rs),
+                "max_step_ms": max(r["max_step_ms"] for r in rs),
                 "median_step_ms": statistics.median(r["median_step_ms"] for r in rs),
+                "mean_vs_expandable": vs_exp, "mean_vs_expandable_rounds": vs_exp_rounds,
+                "mean_vs_native": vs_nat,
+                # As before: median over rounds of (median step / native's median step).
                 "step_vs_native": statistics.median(rel) if rel else None,
-                "peak_allocated": peak_alloc, "peak_reserved": peak_res,
+                "peak_allocated": max(r["peak_allocated"] for r in rs),
+                "peak_reserved": max(r["peak_reserved"] for r in rs),
                 "reserved_over_allocated": max(r["reserved_over_allocated"] for r in rs),
                 # The device's own count (memory in use less what was in use
                 # before the first allocation) against reserved, read together.
@@ -385,40 +833,114 @@ def summarize(runs):
     return out
 
 
-def print_summary(summary, rounds):
+def worst_cases(summary, runs, workloads, configs):
+    """For every ccalloc configuration: the largest mean step time ratio against
+    native_expandable and the largest peak reserved / peak allocated over the
+    workloads, and which workloads have no figure (failed or skipped)."""
+    out = []
+    for config in [c for c in configs if is_ccalloc(c)]:
+        rows = {s["workload"]: s for s in summary if s["config"] == config}
+        timed = [s for s in rows.values() if s["mean_vs_expandable"] is not None]
+        worst_time = max(timed, key=lambda s: s["mean_vs_expandable"], default=None)
+        worst_mem = max(rows.values(), key=lambda s: s["reserved_over_allocated"], default=None)
+        problems = {}
+        for r in runs:
+            if r["config"] in (config, BASELINE) and ("error" in r or r.get("skipped")):
+                problems.setdefault(r["workload"], set()).add(
+                    f"{r['config']} round {r.get('round', 0) + 1} "
+                    + ("skipped" if r.get("skipped") else "failed"))
+        out.append({
+            "config": config, "workloads": len(workloads),
+            "with_time_ratio": len(timed), "with_memory_ratio": len(rows),
+            "worst_time_ratio": worst_time and worst_time["mean_vs_expandable"],
+            "worst_time_workload": worst_time and worst_time["workload"],
+            "worst_time_ratio_max_round": worst_time and max(worst_time["mean_vs_expandable_rounds"]),
+            "worst_reserved_over_allocated": worst_mem and worst_mem["reserved_over_allocated"],
+            "worst_memory_workload": worst_mem and worst_mem["workload"],
+            "incomplete": {w: sorted(p) for w, p in problems.items()},
+            "missing_time_ratio": [w for w in workloads if w not in {s["workload"] for s in timed}],
+            "missing_memory_ratio": [w for w in workloads if w not in rows],
+        })
+    return out
+
+
+def print_summary(summary, worst, rounds):
     print()
-    print(f"summary over {rounds} round(s): step time is the median of the per-run medians; "
-          "'vs native' is the median over rounds of (median step / native's median step in "
-          "the same round); 'device gap' is the largest |device memory in use - in use before the "
-          "first allocation - reserved| / reserved, read together at the end of every step; "
-          "'other' is device memory no allocator holds (library kernels loaded lazily), measured "
-          "after the warm-up steps, and 'gap after' the same gap with it counted")
-    head = (f"{'workload':9} {'allocator':18} {'median ms':>9} {'vs native':>9} {'peak alloc':>11} "
-            f"{'peak resv':>11} {'resv/alloc':>10} {'device gap':>10} {'other':>10} "
-            f"{'gap after':>9}")
+    print(f"summary over {rounds} interleaved round(s). Step time: 'mean' is the mean over rounds "
+          "of each run's mean step time after warm-up, 'min'/'max'/'sd' the spread of those "
+          "per-run means, 'in-run sd' the step-to-step stdev within a run (shapes change every "
+          f"step); 'vs {BASELINE}' and 'vs native' are mean / that allocator's mean over the same "
+          "rounds, 'rounds' the same ratio round by round.")
+    head = (f"{'workload':11} {'allocator':18} {'n':>2} {'mean ms':>8} {'min':>8} {'max':>8} "
+            f"{'sd':>6} {'in-run sd':>9} {'median':>8} {'vs expand':>9} {'rounds':>13} "
+            f"{'vs native':>9}")
     print(head)
     print("-" * len(head))
     for r in summary:
-        vs = f"{r['step_vs_native']:.3f}" if r["step_vs_native"] else "-"
-        print(f"{r['workload']:9} {r['config']:18} {r['median_step_ms']:9.1f} {vs:>9} "
+        rr = r["mean_vs_expandable_rounds"]
+        span = f"{min(rr):.3f}..{max(rr):.3f}" if rr else "-"
+        print(f"{r['workload']:11} {r['config']:18} {r['rounds']:2d} {r['mean_step_ms']:8.1f} "
+              f"{r['mean_step_ms_min']:8.1f} {r['mean_step_ms_max']:8.1f} "
+              f"{r['mean_step_ms_stdev']:6.2f} {r['step_stdev_ms']:9.1f} {r['median_step_ms']:8.1f} "
+              f"{fmt_ratio(r['mean_vs_expandable']):>9} {span:>13} {fmt_ratio(r['mean_vs_native']):>9}")
+    print()
+    print("memory, worst round: peak reserved / peak allocated from torch.cuda.max_memory_reserved() "
+          "/ max_memory_allocated(); 'device gap' is the largest |device memory in use - in use "
+          "before the first allocation - reserved| / reserved, read together at the end of every "
+          "step; 'other' is device memory no allocator holds (library kernels loaded lazily), "
+          "measured after the warm-up steps, and 'gap after' the same gap with it counted")
+    head = (f"{'workload':11} {'allocator':18} {'peak alloc':>11} {'peak resv':>11} "
+            f"{'resv/alloc':>10} {'device gap':>10} {'other':>10} {'gap after':>9}")
+    print(head)
+    print("-" * len(head))
+    for r in summary:
+        print(f"{r['workload']:11} {r['config']:18} "
               f"{fmt_bytes(r['peak_allocated']):>11} {fmt_bytes(r['peak_reserved']):>11} "
               f"{r['reserved_over_allocated']:10.4f} {100 * r['device_vs_reserved_max_gap']:9.2f}% "
               f"{fmt_bytes(r['other_device_memory']):>10} "
               f"{100 * r['device_vs_reserved_max_gap_after_warmup']:8.2f}%")
+    for w in worst:
+        print()
+        t = (f"mean step time {w['worst_time_ratio']:.3f} x {BASELINE}'s ({w['worst_time_workload']}; "
+             f"worst single round {w['worst_time_ratio_max_round']:.3f})"
+             if w["worst_time_ratio"] is not None else f"no step time ratio (no paired {BASELINE} runs)")
+        m = (f"peak reserved / peak allocated {w['worst_reserved_over_allocated']:.4f} "
+             f"({w['worst_memory_workload']})" if w["worst_reserved_over_allocated"] is not None
+             else "no memory figures")
+        print(f"worst case over workloads for {w['config']} ({w['with_time_ratio']} of "
+              f"{w['workloads']} workloads with a time ratio): {t}; {m}")
+        if w["missing_time_ratio"]:
+            print(f"  no time ratio, so not in the worst case: {', '.join(w['missing_time_ratio'])}")
+        if w["missing_memory_ratio"]:
+            print(f"  no memory figure, so not in the worst case: "
+                  f"{', '.join(w['missing_memory_ratio'])}")
+        for workload, problems in w["incomplete"].items():
+            print(f"  incomplete: {workload}: {', '.join(problems)}")
 
 
 def parse_args(argv):
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                epilog="Workloads: " + ", ".join(WORKLOADS) +
+                                       " (see the module docstring).")
     p.add_argument("--configs", default=",".join(CONFIGS),
                    help=f"comma-separated subset of {','.join(CONFIGS)}")
-    p.add_argument("--workloads", default=",".join(WORKLOADS))
+    p.add_argument("--workloads", default="all",
+                   help=f"comma-separated subset of {','.join(WORKLOADS)}, or 'all' (default)")
     p.add_argument("--steps", type=int, default=30)
     p.add_argument("--rounds", type=int, default=1,
-                   help="repeat every training run this often, interleaved")
+                   help="repeat every training run this often, interleaved (0: traces only)")
     p.add_argument("--warmup", type=int, default=5)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--gpt2-batch", type=int, default=16)
     p.add_argument("--resnet-batch", type=int, default=96)
+    p.add_argument("--record-traces", metavar="DIR", default=None,
+                   help="first record DIR/<workload>.trace.gz per workload in an untimed ccalloc "
+                        "run of --trace-steps steps (CCALLOC_TRACE)")
+    p.add_argument("--trace-steps", type=int, default=12)
+    p.add_argument("--time-budget", type=float, default=0.0, metavar="SECONDS",
+                   help="start no run that would likely end after this many seconds from the "
+                        "start (estimated from the longest run of that workload so far); "
+                        "skipped runs are reported. 0: no budget")
     p.add_argument("--max-batch", action="store_true", help="also search the largest batch under a cap")
     p.add_argument("--cap-gib", type=float, default=20.0)
     p.add_argument("--probe-steps", type=int, default=3)
@@ -442,12 +964,20 @@ def parse_args(argv):
         CONFIGS[name] = {"ccalloc_conf": conf}
     if args.warmup >= args.steps:
         p.error("--warmup must be smaller than --steps")
+    if args.trace_steps < 2:
+        p.error("--trace-steps must be at least 2")
+    if args.rounds < 0:
+        p.error("--rounds must not be negative")
     for c in args.configs.split(","):
         if c not in CONFIGS:
             p.error(f"unknown allocator config {c!r} (known: {', '.join(CONFIGS)})")
+    if args.workloads == "all":
+        args.workloads = ",".join(WORKLOADS)
     for w in args.workloads.split(","):
         if w and w not in WORKLOADS:
-            p.error(f"unknown workload {w!r} (known: {', '.join(WORKLOADS)})")
+            p.error(f"unknown workload {w!r} (known: {', '.join(WORKLOADS)}, all)")
+    if args.child == "train" and args.workload not in WORKLOADS:
+        p.error("--child train needs --workload")
     return args
 
 
@@ -459,8 +989,17 @@ def main(argv):
         return 0
     configs = args.configs.split(",")
     workloads = [w for w in args.workloads.split(",") if w]
-    runs, maxb = [], []
+    runs, maxb, traces = [], [], []
     t0 = time.time()
+    longest = {}   # workload -> longest wall time of a run so far
+
+    def over_budget(workload):
+        estimate = longest.get(workload, max(longest.values(), default=60.0))
+        if args.time_budget and time.time() - t0 + estimate > args.time_budget:
+            print(f"  skipped: ~{estimate:.0f} s would pass the time budget", flush=True)
+            return f"time budget {args.time_budget:.0f} s"
+        return None
+
     # Rounds interleave the allocators (A B C A B C ...) so that drift in the
     # GPU's clocks or a neighbour's load falls on all of them alike.
     for rnd in range(args.rounds):
@@ -468,28 +1007,66 @@ def main(argv):
             for config in configs:
                 print(f"[{time.time() - t0:6.0f}s] {workload} / {config}"
                       + (f" (round {rnd + 1}/{args.rounds})" if args.rounds > 1 else ""), flush=True)
+                skip = over_budget(workload)
+                if skip:
+                    runs.append({"config": config, "workload": workload, "round": rnd,
+                                 "skipped": skip})
+                    continue
                 runs.append(run_child(args, config, "train", workload))
                 runs[-1]["round"] = rnd
                 r = runs[-1]
+                longest[workload] = max(longest.get(workload, 0.0), r["wall_s"])
                 if "error" not in r:
-                    print(f"  median {r['median_step_ms']:.1f} ms, peak allocated "
-                          f"{fmt_bytes(r['peak_allocated'])}, peak reserved {fmt_bytes(r['peak_reserved'])}, "
-                          f"device peak {fmt_bytes(r['device_used_peak'])} ({r['wall_s']:.0f} s)", flush=True)
+                    print(f"  mean {r['mean_step_ms']:.1f} ms (median {r['median_step_ms']:.1f}, "
+                          f"max {r['max_step_ms']:.1f}), peak allocated "
+                          f"{fmt_bytes(r['peak_allocated'])}, peak reserved "
+                          f"{fmt_bytes(r['peak_reserved'])} ({r['reserved_over_allocated']:.4f}), "
+                          f"device peak {fmt_bytes(r['device_used_peak'])} ({r['wall_s']:.0f} s)",
+                          flush=True)
+    if args.record_traces:
+        # After the timed rounds, untimed: no timed run carries a recorder, and
+        # a time budget cuts traces before timings.
+        tracer = next((c for c in configs if is_ccalloc(c)), "ccalloc")
+        for workload in workloads:
+            print(f"[{time.time() - t0:6.0f}s] trace {workload} / {tracer} "
+                  f"({args.trace_steps} steps)", flush=True)
+            skip = over_budget(workload)
+            if skip:
+                traces.append({"workload": workload, "config": tracer, "skipped": skip})
+                continue
+            traces.append(record_trace(args, tracer, workload))
+            longest[workload] = max(longest.get(workload, 0.0), traces[-1].get("wall_s") or 0.0)
     if args.max_batch:
         for config in configs:
             print(f"[{time.time() - t0:6.0f}s] max batch / {config}", flush=True)
             maxb.append(run_child(args, config, "max_batch"))
     print_table(runs, maxb, args.cap_gib)
     summary = summarize(runs)
-    print_summary(summary, args.rounds)
+    worst = worst_cases(summary, runs, workloads, configs)
+    print_summary(summary, worst, args.rounds)
+    if traces:
+        print()
+        for t in traces:
+            if t.get("skipped"):
+                what = f"skipped: {t['skipped']}"
+            elif "path" not in t:
+                what = f"failed: {t['error'].splitlines()[-1][:60]}"
+            else:
+                what = f"{t['path']} ({t['events']} events, {t['bytes'] / 1024:.0f} KiB)"
+                if "error" in t:
+                    what += f", but the run failed: {t['error'].splitlines()[-1][:60]}"
+            print(f"trace {t['workload']}: {what}")
     print(f"\ntotal {time.time() - t0:.0f} s")
     if args.out:
         with open(args.out, "w") as f:
-            json.dump({"args": vars(args), "runs": runs, "max_batch": maxb, "summary": summary},
-                      f, indent=1)
+            json.dump({"args": vars(args), "runs": runs, "max_batch": maxb, "summary": summary,
+                       "worst_case": worst, "traces": traces}, f, indent=1)
         print(f"wrote {args.out}")
-    failed = [r for r in runs + maxb if "error" in r]
-    return 1 if failed else 0
+    failed = [r for r in runs + maxb + traces if "error" in r]
+    skipped = [r for r in runs + traces if r.get("skipped")]
+    if failed or skipped:
+        print(f"incomplete: {len(failed)} run(s) failed, {len(skipped)} skipped")
+    return 1 if failed or skipped else 0
 
 
 if __name__ == "__main__":
