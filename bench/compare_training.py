@@ -417,6 +417,8 @@ def workload_ckpt_lm(torch, args, rng):
             self.emb, self.pos = nn.Embedding(vocab, d), nn.Embedding(max_len, d)
             self.blocks = nn.ModuleList(Block() for _ in range(layers))
             self.ln = nn.LayerNorm(d)
+            for emb in (self.emb, self.pos):    # GPT-style: a tied head at std 1 gives huge logits
+                nn.init.normal_(emb.weight, std=0.02)
 
         def forward(self, ids):
             h = self.emb(ids) + self.pos(torch.arange(ids.shape[1], device=ids.device))
@@ -822,7 +824,9 @@ def summarize(runs):
                 "step_vs_native": statistics.median(rel) if rel else None,
                 "peak_allocated": max(r["peak_allocated"] for r in rs),
                 "peak_reserved": max(r["peak_reserved"] for r in rs),
-                "reserved_over_allocated": max(r["reserved_over_allocated"] for r in rs),
+                "reserved_over_allocated": max((r["reserved_over_allocated"] for r in rs
+                                                if r["reserved_over_allocated"] is not None),
+                                               default=None),
                 # The device's own count (memory in use less what was in use
                 # before the first allocation) against reserved, read together.
                 "device_vs_reserved_max_gap": max(r["device_vs_reserved_max_gap"] for r in rs),
@@ -842,7 +846,8 @@ def worst_cases(summary, runs, workloads, configs):
         rows = {s["workload"]: s for s in summary if s["config"] == config}
         timed = [s for s in rows.values() if s["mean_vs_expandable"] is not None]
         worst_time = max(timed, key=lambda s: s["mean_vs_expandable"], default=None)
-        worst_mem = max(rows.values(), key=lambda s: s["reserved_over_allocated"], default=None)
+        worst_mem = max((s for s in rows.values() if s["reserved_over_allocated"] is not None),
+                        key=lambda s: s["reserved_over_allocated"], default=None)
         problems = {}
         for r in runs:
             if r["config"] in (config, BASELINE) and ("error" in r or r.get("skipped")):
@@ -859,7 +864,8 @@ def worst_cases(summary, runs, workloads, configs):
             "worst_memory_workload": worst_mem and worst_mem["workload"],
             "incomplete": {w: sorted(p) for w, p in problems.items()},
             "missing_time_ratio": [w for w in workloads if w not in {s["workload"] for s in timed}],
-            "missing_memory_ratio": [w for w in workloads if w not in rows],
+            "missing_memory_ratio": [w for w in workloads if w not in rows
+                                     or rows[w]["reserved_over_allocated"] is None],
         })
     return out
 
@@ -896,7 +902,8 @@ def print_summary(summary, worst, rounds):
     for r in summary:
         print(f"{r['workload']:11} {r['config']:18} "
               f"{fmt_bytes(r['peak_allocated']):>11} {fmt_bytes(r['peak_reserved']):>11} "
-              f"{r['reserved_over_allocated']:10.4f} {100 * r['device_vs_reserved_max_gap']:9.2f}% "
+              f"{fmt_ratio(r['reserved_over_allocated'], 4):>10} "
+              f"{100 * r['device_vs_reserved_max_gap']:9.2f}% "
               f"{fmt_bytes(r['other_device_memory']):>10} "
               f"{100 * r['device_vs_reserved_max_gap_after_warmup']:8.2f}%")
     for w in worst:
@@ -1020,7 +1027,7 @@ def main(argv):
                     print(f"  mean {r['mean_step_ms']:.1f} ms (median {r['median_step_ms']:.1f}, "
                           f"max {r['max_step_ms']:.1f}), peak allocated "
                           f"{fmt_bytes(r['peak_allocated'])}, peak reserved "
-                          f"{fmt_bytes(r['peak_reserved'])} ({r['reserved_over_allocated']:.4f}), "
+                          f"{fmt_bytes(r['peak_reserved'])} ({fmt_ratio(r['reserved_over_allocated'], 4)}), "
                           f"device peak {fmt_bytes(r['device_used_peak'])} ({r['wall_s']:.0f} s)",
                           flush=True)
     if args.record_traces:
