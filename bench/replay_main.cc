@@ -49,7 +49,7 @@ options:
   --plot FILE.svg        allocated and reserved over the replay, per policy
   --json FILE.json       every result as a JSON list (one object per trace and policy)
   --driver-costs FILE    price the driver calls with this cost table (default:
-                         bench/driver_costs/default.json of the source tree;
+                         bench/driver_costs/h100.json of the source tree;
                          bench/driver_costs/README.md); "none": count calls only
   --steps N              training steps each trace covers, for per-step figures
                          (default: 20 for the bundled gpt2 and resnet traces, as

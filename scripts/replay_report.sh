@@ -12,7 +12,7 @@
 # `cmake --preset default`), replays each traces/*.trace.gz on the simulated
 # card (no GPU needed), prints per trace a memory table and a driver table
 # (calls by kind, stream waits, modelled driver ms per step, priced with
-# bench/driver_costs/default.json unless --driver-costs names a measured
+# bench/driver_costs/h100.json unless --driver-costs names a measured
 # table), then the worst ratio over all traces, and writes under out/:
 #   out/replay.json              every figure of every table
 #   out/replay.<trace>.svg       allocated and reserved over the replay
@@ -58,7 +58,7 @@ fi
   --json "$OUT_DIR/replay.json" \
   --plot "$OUT_DIR/replay.svg" \
   --timeline "$OUT_DIR/replay.csv" \
-  --driver-costs bench/driver_costs/default.json \
+  --driver-costs bench/driver_costs/h100.json \
   "$@" \
   "${TRACES[@]}"
 

@@ -336,7 +336,7 @@ TEST(ReplayTest, ReferenceRowsOnlyForThePublishedTraces) {
 
 std::filesystem::path DefaultCostTablePath() {
   return std::filesystem::path(__FILE__).parent_path().parent_path() / "bench" / "driver_costs" /
-         "default.json";
+         "h100.json";
 }
 
 std::int64_t Calls(const ReplayResult& r, DriverCall c) {
