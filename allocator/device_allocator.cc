@@ -15,10 +15,6 @@
 namespace ccalloc {
 namespace {
 
-constexpr std::size_t RoundUp(std::size_t size, std::size_t multiple) {
-  return (size + multiple - 1) / multiple * multiple;
-}
-
 int PoolIndex(PoolKind pool) { return pool == PoolKind::kSmall ? 1 : 2; }
 
 std::string Hex(std::uint64_t v) { return absl::StrCat("0x", absl::Hex(v)); }
@@ -30,17 +26,8 @@ DeviceAllocator::DeviceAllocator(std::unique_ptr<DeviceBackend> backend,
     : backend_(std::move(backend)),
       options_(options),
       policy_(options),
-      expandable_(options.expandable_segments && backend_->SupportsVirtualMemory()) {
-  if (expandable_) {
-    page_size_ = backend_->PageSize();
-    // One range per stream and pool as large as the device: address space is
-    // cheap, and a range that never runs out means its blocks always coalesce.
-    std::size_t total = 64 * kGiB;
-    if (absl::StatusOr<DeviceMemoryInfo> info = backend_->MemoryInfo(); info.ok()) {
-      total = info->total_bytes;
-    }
-    va_size_ = RoundUp(std::max(total, page_size_), page_size_);
-  }
+      store_(SegmentStore::Make(mu_, *this, *backend_, options_)),
+      growable_(store_->growable()) {
 #if !CCALLOC_DEBUG_CHECKS
   // Debian's Abseil is built with the mutex deadlock detector on: it costs a
   // graph lookup per lock, a third of an uncontended allocate+free. ccalloc
@@ -73,21 +60,7 @@ DeviceAllocator::~DeviceAllocator() {
   }
   pending_.clear();
   for (auto& [base, segment] : segments_) {
-    if (segment->expandable) {
-      for (std::size_t i = 0; i < segment->mapped_end;) {
-        if (segment->pages[i] == 0) {
-          ++i;
-          continue;
-        }
-        const auto [first, last] = segment->ChunkAround(i);
-        (void)backend_->Unmap(segment->base + first * page_size_, (last - first) * page_size_);
-        (void)backend_->ReleasePhysical(segment->pages[i]);
-        i = last;
-      }
-      (void)backend_->ReleaseAddressRange(segment->base, segment->size);
-    } else {
-      (void)backend_->Deallocate(segment->base, segment->size);
-    }
+    store_->Discard(Locked(), *segment);
     for (Block* b = segment->head; b != nullptr;) {
       Block* next = b->next;
       delete b;
@@ -147,7 +120,7 @@ absl::StatusOr<DevicePtr> DeviceAllocator::Allocate(std::size_t size, StreamId s
   if (!block.ok() && absl::IsResourceExhausted(block.status()) && !capturing()) {
     // Release cached memory that is wholly free, then retry.
     absl::StatusOr<std::size_t> released =
-        ReleaseCached(expandable_ ? 0 : SizePolicy::SegmentSize(*rounded));
+        ReleaseCached(growable_ ? 0 : SizePolicy::SegmentSize(*rounded));
     if (!released.ok()) return released.status();
     if (*released > 0) {
       ++stats_.num_alloc_retries;
@@ -172,7 +145,7 @@ absl::StatusOr<DevicePtr> DeviceAllocator::Allocate(std::size_t size, StreamId s
       // block it could not finish; give every free chunk and empty range back
       // so that other processes can use the memory and reserved does not look
       // inflated after an OOM.
-      if (expandable_) (void)ReleaseCached(0);
+      if (growable_) (void)ReleaseCached(0);
       return absl::ResourceExhaustedError(
           OutOfMemoryReport(size, *rounded, stream, block.status()));
     }
@@ -187,282 +160,41 @@ absl::StatusOr<Block*> DeviceAllocator::TryAllocate(std::size_t rounded,
                                                     std::size_t requested, StreamId stream,
                                                     PoolKind pool, PrivatePool* owner) {
   BlockPool& free_blocks = owner == nullptr ? PoolOf(pool) : owner->Of(pool);
-  Block* block = free_blocks.BestFit(stream, rounded, policy_, expandable_);
-  if (!expandable_) {
-    if (block == nullptr) {
-      absl::StatusOr<Block*> grown = GrowClassic(rounded, stream, pool, owner);
-      if (!grown.ok()) return grown.status();
-      block = *grown;
-    }
-    return Carve(block, rounded, requested);
-  }
+  Block* block = free_blocks.BestFit(stream, rounded, policy_, growable_);
   if (block == nullptr) {
-    // A range is reserved (and a page table built) for the request itself
-    // only when the device could ever back it.
-    if (rounded > va_size_ || (memory_limit_ > 0 && rounded > memory_limit_)) {
-      return absl::ResourceExhaustedError(absl::StrCat(
-          "the request is larger than the device's memory (", FormatBytes(va_size_), ")",
-          memory_limit_ > 0 ? absl::StrCat(" or the memory limit (", FormatBytes(memory_limit_),
-                                           ")")
-                            : ""));
+    // Growable segments give memory back by pages instead (the store trims).
+    if (!growable_ && options_.garbage_collection_threshold > 0 && memory_limit_ > 0) {
+      GarbageCollect();
     }
-    absl::StatusOr<Segment*> segment = NewExpandableSegment(rounded, stream, pool, owner);
+    absl::StatusOr<std::unique_ptr<Segment>> segment =
+        store_->Create(Locked(), rounded, stream, pool, owner);
     if (!segment.ok()) return segment.status();
-    block = (*segment)->head;
+    block = AddSegment(*std::move(segment))->head;
   }
-  // Back the block's bytes with pages before handing it out; on failure the
+  // Make the block's bytes usable before handing it out; on failure the
   // block is still free and indexed, so there is nothing to undo.
-  if (absl::Status s = EnsureMapped(block->segment, block->ptr, rounded); !s.ok()) {
+  if (absl::Status s = store_->Prepare(Locked(), *block->segment, block->ptr, rounded);
+      !s.ok()) {
     return s;
   }
   return Carve(block, rounded, requested);
 }
 
-absl::StatusOr<Block*> DeviceAllocator::GrowClassic(std::size_t rounded, StreamId stream,
-                                                    PoolKind pool, PrivatePool* owner) {
-  const std::size_t segment_size = SizePolicy::SegmentSize(rounded);
-  if (options_.garbage_collection_threshold > 0 && memory_limit_ > 0) GarbageCollect();
-  if (!WithinLimit(segment_size)) {
-    return absl::ResourceExhaustedError(
-        absl::StrCat("the memory limit (", FormatBytes(memory_limit_), ") would be exceeded"));
-  }
-  absl::StatusOr<DevicePtr> ptr = backend_->Allocate(segment_size);
-  if (!ptr.ok()) return ptr.status();
-
-  Segment* segment =
-      AddSegment(*ptr, segment_size, stream, pool, /*expandable=*/false, owner);
-  StatAdd(stats_.reserved_bytes, pool, static_cast<std::int64_t>(segment_size));
-  if (policy_.IsOversize(segment_size)) stats_.oversize_segments.Increase(1);
-  ++stats_.num_device_alloc;
-  return segment->head;
-}
-
-Segment* DeviceAllocator::AddSegment(DevicePtr base, std::size_t size, StreamId stream,
-                                     PoolKind pool, bool expandable, PrivatePool* owner) {
-  auto segment = std::make_unique<Segment>();
-  segment->base = base;
-  segment->size = size;
-  segment->stream = stream;
-  segment->pool = pool;
-  segment->expandable = expandable;
-  segment->owner = owner;
-  if (owner != nullptr) ++owner->segments;
-  if (expandable) segment->pages.assign(size / page_size_, 0);
+Segment* DeviceAllocator::AddSegment(std::unique_ptr<Segment> segment) {
+  if (segment->owner != nullptr) ++segment->owner->segments;
   Block* block = NewBlock();
-  block->ptr = base;
-  block->size = size;
-  block->stream = stream;
-  block->pool = pool;
+  block->ptr = segment->base;
+  block->size = segment->size;
+  block->stream = segment->stream;
+  block->pool = segment->pool;
   block->segment = segment.get();
   segment->head = block;
   Segment* raw = segment.get();
+  const DevicePtr base = segment->base;
   segments_.emplace(base, std::move(segment));
-  StatAdd(stats_.segment, pool, 1);
+  StatAdd(stats_.segment, raw->pool, 1);
   IndexOf(block).Insert(block);
   return raw;
-}
-
-absl::StatusOr<Segment*> DeviceAllocator::NewExpandableSegment(std::size_t rounded,
-                                                               StreamId stream,
-                                                               PoolKind pool,
-                                                               PrivatePool* owner) {
-  const std::size_t size = std::max(va_size_, RoundUp(rounded, page_size_));
-  absl::StatusOr<DevicePtr> base = backend_->ReserveAddressRange(size);
-  if (!base.ok()) return base.status();
-  return AddSegment(*base, size, stream, pool, /*expandable=*/true, owner);
-}
-
-absl::Status DeviceAllocator::EnsureMapped(Segment* segment, DevicePtr begin,
-                                           std::size_t bytes) {
-  const std::size_t first = (begin - segment->base) / page_size_;
-  const std::size_t last = (begin + bytes - 1 - segment->base) / page_size_;
-  std::size_t missing = 0;
-  for (std::size_t i = first; i <= last; ++i) missing += segment->pages[i] == 0;
-  if (missing == 0) return absl::OkStatus();
-
-  // Budget: new memory is taken while the cache of free mapped memory stays
-  // within release_slack of the peak allocated; beyond it (or beyond the
-  // memory limit) wholly free chunks under holes are given back first. The
-  // slack is the hysteresis that lets steady training steps map nothing.
-  const std::size_t need = missing * page_size_;
-  const std::size_t allocated_after =
-      static_cast<std::size_t>(stats_.allocated_bytes[kStatAll].current) + bytes;
-  const std::size_t peak = std::max(
-      static_cast<std::size_t>(stats_.allocated_bytes[kStatAll].peak), allocated_after);
-  const std::size_t allowed =
-      peak + std::max<std::size_t>(static_cast<std::size_t>(options_.release_slack *
-                                                            static_cast<double>(peak)),
-                                   2 * page_size_);
-  std::size_t excess = 0;
-  if (reserved() + need > allowed) excess = reserved() + need - allowed;
-  if (memory_limit_ > 0 && reserved() + need > memory_limit_) {
-    excess = std::max(excess, reserved() + need - memory_limit_);
-  }
-  // A capture refuses unmapping: the slack is exceeded for now and trimmed
-  // by the first growth after it (the memory limit still holds in MapChunk).
-  if (capturing()) excess = 0;
-  // The runs of missing pages to map. Pages the block covers only partly get
-  // a handle of their own, so that a neighbour keeping one alive never pins
-  // the rest; the pages wholly inside the block share chunks, because the
-  // driver's cost is per handle (on an H200: ~30 us per 2 MiB handle mapped,
-  // ~140 us for one 1 GiB handle).
-  // A chunk is pinned as a whole by any block that later overlaps part of
-  // it, so chunks stay small: at most a quarter of the block and 16 MiB. On
-  // the shared traces and on recorded GPT-2 / ResNet-50 runs that keeps
-  // reserved within 1.0072x of allocated with 4-7x fewer driver calls than
-  // mapping page by page (1 GiB chunks pinned up to 1.2%).
-  const std::size_t chunk_cap = std::max(
-      page_size_, std::min(options_.max_map_chunk, bytes / options_.map_chunk_divisor));
-  const bool first_partial = (begin - segment->base) % page_size_ != 0;
-  const bool last_partial = (begin + bytes - segment->base) % page_size_ != 0;
-  std::vector<std::pair<std::size_t, std::size_t>> runs;  // (first page, pages)
-  for (std::size_t i = first; i <= last;) {
-    if (segment->pages[i] != 0) {
-      ++i;
-      continue;
-    }
-    std::size_t run = 1;
-    const bool edge = (i == first && first_partial) || (i == last && last_partial);
-    if (!edge) {
-      while (i + run <= last && segment->pages[i + run] == 0 &&
-             !(i + run == last && last_partial) && run * page_size_ < chunk_cap) {
-        ++run;
-      }
-    }
-    runs.emplace_back(i, run);
-    i += run;
-  }
-
-  // Chunks taken from under free holes are remapped here when a run has
-  // their size (saving a release and a create, ~16 us on an H200); the rest
-  // go back to the device before any new memory is created, so the device
-  // never holds more than the counters say.
-  std::vector<std::pair<PhysicalHandle, std::size_t>> spares;
-  absl::Status status;
-  if (excess > 0) {
-    // On failure part of the chunks may already be unmapped into `spares`:
-    // they are released below like any unused one.
-    status = UnmapFreeChunks(std::min(excess, need), begin, begin + bytes, &spares).status();
-  }
-  std::vector<bool> mapped(runs.size(), false);
-  for (std::size_t r = 0; r < runs.size() && status.ok() && !spares.empty(); ++r) {
-    auto spare = std::find_if(spares.begin(), spares.end(),
-                              [&](const auto& h) { return h.second == runs[r].second; });
-    if (spare == spares.end()) continue;
-    const PhysicalHandle handle = spare->first;
-    spares.erase(spare);
-    status = MapChunk(segment, runs[r].first, runs[r].second, handle);
-    mapped[r] = status.ok();
-  }
-  for (const auto& [handle, pages] : spares) {
-    if (backend_->ReleasePhysical(handle).ok()) ++stats_.num_device_free;
-  }
-  for (std::size_t r = 0; r < runs.size() && status.ok(); ++r) {
-    if (!mapped[r]) status = MapChunk(segment, runs[r].first, runs[r].second, 0);
-  }
-  return status;
-}
-
-absl::Status DeviceAllocator::MapChunk(Segment* segment, std::size_t first_page,
-                                       std::size_t pages, PhysicalHandle reuse) {
-  const std::size_t bytes = pages * page_size_;
-  absl::StatusOr<PhysicalHandle> handle = reuse;
-  if (reuse == 0) {
-    if (!WithinLimit(bytes)) {
-      return absl::ResourceExhaustedError(absl::StrCat(
-          "the memory limit (", FormatBytes(memory_limit_), ") would be exceeded"));
-    }
-    handle = backend_->CreatePhysical(bytes);
-    if (!handle.ok()) return handle.status();
-    ++stats_.num_device_alloc;
-  }
-  const DevicePtr va = segment->base + first_page * page_size_;
-  absl::Status mapped = backend_->Map(va, bytes, *handle);
-  // Peers given access (AddPeerAccess) get it on every new mapping too.
-  if (mapped.ok() && !peers_.empty()) {
-    mapped = backend_->SetAccess(va, bytes, peers_);
-    if (!mapped.ok()) (void)backend_->Unmap(va, bytes);
-  }
-  if (!mapped.ok()) {
-    // A chunk that could not be mapped goes straight back: nothing is left
-    // half-mapped and nothing leaks.
-    if (backend_->ReleasePhysical(*handle).ok()) ++stats_.num_device_free;
-    return mapped;
-  }
-  for (std::size_t p = first_page; p < first_page + pages; ++p) segment->pages[p] = *handle;
-  segment->mapped_pages += pages;
-  segment->mapped_end = std::max(segment->mapped_end, first_page + pages);
-  ++stats_.num_maps;
-  StatAdd(stats_.reserved_bytes, segment->pool, static_cast<std::int64_t>(bytes));
-  return absl::OkStatus();
-}
-
-absl::StatusOr<std::size_t> DeviceAllocator::UnmapFreeChunks(
-    std::size_t target, DevicePtr keep_begin, DevicePtr keep_end,
-    std::vector<std::pair<PhysicalHandle, std::size_t>>* keep_handles, PrivatePool* owner) {
-  std::size_t released = 0;
-  // Unmapping during a capture would invalidate it, and a live private pool
-  // is memory a captured graph replays into.
-  if (capturing() || (owner != nullptr && owner->use_count > 0)) return released;
-  // Largest holes first (each index is ordered by stream, then size): they
-  // are the least likely to be wanted whole again soon.
-  for (BlockPool* pool : {owner == nullptr ? &large_pool_ : &owner->large,
-                          owner == nullptr ? &small_pool_ : &owner->small}) {
-    for (auto it = pool->rbegin(); it != pool->rend() && released < target; ++it) {
-      Block* b = *it;
-      if (!b->segment->expandable || b->size < page_size_) continue;
-      Segment* segment = b->segment;
-      // Only pages wholly inside the free block: its neighbours are in use.
-      const std::size_t lo = RoundUp(b->ptr - segment->base, page_size_) / page_size_;
-      const std::size_t hi = (b->end() - segment->base) / page_size_;
-      std::size_t i = lo;
-      const std::size_t scan_end = std::min(hi, segment->mapped_end);
-      while (i < scan_end && released < target) {
-        const PhysicalHandle handle = segment->pages[i];
-        if (handle == 0) {
-          ++i;
-          continue;
-        }
-        // The whole chunk must lie inside the free pages and outside the range
-        // being mapped: a chunk is unmapped only as the unit it was mapped as.
-        const auto [start, end] = segment->ChunkAround(i);
-        const DevicePtr va = segment->base + start * page_size_;
-        const std::size_t bytes = (end - start) * page_size_;
-        i = end;
-        if (start < lo || end > hi || (va < keep_end && va + bytes > keep_begin)) continue;
-        // Work queued before the block was freed may still touch the pages:
-        // wait for its stream before taking memory away from under it, unless
-        // a wait since the block's newest free already covers it.
-        auto synced = synced_upto_.find(segment->stream);
-        const std::uint64_t covered = std::max(
-            device_synced_upto_, synced == synced_upto_.end() ? 0 : synced->second);
-        if (b->freed_at > covered) {
-          const std::uint64_t now = free_seq_;
-          if (absl::Status s = SynchronizeStream(segment->stream); !s.ok()) return s;
-          ++stats_.num_stream_syncs;
-          synced_upto_[segment->stream] = now;
-        }
-        if (absl::Status s = backend_->Unmap(va, bytes); !s.ok()) return s;
-        for (std::size_t p = start; p < end; ++p) segment->pages[p] = 0;
-        segment->mapped_pages -= end - start;
-        if (end == segment->mapped_end) {
-          while (segment->mapped_end > 0 && segment->pages[segment->mapped_end - 1] == 0) {
-            --segment->mapped_end;
-          }
-        }
-        ++stats_.num_unmaps;
-        StatAdd(stats_.reserved_bytes, segment->pool, -static_cast<std::int64_t>(bytes));
-        released += bytes;
-        if (keep_handles != nullptr) {
-          keep_handles->emplace_back(handle, end - start);
-          continue;
-        }
-        if (absl::Status s = backend_->ReleasePhysical(handle); !s.ok()) return s;
-        ++stats_.num_device_free;
-      }
-    }
-  }
-  return released;
 }
 
 absl::Status DeviceAllocator::SynchronizeStream(StreamId stream) {
@@ -471,6 +203,27 @@ absl::Status DeviceAllocator::SynchronizeStream(StreamId stream) {
   absl::Status s = backend_->SynchronizeEvent(*event);
   backend_->DestroyEvent(*event);
   return s;
+}
+
+absl::Status DeviceAllocator::WaitForFree(const Block& block) {
+  // A wait since the block's newest free (of its stream, or of the device)
+  // already covers it; otherwise wait for the stream now and remember how far
+  // that wait reaches.
+  const StreamId stream = block.segment->stream;
+  auto synced = synced_upto_.find(stream);
+  const std::uint64_t covered =
+      std::max(device_synced_upto_, synced == synced_upto_.end() ? 0 : synced->second);
+  if (block.freed_at <= covered) return absl::OkStatus();
+  const std::uint64_t now = free_seq_;
+  if (absl::Status s = SynchronizeStream(stream); !s.ok()) return s;
+  ++stats_.num_stream_syncs;
+  synced_upto_[stream] = now;
+  return absl::OkStatus();
+}
+
+const BlockPool& DeviceAllocator::FreeBlocks(const PrivatePool* owner, PoolKind kind) const {
+  if (owner != nullptr) return owner->Of(kind);
+  return kind == PoolKind::kSmall ? small_pool_ : large_pool_;
 }
 
 Block* DeviceAllocator::Carve(Block* block, std::size_t rounded, std::size_t requested) {
@@ -705,14 +458,14 @@ absl::StatusOr<std::size_t> DeviceAllocator::ReleaseCached(std::size_t target,
                                                            PrivatePool* owner) {
   if (capturing() || (owner != nullptr && owner->use_count > 0)) return std::size_t{0};
   const std::size_t before = reserved();
-  if (expandable_) {
-    absl::StatusOr<std::size_t> unmapped =
-        UnmapFreeChunks(static_cast<std::size_t>(-1), 0, 0, nullptr, owner);
-    if (!unmapped.ok()) return unmapped.status();
-  }
+  // Memory under free blocks that can go without whole segments (growable
+  // pages), then the segments that are wholly free.
+  absl::StatusOr<std::size_t> trimmed = store_->Trim(Locked(), owner);
+  if (!trimmed.ok()) return trimmed.status();
   std::vector<Segment*> free_segments;
   for (auto& [base, segment] : segments_) {
-    if (segment->owner == owner && segment->wholly_free() && segment->mapped_pages == 0) {
+    if (segment->owner == owner && segment->wholly_free() &&
+        store_->CanRelease(Locked(), *segment)) {
       free_segments.push_back(segment.get());
     }
   }
@@ -738,19 +491,7 @@ absl::StatusOr<std::size_t> DeviceAllocator::ReleaseCached(std::size_t target,
 
 absl::Status DeviceAllocator::ReleaseSegment(Segment* segment) {
   Block* head = segment->head;
-  if (segment->expandable) {
-    if (absl::Status s = backend_->ReleaseAddressRange(segment->base, segment->size);
-        !s.ok()) {
-      return s;
-    }
-  } else {
-    if (absl::Status s = backend_->Deallocate(segment->base, segment->size); !s.ok()) {
-      return s;
-    }
-    StatAdd(stats_.reserved_bytes, segment->pool, -static_cast<std::int64_t>(segment->size));
-    if (policy_.IsOversize(segment->size)) stats_.oversize_segments.Decrease(1);
-    ++stats_.num_device_free;
-  }
+  if (absl::Status s = store_->Release(Locked(), *segment); !s.ok()) return s;
   IndexOf(head).Erase(head);
   AccountInactive(head, -1);
   StatAdd(stats_.segment, segment->pool, -1);
@@ -1003,10 +744,10 @@ absl::StatusOr<DevicePtr> DeviceAllocator::AllocateAt(PoolId pool, DevicePtr ptr
     return absl::InvalidArgumentError(absl::StrCat(what, ": the free block is on stream ",
                                                    Hex(block->stream), ", not ", Hex(stream)));
   }
-  Segment* segment = block->segment;
-  if (segment->expandable) {
-    // On failure pages mapped so far stay cached and no block changed.
-    if (absl::Status s = EnsureMapped(segment, ptr, size); !s.ok()) return s;
+  // On failure what the store made usable so far stays cached and no block
+  // changed.
+  if (absl::Status s = store_->Prepare(Locked(), *block->segment, ptr, size); !s.ok()) {
+    return s;
   }
   if (ptr > block->ptr) block = SplitFreeAt(block, ptr);
   if (ptr + size < block->end()) SplitFreeAt(block, ptr + size);
@@ -1147,20 +888,8 @@ FragmentationNow DeviceAllocator::FragmentationLocked() const {
                                                    stats_.active_bytes[kStatAll].current);
   for (const BlockPool* pool : {&small_pool_, &large_pool_}) {
     for (const Block* b : *pool) {
-      std::uint64_t usable = b->size;
-      if (b->segment->expandable) {
-        // Only the mapped part of a hole is memory held.
-        usable = 0;
-        const Segment* s = b->segment;
-        std::size_t first = (b->ptr - s->base) / page_size_;
-        std::size_t end = std::min((b->end() - 1 - s->base) / page_size_ + 1, s->mapped_end);
-        for (std::size_t i = first; i < end; ++i) {
-          if (s->pages[i] == 0) continue;
-          DevicePtr lo = std::max(b->ptr, s->base + i * page_size_);
-          DevicePtr hi = std::min(b->end(), s->base + (i + 1) * page_size_);
-          usable += hi - lo;
-        }
-      }
+      // Only the memory under a hole counts (a growable hole is partly unmapped).
+      const std::uint64_t usable = store_->HeldBytesIn(Locked(), *b->segment, b->ptr, b->end());
       f.largest_free_block = std::max(f.largest_free_block, usable);
     }
   }
@@ -1186,7 +915,7 @@ Snapshot DeviceAllocator::TakeSnapshot() const {
     info.small_pool = segment->pool == PoolKind::kSmall;
     info.expandable = segment->expandable;
     info.pool_id = segment->pool_id();
-    info.mapped_size = segment->expandable ? segment->mapped_pages * page_size_ : segment->size;
+    store_->Describe(Locked(), *segment, &info);
     for (const Block* b = segment->head; b != nullptr; b = b->next) {
       BlockInfo bi;
       bi.address = b->ptr;
@@ -1208,17 +937,6 @@ Snapshot DeviceAllocator::TakeSnapshot() const {
           break;
       }
       info.blocks.push_back(bi);
-    }
-    if (segment->expandable) {
-      for (std::size_t i = 0; i < segment->pages.size(); ++i) {
-        if (segment->pages[i] == 0) continue;
-        DevicePtr lo = segment->base + i * page_size_;
-        if (!info.mapped_ranges.empty() && info.mapped_ranges.back().second == lo) {
-          info.mapped_ranges.back().second = lo + page_size_;
-        } else {
-          info.mapped_ranges.emplace_back(lo, lo + page_size_);
-        }
-      }
     }
     snap.segments.push_back(std::move(info));
   }
@@ -1383,35 +1101,18 @@ bool DeviceAllocator::ValidateLocked(std::string* why) const {
           active_bytes[p] += size;
           break;
       }
-      if (segment->expandable && b->state != BlockState::kFree) {
-        std::size_t first = (b->ptr - segment->base) / page_size_;
-        std::size_t last = (b->end() - 1 - segment->base) / page_size_;
-        for (std::size_t i = first; i <= last; ++i) {
-          if (segment->pages[i] == 0) {
-            return fail(absl::StrCat("block ", Hex(b->ptr), " in use over an unmapped page"));
-          }
-        }
-      }
     }
     if (expect != segment->end()) {
       return fail(absl::StrCat("segment ", Hex(base), ": blocks do not reach its end"));
     }
-    if (segment->expandable) {
-      std::size_t mapped = 0;
-      for (PhysicalHandle h : segment->pages) mapped += h != 0;
-      if (mapped != segment->mapped_pages) {
-        return fail(absl::StrCat("segment ", Hex(base), ": mapped page count is off"));
-      }
-      const std::size_t end = segment->mapped_end;
-      if (end > segment->pages.size() || (end > 0 && segment->pages[end - 1] == 0) ||
-          std::any_of(segment->pages.begin() + static_cast<std::ptrdiff_t>(end),
-                      segment->pages.end(), [](PhysicalHandle h) { return h != 0; })) {
-        return fail(absl::StrCat("segment ", Hex(base), ": mapped_end is off"));
-      }
-      reserved[p] += static_cast<std::int64_t>(mapped * page_size_);
-    } else {
-      reserved[p] += static_cast<std::int64_t>(segment->size);
+    if (segment->expandable != growable_) {
+      return fail(absl::StrCat("segment ", Hex(base), ": not of the allocator's kind"));
     }
+    // The memory under the segment (blocks in use on usable memory, page
+    // table) is the store's to check.
+    std::string store_why;
+    if (!store_->ValidateSegment(Locked(), *segment, &store_why)) return fail(store_why);
+    reserved[p] += static_cast<std::int64_t>(store_->HeldBytes(Locked(), *segment));
   }
   std::size_t indexed = small_pool_.size() + large_pool_.size();
   std::string pool_why;
@@ -1461,6 +1162,9 @@ bool DeviceAllocator::ValidateLocked(std::string* why) const {
     return fail("the pool-work flag is stale");
   }
   if (allocated_blocks != allocated_.size()) return fail("the allocated map has strays");
+  if (std::string store_why; !store_->Validate(Locked(), segments_.size(), &store_why)) {
+    return fail(store_why);
+  }
   std::size_t queued = 0;
   for (const auto& [stream, queue] : pending_) queued += queue.size();
   if (queued != num_pending_ || queued != pending_refs) {
