@@ -2,7 +2,7 @@
 //
 // A segment is one piece of device address space: a plain device allocation
 // (classic) or a reserved virtual range that grows by mapping pages
-// (expandable). Its blocks tile it exactly, in address order, linked through
+// (expandable); allocator/segments/ makes and backs them. Its blocks tile it exactly, in address order, linked through
 // prev/next. Links never cross segments, so two neighbouring device
 // allocations can never be coalesced into one block (they may not even be
 // contiguous on the device).
@@ -64,39 +64,30 @@ struct Block {
   DevicePtr end() const { return ptr + size; }
 };
 
+// The cache's record of a segment: its address space and its blocks. The
+// memory under it is the business of the segment store that created it
+// (allocator/segments/): a growable store's segments are a subclass with a
+// page table, which the cache never looks into.
 struct Segment {
+  virtual ~Segment() = default;
+
   DevicePtr base = 0;
   std::size_t size = 0;  // address space; for classic segments also the memory
   StreamId stream = 0;
   PoolKind pool = PoolKind::kLarge;
+  // A growable range: its free blocks are always splittable, and a free block
+  // holds memory only where pages are mapped under it.
   bool expandable = false;
   // The private pool owning the segment; null for the default pool. Blocks
   // are indexed in their owner's BlockPools, never in another pool's.
   PrivatePool* owner = nullptr;
   Block* head = nullptr;
-  // Expandable segments only: one entry per page, 0 when unmapped.
-  std::vector<PhysicalHandle> pages;
-  std::size_t mapped_pages = 0;
-  // One past the highest mapped page: scans for mapped pages stop here
-  // instead of walking the (usually unmapped) tail of a device-sized range.
-  std::size_t mapped_end = 0;
 
   DevicePtr end() const { return base + size; }
   inline PoolId pool_id() const;
   // Every block of the segment is free (one block covers it all).
   bool wholly_free() const {
     return head->state == BlockState::kFree && head->next == nullptr;
-  }
-
-  // The pages [first, last) of the chunk that maps `page` (a mapped page): a
-  // chunk's pages all hold its handle, and handles are never shared.
-  std::pair<std::size_t, std::size_t> ChunkAround(std::size_t page) const {
-    const PhysicalHandle handle = pages[page];
-    std::size_t first = page;
-    while (first > 0 && pages[first - 1] == handle) --first;
-    std::size_t last = page + 1;
-    while (last < pages.size() && pages[last] == handle) ++last;
-    return {first, last};
   }
 };
 

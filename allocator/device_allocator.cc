@@ -1,4 +1,8 @@
-// device_allocator.cc — see device_allocator.h for the design.
+// device_allocator.cc — the allocate and free path of the cache (see
+// device_allocator.h for the design). Private pools are in
+// device_allocator_pools.cc, counters, snapshot, reports and invariants in
+// device_allocator_report.cc, IPC and peers in device_allocator_ipc.cc; the
+// memory under segments is allocator/segments/.
 #include "allocator/device_allocator.h"
 
 #include <algorithm>
@@ -6,7 +10,6 @@
 #include <cstdlib>
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_format.h"
 
 #ifndef CCALLOC_DEBUG_CHECKS
 #define CCALLOC_DEBUG_CHECKS 0
@@ -15,13 +18,7 @@
 namespace ccalloc {
 namespace {
 
-constexpr std::size_t RoundUp(std::size_t size, std::size_t multiple) {
-  return (size + multiple - 1) / multiple * multiple;
-}
-
 int PoolIndex(PoolKind pool) { return pool == PoolKind::kSmall ? 1 : 2; }
-
-std::string Hex(std::uint64_t v) { return absl::StrCat("0x", absl::Hex(v)); }
 
 }  // namespace
 
@@ -30,17 +27,8 @@ DeviceAllocator::DeviceAllocator(std::unique_ptr<DeviceBackend> backend,
     : backend_(std::move(backend)),
       options_(options),
       policy_(options),
-      expandable_(options.expandable_segments && backend_->SupportsVirtualMemory()) {
-  if (expandable_) {
-    page_size_ = backend_->PageSize();
-    // One range per stream and pool as large as the device: address space is
-    // cheap, and a range that never runs out means its blocks always coalesce.
-    std::size_t total = 64 * kGiB;
-    if (absl::StatusOr<DeviceMemoryInfo> info = backend_->MemoryInfo(); info.ok()) {
-      total = info->total_bytes;
-    }
-    va_size_ = RoundUp(std::max(total, page_size_), page_size_);
-  }
+      store_(SegmentStore::Make(mu_, *this, *backend_, options_)),
+      growable_(store_->growable()) {
 #if !CCALLOC_DEBUG_CHECKS
   // Debian's Abseil is built with the mutex deadlock detector on: it costs a
   // graph lookup per lock, a third of an uncontended allocate+free. ccalloc
@@ -73,21 +61,7 @@ DeviceAllocator::~DeviceAllocator() {
   }
   pending_.clear();
   for (auto& [base, segment] : segments_) {
-    if (segment->expandable) {
-      for (std::size_t i = 0; i < segment->mapped_end;) {
-        if (segment->pages[i] == 0) {
-          ++i;
-          continue;
-        }
-        const auto [first, last] = segment->ChunkAround(i);
-        (void)backend_->Unmap(segment->base + first * page_size_, (last - first) * page_size_);
-        (void)backend_->ReleasePhysical(segment->pages[i]);
-        i = last;
-      }
-      (void)backend_->ReleaseAddressRange(segment->base, segment->size);
-    } else {
-      (void)backend_->Deallocate(segment->base, segment->size);
-    }
+    store_->Discard(Locked(), *segment);
     for (Block* b = segment->head; b != nullptr;) {
       Block* next = b->next;
       delete b;
@@ -147,7 +121,7 @@ absl::StatusOr<DevicePtr> DeviceAllocator::Allocate(std::size_t size, StreamId s
   if (!block.ok() && absl::IsResourceExhausted(block.status()) && !capturing()) {
     // Release cached memory that is wholly free, then retry.
     absl::StatusOr<std::size_t> released =
-        ReleaseCached(expandable_ ? 0 : SizePolicy::SegmentSize(*rounded));
+        ReleaseCached(growable_ ? 0 : SizePolicy::SegmentSize(*rounded));
     if (!released.ok()) return released.status();
     if (*released > 0) {
       ++stats_.num_alloc_retries;
@@ -172,7 +146,7 @@ absl::StatusOr<DevicePtr> DeviceAllocator::Allocate(std::size_t size, StreamId s
       // block it could not finish; give every free chunk and empty range back
       // so that other processes can use the memory and reserved does not look
       // inflated after an OOM.
-      if (expandable_) (void)ReleaseCached(0);
+      if (growable_) (void)ReleaseCached(0);
       return absl::ResourceExhaustedError(
           OutOfMemoryReport(size, *rounded, stream, block.status()));
     }
@@ -187,282 +161,41 @@ absl::StatusOr<Block*> DeviceAllocator::TryAllocate(std::size_t rounded,
                                                     std::size_t requested, StreamId stream,
                                                     PoolKind pool, PrivatePool* owner) {
   BlockPool& free_blocks = owner == nullptr ? PoolOf(pool) : owner->Of(pool);
-  Block* block = free_blocks.BestFit(stream, rounded, policy_, expandable_);
-  if (!expandable_) {
-    if (block == nullptr) {
-      absl::StatusOr<Block*> grown = GrowClassic(rounded, stream, pool, owner);
-      if (!grown.ok()) return grown.status();
-      block = *grown;
-    }
-    return Carve(block, rounded, requested);
-  }
+  Block* block = free_blocks.BestFit(stream, rounded, policy_, growable_);
   if (block == nullptr) {
-    // A range is reserved (and a page table built) for the request itself
-    // only when the device could ever back it.
-    if (rounded > va_size_ || (memory_limit_ > 0 && rounded > memory_limit_)) {
-      return absl::ResourceExhaustedError(absl::StrCat(
-          "the request is larger than the device's memory (", FormatBytes(va_size_), ")",
-          memory_limit_ > 0 ? absl::StrCat(" or the memory limit (", FormatBytes(memory_limit_),
-                                           ")")
-                            : ""));
+    // Growable segments give memory back by pages instead (the store trims).
+    if (!growable_ && options_.garbage_collection_threshold > 0 && memory_limit_ > 0) {
+      GarbageCollect();
     }
-    absl::StatusOr<Segment*> segment = NewExpandableSegment(rounded, stream, pool, owner);
+    absl::StatusOr<std::unique_ptr<Segment>> segment =
+        store_->Create(Locked(), rounded, stream, pool, owner);
     if (!segment.ok()) return segment.status();
-    block = (*segment)->head;
+    block = AddSegment(*std::move(segment))->head;
   }
-  // Back the block's bytes with pages before handing it out; on failure the
+  // Make the block's bytes usable before handing it out; on failure the
   // block is still free and indexed, so there is nothing to undo.
-  if (absl::Status s = EnsureMapped(block->segment, block->ptr, rounded); !s.ok()) {
+  if (absl::Status s = store_->Prepare(Locked(), *block->segment, block->ptr, rounded);
+      !s.ok()) {
     return s;
   }
   return Carve(block, rounded, requested);
 }
 
-absl::StatusOr<Block*> DeviceAllocator::GrowClassic(std::size_t rounded, StreamId stream,
-                                                    PoolKind pool, PrivatePool* owner) {
-  const std::size_t segment_size = SizePolicy::SegmentSize(rounded);
-  if (options_.garbage_collection_threshold > 0 && memory_limit_ > 0) GarbageCollect();
-  if (!WithinLimit(segment_size)) {
-    return absl::ResourceExhaustedError(
-        absl::StrCat("the memory limit (", FormatBytes(memory_limit_), ") would be exceeded"));
-  }
-  absl::StatusOr<DevicePtr> ptr = backend_->Allocate(segment_size);
-  if (!ptr.ok()) return ptr.status();
-
-  Segment* segment =
-      AddSegment(*ptr, segment_size, stream, pool, /*expandable=*/false, owner);
-  StatAdd(stats_.reserved_bytes, pool, static_cast<std::int64_t>(segment_size));
-  if (policy_.IsOversize(segment_size)) stats_.oversize_segments.Increase(1);
-  ++stats_.num_device_alloc;
-  return segment->head;
-}
-
-Segment* DeviceAllocator::AddSegment(DevicePtr base, std::size_t size, StreamId stream,
-                                     PoolKind pool, bool expandable, PrivatePool* owner) {
-  auto segment = std::make_unique<Segment>();
-  segment->base = base;
-  segment->size = size;
-  segment->stream = stream;
-  segment->pool = pool;
-  segment->expandable = expandable;
-  segment->owner = owner;
-  if (owner != nullptr) ++owner->segments;
-  if (expandable) segment->pages.assign(size / page_size_, 0);
+Segment* DeviceAllocator::AddSegment(std::unique_ptr<Segment> segment) {
+  if (segment->owner != nullptr) ++segment->owner->segments;
   Block* block = NewBlock();
-  block->ptr = base;
-  block->size = size;
-  block->stream = stream;
-  block->pool = pool;
+  block->ptr = segment->base;
+  block->size = segment->size;
+  block->stream = segment->stream;
+  block->pool = segment->pool;
   block->segment = segment.get();
   segment->head = block;
   Segment* raw = segment.get();
+  const DevicePtr base = segment->base;
   segments_.emplace(base, std::move(segment));
-  StatAdd(stats_.segment, pool, 1);
+  StatAdd(stats_.segment, raw->pool, 1);
   IndexOf(block).Insert(block);
   return raw;
-}
-
-absl::StatusOr<Segment*> DeviceAllocator::NewExpandableSegment(std::size_t rounded,
-                                                               StreamId stream,
-                                                               PoolKind pool,
-                                                               PrivatePool* owner) {
-  const std::size_t size = std::max(va_size_, RoundUp(rounded, page_size_));
-  absl::StatusOr<DevicePtr> base = backend_->ReserveAddressRange(size);
-  if (!base.ok()) return base.status();
-  return AddSegment(*base, size, stream, pool, /*expandable=*/true, owner);
-}
-
-absl::Status DeviceAllocator::EnsureMapped(Segment* segment, DevicePtr begin,
-                                           std::size_t bytes) {
-  const std::size_t first = (begin - segment->base) / page_size_;
-  const std::size_t last = (begin + bytes - 1 - segment->base) / page_size_;
-  std::size_t missing = 0;
-  for (std::size_t i = first; i <= last; ++i) missing += segment->pages[i] == 0;
-  if (missing == 0) return absl::OkStatus();
-
-  // Budget: new memory is taken while the cache of free mapped memory stays
-  // within release_slack of the peak allocated; beyond it (or beyond the
-  // memory limit) wholly free chunks under holes are given back first. The
-  // slack is the hysteresis that lets steady training steps map nothing.
-  const std::size_t need = missing * page_size_;
-  const std::size_t allocated_after =
-      static_cast<std::size_t>(stats_.allocated_bytes[kStatAll].current) + bytes;
-  const std::size_t peak = std::max(
-      static_cast<std::size_t>(stats_.allocated_bytes[kStatAll].peak), allocated_after);
-  const std::size_t allowed =
-      peak + std::max<std::size_t>(static_cast<std::size_t>(options_.release_slack *
-                                                            static_cast<double>(peak)),
-                                   2 * page_size_);
-  std::size_t excess = 0;
-  if (reserved() + need > allowed) excess = reserved() + need - allowed;
-  if (memory_limit_ > 0 && reserved() + need > memory_limit_) {
-    excess = std::max(excess, reserved() + need - memory_limit_);
-  }
-  // A capture refuses unmapping: the slack is exceeded for now and trimmed
-  // by the first growth after it (the memory limit still holds in MapChunk).
-  if (capturing()) excess = 0;
-  // The runs of missing pages to map. Pages the block covers only partly get
-  // a handle of their own, so that a neighbour keeping one alive never pins
-  // the rest; the pages wholly inside the block share chunks, because the
-  // driver's cost is per handle (on an H200: ~30 us per 2 MiB handle mapped,
-  // ~140 us for one 1 GiB handle).
-  // A chunk is pinned as a whole by any block that later overlaps part of
-  // it, so chunks stay small: at most a quarter of the block and 16 MiB. On
-  // the shared traces and on recorded GPT-2 / ResNet-50 runs that keeps
-  // reserved within 1.0072x of allocated with 4-7x fewer driver calls than
-  // mapping page by page (1 GiB chunks pinned up to 1.2%).
-  const std::size_t chunk_cap = std::max(
-      page_size_, std::min(options_.max_map_chunk, bytes / options_.map_chunk_divisor));
-  const bool first_partial = (begin - segment->base) % page_size_ != 0;
-  const bool last_partial = (begin + bytes - segment->base) % page_size_ != 0;
-  std::vector<std::pair<std::size_t, std::size_t>> runs;  // (first page, pages)
-  for (std::size_t i = first; i <= last;) {
-    if (segment->pages[i] != 0) {
-      ++i;
-      continue;
-    }
-    std::size_t run = 1;
-    const bool edge = (i == first && first_partial) || (i == last && last_partial);
-    if (!edge) {
-      while (i + run <= last && segment->pages[i + run] == 0 &&
-             !(i + run == last && last_partial) && run * page_size_ < chunk_cap) {
-        ++run;
-      }
-    }
-    runs.emplace_back(i, run);
-    i += run;
-  }
-
-  // Chunks taken from under free holes are remapped here when a run has
-  // their size (saving a release and a create, ~16 us on an H200); the rest
-  // go back to the device before any new memory is created, so the device
-  // never holds more than the counters say.
-  std::vector<std::pair<PhysicalHandle, std::size_t>> spares;
-  absl::Status status;
-  if (excess > 0) {
-    // On failure part of the chunks may already be unmapped into `spares`:
-    // they are released below like any unused one.
-    status = UnmapFreeChunks(std::min(excess, need), begin, begin + bytes, &spares).status();
-  }
-  std::vector<bool> mapped(runs.size(), false);
-  for (std::size_t r = 0; r < runs.size() && status.ok() && !spares.empty(); ++r) {
-    auto spare = std::find_if(spares.begin(), spares.end(),
-                              [&](const auto& h) { return h.second == runs[r].second; });
-    if (spare == spares.end()) continue;
-    const PhysicalHandle handle = spare->first;
-    spares.erase(spare);
-    status = MapChunk(segment, runs[r].first, runs[r].second, handle);
-    mapped[r] = status.ok();
-  }
-  for (const auto& [handle, pages] : spares) {
-    if (backend_->ReleasePhysical(handle).ok()) ++stats_.num_device_free;
-  }
-  for (std::size_t r = 0; r < runs.size() && status.ok(); ++r) {
-    if (!mapped[r]) status = MapChunk(segment, runs[r].first, runs[r].second, 0);
-  }
-  return status;
-}
-
-absl::Status DeviceAllocator::MapChunk(Segment* segment, std::size_t first_page,
-                                       std::size_t pages, PhysicalHandle reuse) {
-  const std::size_t bytes = pages * page_size_;
-  absl::StatusOr<PhysicalHandle> handle = reuse;
-  if (reuse == 0) {
-    if (!WithinLimit(bytes)) {
-      return absl::ResourceExhaustedError(absl::StrCat(
-          "the memory limit (", FormatBytes(memory_limit_), ") would be exceeded"));
-    }
-    handle = backend_->CreatePhysical(bytes);
-    if (!handle.ok()) return handle.status();
-    ++stats_.num_device_alloc;
-  }
-  const DevicePtr va = segment->base + first_page * page_size_;
-  absl::Status mapped = backend_->Map(va, bytes, *handle);
-  // Peers given access (AddPeerAccess) get it on every new mapping too.
-  if (mapped.ok() && !peers_.empty()) {
-    mapped = backend_->SetAccess(va, bytes, peers_);
-    if (!mapped.ok()) (void)backend_->Unmap(va, bytes);
-  }
-  if (!mapped.ok()) {
-    // A chunk that could not be mapped goes straight back: nothing is left
-    // half-mapped and nothing leaks.
-    if (backend_->ReleasePhysical(*handle).ok()) ++stats_.num_device_free;
-    return mapped;
-  }
-  for (std::size_t p = first_page; p < first_page + pages; ++p) segment->pages[p] = *handle;
-  segment->mapped_pages += pages;
-  segment->mapped_end = std::max(segment->mapped_end, first_page + pages);
-  ++stats_.num_maps;
-  StatAdd(stats_.reserved_bytes, segment->pool, static_cast<std::int64_t>(bytes));
-  return absl::OkStatus();
-}
-
-absl::StatusOr<std::size_t> DeviceAllocator::UnmapFreeChunks(
-    std::size_t target, DevicePtr keep_begin, DevicePtr keep_end,
-    std::vector<std::pair<PhysicalHandle, std::size_t>>* keep_handles, PrivatePool* owner) {
-  std::size_t released = 0;
-  // Unmapping during a capture would invalidate it, and a live private pool
-  // is memory a captured graph replays into.
-  if (capturing() || (owner != nullptr && owner->use_count > 0)) return released;
-  // Largest holes first (each index is ordered by stream, then size): they
-  // are the least likely to be wanted whole again soon.
-  for (BlockPool* pool : {owner == nullptr ? &large_pool_ : &owner->large,
-                          owner == nullptr ? &small_pool_ : &owner->small}) {
-    for (auto it = pool->rbegin(); it != pool->rend() && released < target; ++it) {
-      Block* b = *it;
-      if (!b->segment->expandable || b->size < page_size_) continue;
-      Segment* segment = b->segment;
-      // Only pages wholly inside the free block: its neighbours are in use.
-      const std::size_t lo = RoundUp(b->ptr - segment->base, page_size_) / page_size_;
-      const std::size_t hi = (b->end() - segment->base) / page_size_;
-      std::size_t i = lo;
-      const std::size_t scan_end = std::min(hi, segment->mapped_end);
-      while (i < scan_end && released < target) {
-        const PhysicalHandle handle = segment->pages[i];
-        if (handle == 0) {
-          ++i;
-          continue;
-        }
-        // The whole chunk must lie inside the free pages and outside the range
-        // being mapped: a chunk is unmapped only as the unit it was mapped as.
-        const auto [start, end] = segment->ChunkAround(i);
-        const DevicePtr va = segment->base + start * page_size_;
-        const std::size_t bytes = (end - start) * page_size_;
-        i = end;
-        if (start < lo || end > hi || (va < keep_end && va + bytes > keep_begin)) continue;
-        // Work queued before the block was freed may still touch the pages:
-        // wait for its stream before taking memory away from under it, unless
-        // a wait since the block's newest free already covers it.
-        auto synced = synced_upto_.find(segment->stream);
-        const std::uint64_t covered = std::max(
-            device_synced_upto_, synced == synced_upto_.end() ? 0 : synced->second);
-        if (b->freed_at > covered) {
-          const std::uint64_t now = free_seq_;
-          if (absl::Status s = SynchronizeStream(segment->stream); !s.ok()) return s;
-          ++stats_.num_stream_syncs;
-          synced_upto_[segment->stream] = now;
-        }
-        if (absl::Status s = backend_->Unmap(va, bytes); !s.ok()) return s;
-        for (std::size_t p = start; p < end; ++p) segment->pages[p] = 0;
-        segment->mapped_pages -= end - start;
-        if (end == segment->mapped_end) {
-          while (segment->mapped_end > 0 && segment->pages[segment->mapped_end - 1] == 0) {
-            --segment->mapped_end;
-          }
-        }
-        ++stats_.num_unmaps;
-        StatAdd(stats_.reserved_bytes, segment->pool, -static_cast<std::int64_t>(bytes));
-        released += bytes;
-        if (keep_handles != nullptr) {
-          keep_handles->emplace_back(handle, end - start);
-          continue;
-        }
-        if (absl::Status s = backend_->ReleasePhysical(handle); !s.ok()) return s;
-        ++stats_.num_device_free;
-      }
-    }
-  }
-  return released;
 }
 
 absl::Status DeviceAllocator::SynchronizeStream(StreamId stream) {
@@ -471,6 +204,27 @@ absl::Status DeviceAllocator::SynchronizeStream(StreamId stream) {
   absl::Status s = backend_->SynchronizeEvent(*event);
   backend_->DestroyEvent(*event);
   return s;
+}
+
+absl::Status DeviceAllocator::WaitForFree(const Block& block) {
+  // A wait since the block's newest free (of its stream, or of the device)
+  // already covers it; otherwise wait for the stream now and remember how far
+  // that wait reaches.
+  const StreamId stream = block.segment->stream;
+  auto synced = synced_upto_.find(stream);
+  const std::uint64_t covered =
+      std::max(device_synced_upto_, synced == synced_upto_.end() ? 0 : synced->second);
+  if (block.freed_at <= covered) return absl::OkStatus();
+  const std::uint64_t now = free_seq_;
+  if (absl::Status s = SynchronizeStream(stream); !s.ok()) return s;
+  ++stats_.num_stream_syncs;
+  synced_upto_[stream] = now;
+  return absl::OkStatus();
+}
+
+const BlockPool& DeviceAllocator::FreeBlocks(const PrivatePool* owner, PoolKind kind) const {
+  if (owner != nullptr) return owner->Of(kind);
+  return kind == PoolKind::kSmall ? small_pool_ : large_pool_;
 }
 
 Block* DeviceAllocator::Carve(Block* block, std::size_t rounded, std::size_t requested) {
@@ -705,14 +459,14 @@ absl::StatusOr<std::size_t> DeviceAllocator::ReleaseCached(std::size_t target,
                                                            PrivatePool* owner) {
   if (capturing() || (owner != nullptr && owner->use_count > 0)) return std::size_t{0};
   const std::size_t before = reserved();
-  if (expandable_) {
-    absl::StatusOr<std::size_t> unmapped =
-        UnmapFreeChunks(static_cast<std::size_t>(-1), 0, 0, nullptr, owner);
-    if (!unmapped.ok()) return unmapped.status();
-  }
+  // Memory under free blocks that can go without whole segments (growable
+  // pages), then the segments that are wholly free.
+  absl::StatusOr<std::size_t> trimmed = store_->Trim(Locked(), owner);
+  if (!trimmed.ok()) return trimmed.status();
   std::vector<Segment*> free_segments;
   for (auto& [base, segment] : segments_) {
-    if (segment->owner == owner && segment->wholly_free() && segment->mapped_pages == 0) {
+    if (segment->owner == owner && segment->wholly_free() &&
+        store_->CanRelease(Locked(), *segment)) {
       free_segments.push_back(segment.get());
     }
   }
@@ -738,19 +492,7 @@ absl::StatusOr<std::size_t> DeviceAllocator::ReleaseCached(std::size_t target,
 
 absl::Status DeviceAllocator::ReleaseSegment(Segment* segment) {
   Block* head = segment->head;
-  if (segment->expandable) {
-    if (absl::Status s = backend_->ReleaseAddressRange(segment->base, segment->size);
-        !s.ok()) {
-      return s;
-    }
-  } else {
-    if (absl::Status s = backend_->Deallocate(segment->base, segment->size); !s.ok()) {
-      return s;
-    }
-    StatAdd(stats_.reserved_bytes, segment->pool, -static_cast<std::int64_t>(segment->size));
-    if (policy_.IsOversize(segment->size)) stats_.oversize_segments.Decrease(1);
-    ++stats_.num_device_free;
-  }
+  if (absl::Status s = store_->Release(Locked(), *segment); !s.ok()) return s;
   IndexOf(head).Erase(head);
   AccountInactive(head, -1);
   StatAdd(stats_.segment, segment->pool, -1);
@@ -844,259 +586,6 @@ bool DeviceAllocator::WithinLimit(std::size_t extra) const {
 }
 
 // ---------------------------------------------------------------------------
-// Private pools
-// ---------------------------------------------------------------------------
-
-PrivatePool* DeviceAllocator::RouteFor(StreamId stream) const {
-  for (const Route& route : routes_) {
-    if (route.filter(stream)) return route.owner;
-  }
-  return nullptr;
-}
-
-PrivatePool* DeviceAllocator::FindPool(PoolId pool) const {
-  auto it = pools_.find(pool);
-  return it == pools_.end() ? nullptr : it->second.get();
-}
-
-PrivatePool* DeviceAllocator::CreateOrIncrefLocked(PoolId pool) {
-  std::unique_ptr<PrivatePool>& slot = pools_[pool];
-  if (slot == nullptr) slot = std::make_unique<PrivatePool>(pool);
-  // A pool revived from 0 keeps what it still owns and is live again.
-  ++slot->use_count;
-  return slot.get();
-}
-
-absl::Status DeviceAllocator::CreateOrIncrefPool(PoolId pool) {
-  if (pool == 0) {
-    return absl::InvalidArgumentError("pool 0 is the default pool, not a private pool");
-  }
-  absl::MutexLock lock(&mu_);
-  CreateOrIncrefLocked(pool);
-  DebugCheck();
-  return absl::OkStatus();
-}
-
-absl::Status DeviceAllocator::BeginAllocateToPool(PoolId pool,
-                                                  std::function<bool(StreamId)> filter) {
-  if (pool == 0) {
-    return absl::InvalidArgumentError(
-        "cannot allocate to pool 0: it is the default pool, not a private pool");
-  }
-  if (!filter) return absl::InvalidArgumentError("BeginAllocateToPool: the filter is empty");
-  absl::MutexLock lock(&mu_);
-  for (const Route& route : routes_) {
-    if (route.id == pool) {
-      return absl::FailedPreconditionError(
-          absl::StrCat("pool ", pool, " is already being allocated to"));
-    }
-  }
-  PrivatePool* owner = CreateOrIncrefLocked(pool);
-  routes_.push_back(Route{pool, owner, std::move(filter)});
-  UpdatePoolWork();
-  DebugCheck();
-  return absl::OkStatus();
-}
-
-absl::Status DeviceAllocator::EndAllocateToPool(PoolId pool) {
-  absl::MutexLock lock(&mu_);
-  auto it = std::find_if(routes_.begin(), routes_.end(),
-                         [pool](const Route& r) { return r.id == pool; });
-  if (it == routes_.end()) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("pool ", pool, " is not being allocated to"));
-  }
-  routes_.erase(it);
-  // Deferred work waits for the next Allocate / Free: PyTorch ends the
-  // routing before it ends the stream capture.
-  UpdatePoolWork();
-  DebugCheck();
-  return absl::OkStatus();
-}
-
-absl::Status DeviceAllocator::ReleasePool(PoolId pool) {
-  if (pool == 0) {
-    return absl::InvalidArgumentError("pool 0 is the default pool: it cannot be released");
-  }
-  absl::MutexLock lock(&mu_);
-  PrivatePool* owner = FindPool(pool);
-  if (owner == nullptr) return absl::NotFoundError(absl::StrCat("unknown pool ", pool));
-  if (owner->use_count == 0) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("pool ", pool, " is already released (use count 0)"));
-  }
-  if (owner->use_count == 1 &&
-      std::any_of(routes_.begin(), routes_.end(), [pool](const Route& r) { return r.id == pool; })) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "pool ", pool, " is being allocated to: end that (EndAllocateToPool) before its last "
-        "release"));
-  }
-  if (--owner->use_count == 0) {
-    release_owed_ = true;
-    UpdatePoolWork();
-    // During a capture the memory waits for the next moment none is underway.
-    if (!capturing()) (void)FlushPoolWork();
-    ErasePoolsWithoutMemory();
-  }
-  DebugCheck();
-  return absl::OkStatus();
-}
-
-absl::StatusOr<int> DeviceAllocator::PoolUseCount(PoolId pool) const {
-  absl::MutexLock lock(&mu_);
-  const PrivatePool* owner = FindPool(pool);
-  if (owner == nullptr) return absl::NotFoundError(absl::StrCat("unknown pool ", pool));
-  return owner->use_count;
-}
-
-std::vector<LiveBlock> DeviceAllocator::PoolLiveBlocks(PoolId pool) const {
-  absl::MutexLock lock(&mu_);
-  std::vector<LiveBlock> live;
-  if (pool != 0 && FindPool(pool) == nullptr) return live;
-  for (const auto& [base, segment] : segments_) {
-    if (segment->pool_id() != pool) continue;
-    for (const Block* b = segment->head; b != nullptr; b = b->next) {
-      if (b->state == BlockState::kAllocated) {
-        live.push_back(LiveBlock{b->ptr, b->size, b->requested, b->stream});
-      }
-    }
-  }
-  return live;
-}
-
-absl::StatusOr<DevicePtr> DeviceAllocator::AllocateAt(PoolId pool, DevicePtr ptr,
-                                                      std::size_t size, std::size_t requested,
-                                                      StreamId stream) {
-  const std::string what = absl::StrCat("AllocateAt(pool ", pool, ", ", Hex(ptr), ", ", size,
-                                        " bytes)");
-  if (size == 0 || ptr % kMinBlockSize != 0 || size % kMinBlockSize != 0 || requested > size ||
-      ptr + size < ptr) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        what, ": the range must be non-empty and 512-byte aligned, and requested (",
-        requested, ") at most its size"));
-  }
-  absl::MutexLock lock(&mu_);
-  PrivatePool* owner = nullptr;
-  if (pool != 0) {
-    owner = FindPool(pool);
-    if (owner == nullptr) return absl::NotFoundError(absl::StrCat(what, ": unknown pool"));
-  }
-  Block* block = nullptr;
-  auto it = segments_.upper_bound(ptr);
-  if (it != segments_.begin()) {
-    --it;
-    Segment* segment = it->second.get();
-    if (ptr < segment->end() && segment->owner == owner) {
-      for (Block* b = segment->head; b != nullptr; b = b->next) {
-        if (ptr >= b->ptr && ptr < b->end()) {
-          block = b;
-          break;
-        }
-      }
-    }
-  }
-  if (block == nullptr || block->state != BlockState::kFree || ptr + size > block->end()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(what, ": the range is not wholly inside one free block of the pool"));
-  }
-  if (block->stream != stream) {
-    return absl::InvalidArgumentError(absl::StrCat(what, ": the free block is on stream ",
-                                                   Hex(block->stream), ", not ", Hex(stream)));
-  }
-  Segment* segment = block->segment;
-  if (segment->expandable) {
-    // On failure pages mapped so far stay cached and no block changed.
-    if (absl::Status s = EnsureMapped(segment, ptr, size); !s.ok()) return s;
-  }
-  if (ptr > block->ptr) block = SplitFreeAt(block, ptr);
-  if (ptr + size < block->end()) SplitFreeAt(block, ptr + size);
-  AccountInactive(block, -1);
-  IndexOf(block).Erase(block);
-  MarkAllocated(block, requested);
-  if (recorder_ != nullptr) recorder_->OnAllocate(ptr, requested, stream);
-  DebugCheck();
-  return ptr;
-}
-
-absl::Status DeviceAllocator::EmptyCachePool(PoolId pool) {
-  absl::MutexLock lock(&mu_);
-  PrivatePool* owner = nullptr;
-  if (pool != 0) {
-    owner = FindPool(pool);
-    if (owner == nullptr) return absl::NotFoundError(absl::StrCat("unknown pool ", pool));
-  }
-  if (capturing()) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "empty_cache of pool ", pool, " is not permitted while allocations are routed to a "
-        "private pool (a stream capture may be underway: it would synchronize)"));
-  }
-  if (absl::Status s = FlushPoolWork(); !s.ok()) return s;
-  // A live private pool keeps its memory: a captured graph replays into it.
-  if (owner != nullptr && owner->use_count > 0) return absl::OkStatus();
-  if (absl::Status s = SynchronizePending(); !s.ok()) return s;
-  if (owner == nullptr) {
-    absl::StatusOr<std::size_t> released = ReleaseCached(0);
-    if (!released.ok()) return released.status();
-  }
-  // A released pool's memory goes in the flush (it is owed once any of its
-  // blocks became free).
-  if (absl::Status s = FlushPoolWork(); !s.ok()) return s;
-  DebugCheck();
-  return absl::OkStatus();
-}
-
-absl::Status DeviceAllocator::FlushPoolWork() {
-  absl::Status status;
-  while (!deferred_.empty()) {
-    Block* block = deferred_.back();
-    absl::InlinedVector<EventHandle, 2> events;
-    for (StreamId s : block->stream_uses) {
-      absl::StatusOr<EventHandle> event = backend_->RecordEvent(s);
-      if (!event.ok()) {
-        status = event.status();
-        break;
-      }
-      events.push_back(*event);
-    }
-    if (!status.ok()) {
-      for (EventHandle e : events) backend_->DestroyEvent(e);
-      break;
-    }
-    deferred_.pop_back();
-    block->pending_events = static_cast<int>(events.size());
-    for (std::size_t i = 0; i < events.size(); ++i) {
-      pending_[block->stream_uses[i]].push_back(PendingEvent{events[i], block});
-      ++num_pending_;
-    }
-  }
-  if (release_owed_) {
-    bool all = true;
-    for (auto& [id, pool] : pools_) {
-      if (pool->use_count > 0) continue;
-      absl::StatusOr<std::size_t> released = ReleaseCached(0, pool.get());
-      if (!released.ok()) {
-        status.Update(released.status());
-        all = false;
-      }
-    }
-    if (all) release_owed_ = false;
-    ErasePoolsWithoutMemory();
-  }
-  UpdatePoolWork();
-  return status;
-}
-
-void DeviceAllocator::ErasePoolsWithoutMemory() {
-  for (auto it = pools_.begin(); it != pools_.end();) {
-    if (it->second->use_count == 0 && it->second->segments == 0) {
-      pools_.erase(it++);
-    } else {
-      ++it;
-    }
-  }
-}
-
-// ---------------------------------------------------------------------------
 // Statistics and reports
 // ---------------------------------------------------------------------------
 
@@ -1121,172 +610,9 @@ void DeviceAllocator::AccountInactive(const Block* block, int sign) {
           sign * static_cast<std::int64_t>(block->size));
 }
 
-MemoryStats DeviceAllocator::GetStats() const {
-  absl::MutexLock lock(&mu_);
-  return stats_;
-}
-
-void DeviceAllocator::ResetPeakStats() {
-  absl::MutexLock lock(&mu_);
-  stats_.ResetPeaks();
-}
-
-void DeviceAllocator::ResetAccumulatedStats() {
-  absl::MutexLock lock(&mu_);
-  stats_.ResetAccumulated();
-}
-
-FragmentationNow DeviceAllocator::Fragmentation() const {
-  absl::MutexLock lock(&mu_);
-  return FragmentationLocked();
-}
-
-FragmentationNow DeviceAllocator::FragmentationLocked() const {
-  FragmentationNow f;
-  f.free_cached_bytes = static_cast<std::uint64_t>(stats_.reserved_bytes[kStatAll].current -
-                                                   stats_.active_bytes[kStatAll].current);
-  for (const BlockPool* pool : {&small_pool_, &large_pool_}) {
-    for (const Block* b : *pool) {
-      std::uint64_t usable = b->size;
-      if (b->segment->expandable) {
-        // Only the mapped part of a hole is memory held.
-        usable = 0;
-        const Segment* s = b->segment;
-        std::size_t first = (b->ptr - s->base) / page_size_;
-        std::size_t end = std::min((b->end() - 1 - s->base) / page_size_ + 1, s->mapped_end);
-        for (std::size_t i = first; i < end; ++i) {
-          if (s->pages[i] == 0) continue;
-          DevicePtr lo = std::max(b->ptr, s->base + i * page_size_);
-          DevicePtr hi = std::min(b->end(), s->base + (i + 1) * page_size_);
-          usable += hi - lo;
-        }
-      }
-      f.largest_free_block = std::max(f.largest_free_block, usable);
-    }
-  }
-  if (f.free_cached_bytes > 0) {
-    f.ratio = static_cast<double>(f.free_cached_bytes - std::min(f.free_cached_bytes,
-                                                                 f.largest_free_block)) /
-              static_cast<double>(f.free_cached_bytes);
-  }
-  return f;
-}
-
-Snapshot DeviceAllocator::TakeSnapshot() const {
-  absl::MutexLock lock(&mu_);
-  Snapshot snap;
-  snap.device = backend_->device();
-  snap.stats = stats_;
-  snap.fragmentation = FragmentationLocked();
-  for (const auto& [base, segment] : segments_) {
-    SegmentInfo info;
-    info.address = segment->base;
-    info.total_size = segment->size;
-    info.stream = segment->stream;
-    info.small_pool = segment->pool == PoolKind::kSmall;
-    info.expandable = segment->expandable;
-    info.pool_id = segment->pool_id();
-    info.mapped_size = segment->expandable ? segment->mapped_pages * page_size_ : segment->size;
-    for (const Block* b = segment->head; b != nullptr; b = b->next) {
-      BlockInfo bi;
-      bi.address = b->ptr;
-      bi.size = b->size;
-      bi.requested_size = b->requested;
-      switch (b->state) {
-        case BlockState::kAllocated:
-          bi.status = BlockStatus::kActiveAllocated;
-          info.allocated_size += b->size;
-          info.active_size += b->size;
-          info.requested_size += b->requested;
-          break;
-        case BlockState::kPending:
-          bi.status = BlockStatus::kActivePendingFree;
-          info.active_size += b->size;
-          break;
-        case BlockState::kFree:
-          bi.status = BlockStatus::kInactive;
-          break;
-      }
-      info.blocks.push_back(bi);
-    }
-    if (segment->expandable) {
-      for (std::size_t i = 0; i < segment->pages.size(); ++i) {
-        if (segment->pages[i] == 0) continue;
-        DevicePtr lo = segment->base + i * page_size_;
-        if (!info.mapped_ranges.empty() && info.mapped_ranges.back().second == lo) {
-          info.mapped_ranges.back().second = lo + page_size_;
-        } else {
-          info.mapped_ranges.emplace_back(lo, lo + page_size_);
-        }
-      }
-    }
-    snap.segments.push_back(std::move(info));
-  }
-  return snap;
-}
-
-std::string DeviceAllocator::OutOfMemoryReport(std::size_t size, std::size_t rounded,
-                                               StreamId stream,
-                                               const absl::Status& cause) const {
-  FragmentationNow f = FragmentationLocked();
-  std::string device_free = "unknown";
-  if (absl::StatusOr<DeviceMemoryInfo> info = backend_->MemoryInfo(); info.ok()) {
-    device_free = absl::StrCat(FormatBytes(info->free_bytes), " of ",
-                               FormatBytes(info->total_bytes));
-  }
-  return absl::StrFormat(
-      "CUDA out of memory (ccalloc): tried to allocate %s (%d bytes, rounded to %d) on "
-      "device %d, stream %s. Reserved %s, allocated %s, free in cache %s, largest free "
-      "block %s, fragmentation %.1f%%; memory limit %s; device free %s. Cause: %s",
-      FormatBytes(size), size, rounded, backend_->device(), Hex(stream),
-      FormatBytes(reserved()),
-      FormatBytes(static_cast<std::uint64_t>(stats_.allocated_bytes[kStatAll].current)),
-      FormatBytes(f.free_cached_bytes), FormatBytes(f.largest_free_block), 100.0 * f.ratio,
-      memory_limit_ == 0 ? std::string("none") : FormatBytes(memory_limit_), device_free,
-      cause.message());
-}
-
-std::string DeviceAllocator::DescribeBadPointer(DevicePtr ptr, bool for_free) const {
-  // Free keeps its familiar wording ("double free"); record_stream says what
-  // it was given without suggesting a free happened.
-  const std::string what = for_free ? absl::StrCat("free of ", Hex(ptr))
-                                    : absl::StrCat("record_stream on ", Hex(ptr));
-  auto it = segments_.upper_bound(ptr);
-  if (it != segments_.begin()) {
-    --it;
-    const Segment& segment = *it->second;
-    if (ptr < segment.end()) {
-      for (const Block* b = segment.head; b != nullptr; b = b->next) {
-        if (ptr < b->ptr || ptr >= b->end()) continue;
-        if (b->ptr == ptr && b->state == BlockState::kPending) {
-          return for_free ? absl::StrCat("double free of ", Hex(ptr),
-                                         ": the block is already freed (waiting for other "
-                                         "streams)")
-                          : absl::StrCat(what, ": the block is already freed");
-        }
-        if (b->state != BlockState::kAllocated) {
-          return for_free ? absl::StrCat("double free of ", Hex(ptr),
-                                         ": the address lies in free cached memory")
-                          : absl::StrCat(what, ": the address lies in free cached memory "
-                                               "(the block was freed)");
-        }
-        return absl::StrCat(what, ": an interior pointer of the block at ", Hex(b->ptr), " (",
-                            b->size, " bytes); pass the block's start");
-      }
-    }
-  }
-  return absl::StrCat(what, ": not allocated by this allocator (device ", backend_->device(),
-                      ")");
-}
-
 // ---------------------------------------------------------------------------
-// Invariants
+// Invariants (checked in device_allocator_report.cc)
 // ---------------------------------------------------------------------------
-
-bool DeviceAllocator::Validate(std::string* why) const {
-  absl::MutexLock lock(&mu_);
-  return ValidateLocked(why);
-}
 
 void DeviceAllocator::DebugCheck() const {
 #if CCALLOC_DEBUG_CHECKS
@@ -1296,203 +622,6 @@ void DeviceAllocator::DebugCheck() const {
     std::abort();
   }
 #endif
-}
-
-bool DeviceAllocator::ValidateLocked(std::string* why) const {
-  auto fail = [why](std::string message) {
-    if (why != nullptr) *why = std::move(message);
-    return false;
-  };
-  std::int64_t allocation[3] = {}, allocated_bytes[3] = {}, active[3] = {},
-               active_bytes[3] = {}, reserved[3] = {}, segments[3] = {},
-               inactive[3] = {}, inactive_bytes[3] = {}, requested[3] = {};
-  std::size_t free_blocks = 0;
-  std::size_t allocated_blocks = 0;
-  std::size_t pending_refs = 0;
-  std::size_t deferred_blocks = 0;
-  absl::flat_hash_map<const PrivatePool*, std::size_t> pool_segments;
-  for (const auto& [base, segment] : segments_) {
-    const int p = PoolIndex(segment->pool);
-    segments[p] += 1;
-    const PrivatePool* owner = segment->owner;
-    if (owner != nullptr) {
-      if (FindPool(owner->id) != owner) {
-        return fail(absl::StrCat("segment ", Hex(base), ": its pool ", owner->id,
-                                 " is not a known pool"));
-      }
-      ++pool_segments[owner];
-    }
-    if (segment->head == nullptr || segment->head->prev != nullptr ||
-        segment->head->ptr != segment->base) {
-      return fail(absl::StrCat("segment ", Hex(base), ": bad head"));
-    }
-    DevicePtr expect = segment->base;
-    const Block* prev = nullptr;
-    for (const Block* b = segment->head; b != nullptr; prev = b, b = b->next) {
-      if (b->segment != segment.get() || b->prev != prev || b->ptr != expect ||
-          b->size == 0 || b->pool != segment->pool || b->stream != segment->stream) {
-        return fail(absl::StrCat("segment ", Hex(base), ": block ", Hex(b->ptr),
-                                 " does not tile the segment"));
-      }
-      expect = b->end();
-      const auto size = static_cast<std::int64_t>(b->size);
-      switch (b->state) {
-        case BlockState::kFree: {
-          ++free_blocks;
-          if (prev != nullptr && prev->state == BlockState::kFree) {
-            return fail(absl::StrCat("free blocks ", Hex(prev->ptr), " and ", Hex(b->ptr),
-                                     " are not coalesced"));
-          }
-          const BlockPool& pool = owner != nullptr             ? owner->Of(b->pool)
-                                  : b->pool == PoolKind::kSmall ? small_pool_
-                                                                : large_pool_;
-          if (!pool.Contains(const_cast<Block*>(b))) {
-            return fail(absl::StrCat("free block ", Hex(b->ptr),
-                                     " is not indexed in the pool of its segment (",
-                                     segment->pool_id(), ")"));
-          }
-          if (b->is_split() && !segment->expandable) {
-            inactive[p] += 1;
-            inactive_bytes[p] += size;
-          }
-          break;
-        }
-        case BlockState::kAllocated: {
-          ++allocated_blocks;
-          auto it = allocated_.find(b->ptr);
-          if (it == allocated_.end() || it->second != b) {
-            return fail(absl::StrCat("allocated block ", Hex(b->ptr), " is not in the map"));
-          }
-          allocation[p] += 1;
-          allocated_bytes[p] += size;
-          active[p] += 1;
-          active_bytes[p] += size;
-          requested[p] += static_cast<std::int64_t>(b->requested);
-          break;
-        }
-        case BlockState::kPending:
-          // No events yet: freed during a capture, waiting to record them.
-          if (b->pending_events == 0 &&
-              std::find(deferred_.begin(), deferred_.end(), b) != deferred_.end()) {
-            ++deferred_blocks;
-          } else if (b->pending_events <= 0) {
-            return fail(absl::StrCat("pending block ", Hex(b->ptr), " has no events"));
-          }
-          pending_refs += static_cast<std::size_t>(b->pending_events);
-          active[p] += 1;
-          active_bytes[p] += size;
-          break;
-      }
-      if (segment->expandable && b->state != BlockState::kFree) {
-        std::size_t first = (b->ptr - segment->base) / page_size_;
-        std::size_t last = (b->end() - 1 - segment->base) / page_size_;
-        for (std::size_t i = first; i <= last; ++i) {
-          if (segment->pages[i] == 0) {
-            return fail(absl::StrCat("block ", Hex(b->ptr), " in use over an unmapped page"));
-          }
-        }
-      }
-    }
-    if (expect != segment->end()) {
-      return fail(absl::StrCat("segment ", Hex(base), ": blocks do not reach its end"));
-    }
-    if (segment->expandable) {
-      std::size_t mapped = 0;
-      for (PhysicalHandle h : segment->pages) mapped += h != 0;
-      if (mapped != segment->mapped_pages) {
-        return fail(absl::StrCat("segment ", Hex(base), ": mapped page count is off"));
-      }
-      const std::size_t end = segment->mapped_end;
-      if (end > segment->pages.size() || (end > 0 && segment->pages[end - 1] == 0) ||
-          std::any_of(segment->pages.begin() + static_cast<std::ptrdiff_t>(end),
-                      segment->pages.end(), [](PhysicalHandle h) { return h != 0; })) {
-        return fail(absl::StrCat("segment ", Hex(base), ": mapped_end is off"));
-      }
-      reserved[p] += static_cast<std::int64_t>(mapped * page_size_);
-    } else {
-      reserved[p] += static_cast<std::int64_t>(segment->size);
-    }
-  }
-  std::size_t indexed = small_pool_.size() + large_pool_.size();
-  std::string pool_why;
-  for (const BlockPool* index : {&small_pool_, &large_pool_}) {
-    for (const Block* b : *index) {
-      if (b->segment->owner != nullptr) {
-        return fail(absl::StrCat("free block ", Hex(b->ptr), " of private pool ",
-                                 b->segment->pool_id(), " is in the default pool's index"));
-      }
-    }
-  }
-  for (const auto& [id, pool] : pools_) {
-    if (pool->id != id || pool->use_count < 0) {
-      return fail(absl::StrCat("pool ", id, ": bad record"));
-    }
-    auto counted = pool_segments.find(pool.get());
-    const std::size_t owned = counted == pool_segments.end() ? 0 : counted->second;
-    if (pool->segments != owned) {
-      return fail(absl::StrCat("pool ", id, " counts ", pool->segments, " segments but owns ",
-                               owned));
-    }
-    if (pool->use_count == 0 && owned == 0) {
-      return fail(absl::StrCat("pool ", id, " is released and owns nothing but is kept"));
-    }
-    for (const BlockPool* index : {&pool->small, &pool->large}) {
-      if (!index->Validate(&pool_why)) return fail(absl::StrCat("pool ", id, ": ", pool_why));
-      for (const Block* b : *index) {
-        if (b->segment->owner != pool.get()) {
-          return fail(absl::StrCat("free block ", Hex(b->ptr), " of pool ",
-                                   b->segment->pool_id(), " is in the index of pool ", id));
-        }
-      }
-      indexed += index->size();
-    }
-  }
-  if (free_blocks != indexed) return fail("the pools index blocks that are not free");
-  if (deferred_blocks != deferred_.size()) {
-    return fail("the deferred-event list disagrees with the pending blocks");
-  }
-  for (const Route& route : routes_) {
-    if (FindPool(route.id) != route.owner || route.owner->use_count < 1) {
-      return fail(absl::StrCat("allocations are routed to pool ", route.id,
-                               " which is not live"));
-    }
-  }
-  if (pool_work_ != (!routes_.empty() || !deferred_.empty() || release_owed_)) {
-    return fail("the pool-work flag is stale");
-  }
-  if (allocated_blocks != allocated_.size()) return fail("the allocated map has strays");
-  std::size_t queued = 0;
-  for (const auto& [stream, queue] : pending_) queued += queue.size();
-  if (queued != num_pending_ || queued != pending_refs) {
-    return fail("pending event queues disagree with the blocks");
-  }
-  if (!small_pool_.Validate(&pool_why) || !large_pool_.Validate(&pool_why)) {
-    return fail(pool_why);
-  }
-  if (!stats_.Validate()) return fail("counters are inconsistent");
-  struct Check {
-    const char* name;
-    const StatArray& stat;
-    const std::int64_t* expect;
-  };
-  for (const Check& c : {Check{"allocation", stats_.allocation, allocation},
-                         Check{"allocated_bytes", stats_.allocated_bytes, allocated_bytes},
-                         Check{"active", stats_.active, active},
-                         Check{"active_bytes", stats_.active_bytes, active_bytes},
-                         Check{"reserved_bytes", stats_.reserved_bytes, reserved},
-                         Check{"segment", stats_.segment, segments},
-                         Check{"inactive_split", stats_.inactive_split, inactive},
-                         Check{"inactive_split_bytes", stats_.inactive_split_bytes,
-                               inactive_bytes},
-                         Check{"requested_bytes", stats_.requested_bytes, requested}}) {
-    for (int p = 1; p <= 2; ++p) {
-      if (c.stat[p].current != c.expect[p]) {
-        return fail(absl::StrCat("counter ", c.name, "[", p, "] is ", c.stat[p].current,
-                                 " but the blocks say ", c.expect[p]));
-      }
-    }
-  }
-  return true;
 }
 
 }  // namespace ccalloc

@@ -12,14 +12,13 @@
 // and coalesce it with free neighbours in its segment. Nothing goes back to
 // the device on this path.
 //
-// Growable (expandable) segments reserve a large virtual range per stream and
-// pool and map physical memory into it on demand; neighbours therefore always
-// coalesce. Memory under free holes stays mapped until it is needed elsewhere:
-// once the free mapped memory would exceed Options::release_slack of the peak
-// allocated, wholly free chunks are given back before new memory is taken.
-// That keeps reserved memory within a fraction of a percent of what the
-// program has allocated. A block's interior pages are mapped as one chunk (the
-// driver's cost is per handle), its partial edge pages as single pages.
+// Where blocks live is not this class's business: a SegmentStore
+// (allocator/segments/) creates the segments, makes the bytes under a block
+// usable before it is handed out, and gives memory back. Classic segments are
+// one device allocation each; growable (expandable) segments are a large
+// virtual range per stream and pool with pages mapped on demand, so their
+// neighbours always coalesce and reserved memory stays within a fraction of a
+// percent of what the program has allocated (see growable_segments.h).
 //
 // Private pools (CUDA graphs, PyTorch semantics): while BeginAllocateToPool
 // routes a stream's allocations into a private pool, a stream capture may be
@@ -31,8 +30,10 @@
 // above 0 (a captured graph replays into it); at 0 its wholly free memory
 // goes back to the device at the first moment no capture is underway.
 //
-// Thread safety: one mutex guards everything; the backend is only called with
-// it held, so the backend needs no ordering of its own.
+// Thread safety: one mutex guards everything, the segment store's state
+// included (the store is only called with it held, and each call carries a
+// CacheLock that clang checks was made with it held); the backend is only
+// called with it held, so the backend needs no ordering of its own.
 #ifndef CCALLOC_ALLOCATOR_DEVICE_ALLOCATOR_H_
 #define CCALLOC_ALLOCATOR_DEVICE_ALLOCATOR_H_
 
@@ -54,6 +55,7 @@
 #include "allocator/backend.h"
 #include "allocator/block_pool.h"
 #include "allocator/options.h"
+#include "allocator/segments/segments.h"
 #include "allocator/size_policy.h"
 #include "stats/counters.h"
 #include "stats/snapshot.h"
@@ -69,7 +71,7 @@ struct LiveBlock {
   StreamId stream;
 };
 
-class DeviceAllocator {
+class DeviceAllocator final : private SegmentCache {
  public:
   DeviceAllocator(std::unique_ptr<DeviceBackend> backend, const Options& options);
   // Returns every segment, page and event to the backend, live blocks too.
@@ -183,33 +185,23 @@ class DeviceAllocator {
   absl::StatusOr<Block*> TryAllocate(std::size_t rounded, std::size_t requested,
                                      StreamId stream, PoolKind pool, PrivatePool* owner)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  absl::StatusOr<Block*> GrowClassic(std::size_t rounded, StreamId stream, PoolKind pool,
-                                     PrivatePool* owner) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  absl::StatusOr<Segment*> NewExpandableSegment(std::size_t rounded, StreamId stream,
-                                                PoolKind pool, PrivatePool* owner)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Records a new segment of [base, base + size) with one free block covering
-  // it, indexed in its pool.
-  Segment* AddSegment(DevicePtr base, std::size_t size, StreamId stream, PoolKind pool,
-                      bool expandable, PrivatePool* owner) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Maps every page under [begin, begin + bytes) of `segment`; on failure the
-  // pages mapped so far stay mapped (cached, counted) and no block changes.
-  absl::Status EnsureMapped(Segment* segment, DevicePtr begin, std::size_t bytes)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Maps one chunk of `pages` pages at `first_page`: the physical memory
-  // `reuse` (unmapped elsewhere, of exactly that size) or, when 0, new memory.
-  absl::Status MapChunk(Segment* segment, std::size_t first_page, std::size_t pages,
-                        PhysicalHandle reuse) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Unmaps chunks lying wholly inside free blocks of growable segments of
-  // `owner`'s pool (null: the default pool), largest blocks first, skipping
-  // [keep_begin, keep_end), until `target` bytes are unmapped, and returns
-  // how many were. The physical memory goes back to the device, or into
-  // `keep_handles` (handle, pages) for remapping. Nothing while capturing.
-  absl::StatusOr<std::size_t> UnmapFreeChunks(
-      std::size_t target, DevicePtr keep_begin, DevicePtr keep_end,
-      std::vector<std::pair<PhysicalHandle, std::size_t>>* keep_handles,
-      PrivatePool* owner = nullptr) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Records a segment the store created, with one free block covering it,
+  // indexed in its pool.
+  Segment* AddSegment(std::unique_ptr<Segment> segment) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status SynchronizeStream(StreamId stream) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  // --- What the segment store asks of the cache (SegmentCache) --------------
+  // Called only from inside store calls, so with mu_ held (capturing() is
+  // declared with the private pools below).
+  std::size_t reserve_limit() const override ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return memory_limit_;
+  }
+  const BlockPool& FreeBlocks(const PrivatePool* owner, PoolKind kind) const override
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::Status WaitForFree(const Block& block) override ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  MemoryStats& stats() override ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return stats_; }
+  // The proof for store calls that mu_ is held.
+  CacheLock Locked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return CacheLock::Held(mu_); }
 
   // Block objects are recycled: new/delete on every split and coalesce was a
   // fifth of the hot path.
@@ -243,7 +235,9 @@ class DeviceAllocator {
 
   // --- Private pools ---------------------------------------------------------
   // A stream capture may be underway while any routing is active.
-  bool capturing() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return !routes_.empty(); }
+  bool capturing() const override ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return !routes_.empty();
+  }
   // The pool `stream`'s allocations are routed to; null for the default.
   PrivatePool* RouteFor(StreamId stream) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   PrivatePool* FindPool(PoolId pool) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -289,19 +283,17 @@ class DeviceAllocator {
   const std::unique_ptr<DeviceBackend> backend_;
   const Options options_;
   const SizePolicy policy_;
-  const bool expandable_;  // options asked for it and the backend can
-  std::size_t page_size_ = 0;
-  std::size_t va_size_ = 0;  // address space reserved per growable segment
 
   mutable absl::Mutex mu_;
+  // Where blocks live (classic or growable); its state is guarded by mu_.
+  const std::unique_ptr<SegmentStore> store_;
+  const bool growable_;  // store_->growable(), read on every allocation
   BlockPool small_pool_ ABSL_GUARDED_BY(mu_){PoolKind::kSmall};
   BlockPool large_pool_ ABSL_GUARDED_BY(mu_){PoolKind::kLarge};
   // Blocks handed to the user, by address.
   absl::flat_hash_map<DevicePtr, Block*> allocated_ ABSL_GUARDED_BY(mu_);
   // Every segment by base address (owning).
   absl::btree_map<DevicePtr, std::unique_ptr<Segment>> segments_ ABSL_GUARDED_BY(mu_);
-  // The growable segment currently growing, per (stream, pool).
-  absl::flat_hash_map<std::pair<StreamId, int>, Segment*> growable_ ABSL_GUARDED_BY(mu_);
   // Per stream, in record order: a later event cannot finish before an
   // earlier one on the same stream, so only the front needs asking.
   absl::flat_hash_map<StreamId, std::deque<PendingEvent>> pending_ ABSL_GUARDED_BY(mu_);
@@ -334,10 +326,7 @@ class DeviceAllocator {
  public:
   // What ExportIpc hands out: a handle (format in allocator/ipc.h) and the
   // offset of the pointer from the base of the memory the handle names.
-  struct IpcExport {
-    std::string handle;
-    std::size_t offset = 0;
-  };
+  using IpcExport = ::ccalloc::IpcExport;
   // Shares the allocated block holding `ptr` (its start or inside it) with
   // another process, which opens the handle with IpcImporter (or, for
   // classic segments, PyTorch's own getIpcDevPtr). Classic segments export
@@ -363,11 +352,6 @@ class DeviceAllocator {
   // The allocated block that holds `ptr`; InvalidArgument saying why not.
   absl::StatusOr<const Block*> AllocatedBlockHolding(DevicePtr ptr, absl::string_view what) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // What BaseAllocation answers for an allocated block.
-  std::pair<DevicePtr, std::size_t> SharedRange(const Block* block) const
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Devices other than this one that get access to every growable mapping.
-  std::vector<int> peers_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace ccalloc

@@ -1,0 +1,357 @@
+// device_allocator_report.cc — what the cache says about itself: counters,
+// fragmentation, the snapshot, the out-of-memory report, why a pointer is
+// bad, and the invariants Validate() checks (the segment store checks its
+// own through SegmentStore::ValidateSegment and Validate).
+//
+// Part of the cache (see device_allocator.h); none of it is on the
+// allocate/free path except under debug checks.
+#include <algorithm>
+#include <string>
+#include <utility>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "allocator/device_allocator.h"
+
+namespace ccalloc {
+namespace {
+
+std::string Hex(std::uint64_t v) { return absl::StrCat("0x", absl::Hex(v)); }
+
+int PoolIndex(PoolKind pool) { return pool == PoolKind::kSmall ? 1 : 2; }
+
+}  // namespace
+
+// ---------------------------------------------------------------------------
+// Statistics and reports
+// ---------------------------------------------------------------------------
+
+MemoryStats DeviceAllocator::GetStats() const {
+  absl::MutexLock lock(&mu_);
+  return stats_;
+}
+
+void DeviceAllocator::ResetPeakStats() {
+  absl::MutexLock lock(&mu_);
+  stats_.ResetPeaks();
+}
+
+void DeviceAllocator::ResetAccumulatedStats() {
+  absl::MutexLock lock(&mu_);
+  stats_.ResetAccumulated();
+}
+
+FragmentationNow DeviceAllocator::Fragmentation() const {
+  absl::MutexLock lock(&mu_);
+  return FragmentationLocked();
+}
+
+FragmentationNow DeviceAllocator::FragmentationLocked() const {
+  FragmentationNow f;
+  f.free_cached_bytes = static_cast<std::uint64_t>(stats_.reserved_bytes[kStatAll].current -
+                                                   stats_.active_bytes[kStatAll].current);
+  for (const BlockPool* pool : {&small_pool_, &large_pool_}) {
+    for (const Block* b : *pool) {
+      // Only the memory under a hole counts (a growable hole is partly unmapped).
+      const std::uint64_t usable = store_->HeldBytesIn(Locked(), *b->segment, b->ptr, b->end());
+      f.largest_free_block = std::max(f.largest_free_block, usable);
+    }
+  }
+  if (f.free_cached_bytes > 0) {
+    f.ratio = static_cast<double>(f.free_cached_bytes - std::min(f.free_cached_bytes,
+                                                                 f.largest_free_block)) /
+              static_cast<double>(f.free_cached_bytes);
+  }
+  return f;
+}
+
+Snapshot DeviceAllocator::TakeSnapshot() const {
+  absl::MutexLock lock(&mu_);
+  Snapshot snap;
+  snap.device = backend_->device();
+  snap.stats = stats_;
+  snap.fragmentation = FragmentationLocked();
+  for (const auto& [base, segment] : segments_) {
+    SegmentInfo info;
+    info.address = segment->base;
+    info.total_size = segment->size;
+    info.stream = segment->stream;
+    info.small_pool = segment->pool == PoolKind::kSmall;
+    info.expandable = segment->expandable;
+    info.pool_id = segment->pool_id();
+    store_->Describe(Locked(), *segment, &info);
+    for (const Block* b = segment->head; b != nullptr; b = b->next) {
+      BlockInfo bi;
+      bi.address = b->ptr;
+      bi.size = b->size;
+      bi.requested_size = b->requested;
+      switch (b->state) {
+        case BlockState::kAllocated:
+          bi.status = BlockStatus::kActiveAllocated;
+          info.allocated_size += b->size;
+          info.active_size += b->size;
+          info.requested_size += b->requested;
+          break;
+        case BlockState::kPending:
+          bi.status = BlockStatus::kActivePendingFree;
+          info.active_size += b->size;
+          break;
+        case BlockState::kFree:
+          bi.status = BlockStatus::kInactive;
+          break;
+      }
+      info.blocks.push_back(bi);
+    }
+    snap.segments.push_back(std::move(info));
+  }
+  return snap;
+}
+
+std::string DeviceAllocator::OutOfMemoryReport(std::size_t size, std::size_t rounded,
+                                               StreamId stream,
+                                               const absl::Status& cause) const {
+  FragmentationNow f = FragmentationLocked();
+  std::string device_free = "unknown";
+  if (absl::StatusOr<DeviceMemoryInfo> info = backend_->MemoryInfo(); info.ok()) {
+    device_free = absl::StrCat(FormatBytes(info->free_bytes), " of ",
+                               FormatBytes(info->total_bytes));
+  }
+  return absl::StrFormat(
+      "CUDA out of memory (ccalloc): tried to allocate %s (%d bytes, rounded to %d) on "
+      "device %d, stream %s. Reserved %s, allocated %s, free in cache %s, largest free "
+      "block %s, fragmentation %.1f%%; memory limit %s; device free %s. Cause: %s",
+      FormatBytes(size), size, rounded, backend_->device(), Hex(stream),
+      FormatBytes(reserved()),
+      FormatBytes(static_cast<std::uint64_t>(stats_.allocated_bytes[kStatAll].current)),
+      FormatBytes(f.free_cached_bytes), FormatBytes(f.largest_free_block), 100.0 * f.ratio,
+      memory_limit_ == 0 ? std::string("none") : FormatBytes(memory_limit_), device_free,
+      cause.message());
+}
+
+std::string DeviceAllocator::DescribeBadPointer(DevicePtr ptr, bool for_free) const {
+  // Free keeps its familiar wording ("double free"); record_stream says what
+  // it was given without suggesting a free happened.
+  const std::string what = for_free ? absl::StrCat("free of ", Hex(ptr))
+                                    : absl::StrCat("record_stream on ", Hex(ptr));
+  auto it = segments_.upper_bound(ptr);
+  if (it != segments_.begin()) {
+    --it;
+    const Segment& segment = *it->second;
+    if (ptr < segment.end()) {
+      for (const Block* b = segment.head; b != nullptr; b = b->next) {
+        if (ptr < b->ptr || ptr >= b->end()) continue;
+        if (b->ptr == ptr && b->state == BlockState::kPending) {
+          return for_free ? absl::StrCat("double free of ", Hex(ptr),
+                                         ": the block is already freed (waiting for other "
+                                         "streams)")
+                          : absl::StrCat(what, ": the block is already freed");
+        }
+        if (b->state != BlockState::kAllocated) {
+          return for_free ? absl::StrCat("double free of ", Hex(ptr),
+                                         ": the address lies in free cached memory")
+                          : absl::StrCat(what, ": the address lies in free cached memory "
+                                               "(the block was freed)");
+        }
+        return absl::StrCat(what, ": an interior pointer of the block at ", Hex(b->ptr), " (",
+                            b->size, " bytes); pass the block's start");
+      }
+    }
+  }
+  return absl::StrCat(what, ": not allocated by this allocator (device ", backend_->device(),
+                      ")");
+}
+
+// ---------------------------------------------------------------------------
+// Invariants
+// ---------------------------------------------------------------------------
+
+bool DeviceAllocator::Validate(std::string* why) const {
+  absl::MutexLock lock(&mu_);
+  return ValidateLocked(why);
+}
+
+bool DeviceAllocator::ValidateLocked(std::string* why) const {
+  auto fail = [why](std::string message) {
+    if (why != nullptr) *why = std::move(message);
+    return false;
+  };
+  std::int64_t allocation[3] = {}, allocated_bytes[3] = {}, active[3] = {},
+               active_bytes[3] = {}, reserved[3] = {}, segments[3] = {},
+               inactive[3] = {}, inactive_bytes[3] = {}, requested[3] = {};
+  std::size_t free_blocks = 0;
+  std::size_t allocated_blocks = 0;
+  std::size_t pending_refs = 0;
+  std::size_t deferred_blocks = 0;
+  absl::flat_hash_map<const PrivatePool*, std::size_t> pool_segments;
+  for (const auto& [base, segment] : segments_) {
+    const int p = PoolIndex(segment->pool);
+    segments[p] += 1;
+    const PrivatePool* owner = segment->owner;
+    if (owner != nullptr) {
+      if (FindPool(owner->id) != owner) {
+        return fail(absl::StrCat("segment ", Hex(base), ": its pool ", owner->id,
+                                 " is not a known pool"));
+      }
+      ++pool_segments[owner];
+    }
+    if (segment->head == nullptr || segment->head->prev != nullptr ||
+        segment->head->ptr != segment->base) {
+      return fail(absl::StrCat("segment ", Hex(base), ": bad head"));
+    }
+    DevicePtr expect = segment->base;
+    const Block* prev = nullptr;
+    for (const Block* b = segment->head; b != nullptr; prev = b, b = b->next) {
+      if (b->segment != segment.get() || b->prev != prev || b->ptr != expect ||
+          b->size == 0 || b->pool != segment->pool || b->stream != segment->stream) {
+        return fail(absl::StrCat("segment ", Hex(base), ": block ", Hex(b->ptr),
+                                 " does not tile the segment"));
+      }
+      expect = b->end();
+      const auto size = static_cast<std::int64_t>(b->size);
+      switch (b->state) {
+        case BlockState::kFree: {
+          ++free_blocks;
+          if (prev != nullptr && prev->state == BlockState::kFree) {
+            return fail(absl::StrCat("free blocks ", Hex(prev->ptr), " and ", Hex(b->ptr),
+                                     " are not coalesced"));
+          }
+          const BlockPool& pool = owner != nullptr             ? owner->Of(b->pool)
+                                  : b->pool == PoolKind::kSmall ? small_pool_
+                                                                : large_pool_;
+          if (!pool.Contains(const_cast<Block*>(b))) {
+            return fail(absl::StrCat("free block ", Hex(b->ptr),
+                                     " is not indexed in the pool of its segment (",
+                                     segment->pool_id(), ")"));
+          }
+          if (b->is_split() && !segment->expandable) {
+            inactive[p] += 1;
+            inactive_bytes[p] += size;
+          }
+          break;
+        }
+        case BlockState::kAllocated: {
+          ++allocated_blocks;
+          auto it = allocated_.find(b->ptr);
+          if (it == allocated_.end() || it->second != b) {
+            return fail(absl::StrCat("allocated block ", Hex(b->ptr), " is not in the map"));
+          }
+          allocation[p] += 1;
+          allocated_bytes[p] += size;
+          active[p] += 1;
+          active_bytes[p] += size;
+          requested[p] += static_cast<std::int64_t>(b->requested);
+          break;
+        }
+        case BlockState::kPending:
+          // No events yet: freed during a capture, waiting to record them.
+          if (b->pending_events == 0 &&
+              std::find(deferred_.begin(), deferred_.end(), b) != deferred_.end()) {
+            ++deferred_blocks;
+          } else if (b->pending_events <= 0) {
+            return fail(absl::StrCat("pending block ", Hex(b->ptr), " has no events"));
+          }
+          pending_refs += static_cast<std::size_t>(b->pending_events);
+          active[p] += 1;
+          active_bytes[p] += size;
+          break;
+      }
+    }
+    if (expect != segment->end()) {
+      return fail(absl::StrCat("segment ", Hex(base), ": blocks do not reach its end"));
+    }
+    if (segment->expandable != growable_) {
+      return fail(absl::StrCat("segment ", Hex(base), ": not of the allocator's kind"));
+    }
+    // The memory under the segment (blocks in use on usable memory, page
+    // table) is the store's to check.
+    std::string store_why;
+    if (!store_->ValidateSegment(Locked(), *segment, &store_why)) return fail(store_why);
+    reserved[p] += static_cast<std::int64_t>(store_->HeldBytes(Locked(), *segment));
+  }
+  std::size_t indexed = small_pool_.size() + large_pool_.size();
+  std::string pool_why;
+  for (const BlockPool* index : {&small_pool_, &large_pool_}) {
+    for (const Block* b : *index) {
+      if (b->segment->owner != nullptr) {
+        return fail(absl::StrCat("free block ", Hex(b->ptr), " of private pool ",
+                                 b->segment->pool_id(), " is in the default pool's index"));
+      }
+    }
+  }
+  for (const auto& [id, pool] : pools_) {
+    if (pool->id != id || pool->use_count < 0) {
+      return fail(absl::StrCat("pool ", id, ": bad record"));
+    }
+    auto counted = pool_segments.find(pool.get());
+    const std::size_t owned = counted == pool_segments.end() ? 0 : counted->second;
+    if (pool->segments != owned) {
+      return fail(absl::StrCat("pool ", id, " counts ", pool->segments, " segments but owns ",
+                               owned));
+    }
+    if (pool->use_count == 0 && owned == 0) {
+      return fail(absl::StrCat("pool ", id, " is released and owns nothing but is kept"));
+    }
+    for (const BlockPool* index : {&pool->small, &pool->large}) {
+      if (!index->Validate(&pool_why)) return fail(absl::StrCat("pool ", id, ": ", pool_why));
+      for (const Block* b : *index) {
+        if (b->segment->owner != pool.get()) {
+          return fail(absl::StrCat("free block ", Hex(b->ptr), " of pool ",
+                                   b->segment->pool_id(), " is in the index of pool ", id));
+        }
+      }
+      indexed += index->size();
+    }
+  }
+  if (free_blocks != indexed) return fail("the pools index blocks that are not free");
+  if (deferred_blocks != deferred_.size()) {
+    return fail("the deferred-event list disagrees with the pending blocks");
+  }
+  for (const Route& route : routes_) {
+    if (FindPool(route.id) != route.owner || route.owner->use_count < 1) {
+      return fail(absl::StrCat("allocations are routed to pool ", route.id,
+                               " which is not live"));
+    }
+  }
+  if (pool_work_ != (!routes_.empty() || !deferred_.empty() || release_owed_)) {
+    return fail("the pool-work flag is stale");
+  }
+  if (allocated_blocks != allocated_.size()) return fail("the allocated map has strays");
+  if (std::string store_why; !store_->Validate(Locked(), segments_.size(), &store_why)) {
+    return fail(store_why);
+  }
+  std::size_t queued = 0;
+  for (const auto& [stream, queue] : pending_) queued += queue.size();
+  if (queued != num_pending_ || queued != pending_refs) {
+    return fail("pending event queues disagree with the blocks");
+  }
+  if (!small_pool_.Validate(&pool_why) || !large_pool_.Validate(&pool_why)) {
+    return fail(pool_why);
+  }
+  if (!stats_.Validate()) return fail("counters are inconsistent");
+  struct Check {
+    const char* name;
+    const StatArray& stat;
+    const std::int64_t* expect;
+  };
+  for (const Check& c : {Check{"allocation", stats_.allocation, allocation},
+                         Check{"allocated_bytes", stats_.allocated_bytes, allocated_bytes},
+                         Check{"active", stats_.active, active},
+                         Check{"active_bytes", stats_.active_bytes, active_bytes},
+                         Check{"reserved_bytes", stats_.reserved_bytes, reserved},
+                         Check{"segment", stats_.segment, segments},
+                         Check{"inactive_split", stats_.inactive_split, inactive},
+                         Check{"inactive_split_bytes", stats_.inactive_split_bytes,
+                               inactive_bytes},
+                         Check{"requested_bytes", stats_.requested_bytes, requested}}) {
+    for (int p = 1; p <= 2; ++p) {
+      if (c.stat[p].current != c.expect[p]) {
+        return fail(absl::StrCat("counter ", c.name, "[", p, "] is ", c.stat[p].current,
+                                 " but the blocks say ", c.expect[p]));
+      }
+    }
+  }
+  return true;
+}
+
+}  // namespace ccalloc

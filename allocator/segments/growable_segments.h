@@ -1,0 +1,141 @@
+// growable_segments.h — segments that grow: a virtual range per stream, pool
+// kind and private pool id, with physical pages mapped on demand.
+//
+// The design, mimalloc-style (address space cheap, memory on demand):
+//
+// * Address space. A request that finds no free block reserves a range as
+//   large as the device (cuMemAddressReserve): it never runs out, so the
+//   blocks of a stream and pool always coalesce and a new range is needed
+//   only once per (stream, pool kind, pool id). The range starts as one free
+//   block holding no memory.
+//
+// * The page table. Each range (GrowableSegment) keeps one entry per page:
+//   the physical handle mapped there, or 0. Pages mapped together form a
+//   chunk; every page of a chunk holds its handle and handles are never
+//   shared, so a chunk is found from any of its pages and is only ever
+//   unmapped whole (the driver's unit).
+//
+// * Mapping (Prepare). Before a block is handed out the missing pages under
+//   it are mapped. Pages the block covers only partly get a handle each, so a
+//   neighbour keeping one alive never pins the rest; the pages wholly inside
+//   share chunks of at most max_map_chunk and a map_chunk_divisor-th of the
+//   block, because the driver's cost is per handle (on an H200: ~30 us per
+//   2 MiB handle mapped, ~140 us for one 1 GiB handle).
+//
+// * Trimming between a low and a high mark. New memory is taken while the
+//   free mapped memory stays within release_slack of the peak allocated (the
+//   hysteresis that lets steady training steps map nothing); beyond it, or
+//   beyond the memory limit, wholly free chunks under free blocks are
+//   unmapped first, largest holes first, and their physical handles reused
+//   for runs of the same size (saving a release and a create) or released
+//   before any new memory is created, so the device never holds more than
+//   the counters say.
+//
+// * Freed memory and queued work. A chunk leaves a range only once the work
+//   queued before its block's newest free has finished: the cache's
+//   WaitForFree waits for the segment's stream unless an earlier wait covers
+//   that free. Nothing is unmapped while a stream capture may be underway,
+//   nor from a private pool that a captured graph may still replay into.
+//
+// * Sharing. IPC exports the physical chunks under a block (one descriptor
+//   each); peers given access get it on every mapping, now and later.
+#ifndef CCALLOC_ALLOCATOR_SEGMENTS_GROWABLE_SEGMENTS_H_
+#define CCALLOC_ALLOCATOR_SEGMENTS_GROWABLE_SEGMENTS_H_
+
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/container/btree_map.h"
+#include "allocator/segments/segments.h"
+
+namespace ccalloc {
+
+// A growable range and its page table.
+struct GrowableSegment final : Segment {
+  // One entry per page, 0 when unmapped.
+  std::vector<PhysicalHandle> pages;
+  std::size_t mapped_pages = 0;
+  // One past the highest mapped page: scans for mapped pages stop here
+  // instead of walking the (usually unmapped) tail of a device-sized range.
+  std::size_t mapped_end = 0;
+
+  // The pages [first, last) of the chunk that maps `page` (a mapped page).
+  std::pair<std::size_t, std::size_t> ChunkAround(std::size_t page) const {
+    const PhysicalHandle handle = pages[page];
+    std::size_t first = page;
+    while (first > 0 && pages[first - 1] == handle) --first;
+    std::size_t last = page + 1;
+    while (last < pages.size() && pages[last] == handle) ++last;
+    return {first, last};
+  }
+  // mapped_pages and mapped_end agree with the table.
+  bool Validate(std::string* why) const;
+};
+
+class GrowableSegments final : public SegmentStore {
+ public:
+  GrowableSegments(absl::Mutex& mu, SegmentCache& cache, DeviceBackend& backend,
+                   const Options& options);
+
+  bool growable() const override { return true; }
+  absl::StatusOr<std::unique_ptr<Segment>> Create(CacheLock lock, std::size_t rounded,
+                                                  StreamId stream, PoolKind pool,
+                                                  PrivatePool* owner) override;
+  absl::Status Prepare(CacheLock lock, Segment& segment, DevicePtr begin,
+                       std::size_t bytes) override;
+  absl::StatusOr<std::size_t> Trim(CacheLock lock, PrivatePool* owner) override;
+  bool CanRelease(CacheLock lock, const Segment& segment) const override;
+  absl::Status Release(CacheLock lock, Segment& segment) override;
+  void Discard(CacheLock lock, Segment& segment) override;
+
+  std::size_t HeldBytes(CacheLock lock, const Segment& segment) const override;
+  std::size_t HeldBytesIn(CacheLock lock, const Segment& segment, DevicePtr begin,
+                          DevicePtr end) const override;
+  void Describe(CacheLock lock, const Segment& segment, SegmentInfo* info) const override;
+
+  std::pair<DevicePtr, std::size_t> SharedRange(CacheLock lock,
+                                                const Block& block) const override;
+  absl::StatusOr<IpcExport> ExportIpc(CacheLock lock, const Block& block, DevicePtr ptr,
+                                      const std::string& what) override;
+
+  bool ValidateSegment(CacheLock lock, const Segment& segment,
+                       std::string* why) const override;
+  bool Validate(CacheLock lock, std::size_t segments, std::string* why) const override;
+
+ protected:
+  absl::Status GrantPeer(CacheLock lock, int peer_device) override;
+
+ private:
+  // Maps one chunk of `pages` pages at `first_page`: the physical memory
+  // `reuse` (unmapped elsewhere, of exactly that size) or, when 0, new memory.
+  absl::Status MapChunk(GrowableSegment* segment, std::size_t first_page, std::size_t pages,
+                        PhysicalHandle reuse) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Unmaps chunks lying wholly inside free blocks of `owner`'s pool (null:
+  // the default pool), largest blocks first, skipping [keep_begin, keep_end),
+  // until `target` bytes are unmapped, and returns how many were. The
+  // physical memory goes back to the device, or into `keep_handles`
+  // (handle, pages) for remapping. Nothing while capturing.
+  absl::StatusOr<std::size_t> UnmapFreeChunks(
+      std::size_t target, DevicePtr keep_begin, DevicePtr keep_end,
+      std::vector<std::pair<PhysicalHandle, std::size_t>>* keep_handles, PrivatePool* owner)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The range `segment` is: every segment of this store is one.
+  static GrowableSegment& Of(Segment& segment) {
+    return static_cast<GrowableSegment&>(segment);
+  }
+  static const GrowableSegment& Of(const Segment& segment) {
+    return static_cast<const GrowableSegment&>(segment);
+  }
+
+  const std::size_t page_size_;
+  const std::size_t va_size_;  // address space reserved per range
+  // Every live range by base (not owning: the cache owns its segments).
+  absl::btree_map<DevicePtr, GrowableSegment*> ranges_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace ccalloc
+
+#endif  // CCALLOC_ALLOCATOR_SEGMENTS_GROWABLE_SEGMENTS_H_

@@ -1,0 +1,194 @@
+// segments.h — where blocks live: the interface between the cache and memory.
+//
+// DeviceAllocator (the cache) keeps blocks, free-block indexes, streams,
+// events, private pools and the out-of-memory ladder. It never touches device
+// memory itself: a SegmentStore creates the segments its blocks tile, makes
+// the bytes under a block usable before the block is handed out, gives back
+// the memory under free blocks, and answers what memory a segment holds.
+//
+// Two stores exist, chosen once per allocator:
+//   ClassicSegments  (classic_segments.h)   one device allocation per segment;
+//   GrowableSegments (growable_segments.h)  a virtual range per stream, pool
+//                                           kind and pool id, with a page table
+//                                           and physical pages mapped on demand.
+//
+// The store keeps the counters of the memory it takes and gives back
+// (reserved bytes, device allocations and frees, maps, unmaps) in the cache's
+// MemoryStats, so one lock-protected set of counters says everything.
+//
+// Thread safety: a store has no lock of its own. Every call is made with the
+// cache's mutex held; each call takes a CacheLock, which only code that clang
+// has checked to hold that mutex can make, and the store's own state is
+// ABSL_GUARDED_BY the same mutex (asserted held on entry).
+#ifndef CCALLOC_ALLOCATOR_SEGMENTS_SEGMENTS_H_
+#define CCALLOC_ALLOCATOR_SEGMENTS_SEGMENTS_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "allocator/backend.h"
+#include "allocator/block_pool.h"
+#include "allocator/options.h"
+#include "allocator/size_policy.h"
+#include "stats/counters.h"
+#include "stats/snapshot.h"
+
+namespace ccalloc {
+
+// Proof that the caller holds the cache's mutex: the only way to make one is
+// CacheLock::Held(mu), which clang's -Wthread-safety checks is called with
+// `mu` held. Passed by value; it carries nothing but the mutex.
+class CacheLock {
+ public:
+  static CacheLock Held(absl::Mutex& mu) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
+    return CacheLock(mu);
+  }
+  absl::Mutex& mu() const { return *mu_; }
+
+ private:
+  explicit CacheLock(absl::Mutex& mu) : mu_(&mu) {}
+  absl::Mutex* mu_;
+};
+
+// What a store may ask of the cache it serves. Only called from inside a
+// store call, so with the cache's mutex held.
+class SegmentCache {
+ public:
+  // A stream capture may be underway: nothing may synchronize, query events,
+  // unmap or free device memory.
+  virtual bool capturing() const = 0;
+  // The cap on reserved memory; 0 for none.
+  virtual std::size_t reserve_limit() const = 0;
+  // The free blocks of `owner`'s pool (null: the default pool) of `kind`,
+  // ordered by (stream, size, address).
+  virtual const BlockPool& FreeBlocks(const PrivatePool* owner, PoolKind kind) const = 0;
+  // Returns once no work queued before the newest free of `block`'s bytes can
+  // still touch them (waits for the segment's stream unless an earlier wait
+  // already covers that free), so its memory may be taken away.
+  virtual absl::Status WaitForFree(const Block& block) = 0;
+  // The counters the store keeps current (reserved_bytes, num_device_alloc,
+  // num_device_free, num_maps, num_unmaps, oversize_segments).
+  virtual MemoryStats& stats() = 0;
+
+ protected:
+  ~SegmentCache() = default;
+};
+
+// What ExportIpc hands out: a handle (format in allocator/ipc.h) and the
+// offset of the pointer from the base of the memory the handle names.
+struct IpcExport {
+  std::string handle;
+  std::size_t offset = 0;
+};
+
+class SegmentStore {
+ public:
+  // `mu` is the cache's mutex (the store's state is guarded by it); `cache`,
+  // `backend` and `options` outlive the store.
+  SegmentStore(absl::Mutex& mu, SegmentCache& cache, DeviceBackend& backend,
+               const Options& options)
+      : mu_(mu), cache_(cache), backend_(backend), options_(options) {}
+  virtual ~SegmentStore() = default;
+  SegmentStore(const SegmentStore&) = delete;
+  SegmentStore& operator=(const SegmentStore&) = delete;
+
+  // The store for `options` on `backend`: growable when asked for and the
+  // backend has virtual memory, classic otherwise.
+  static std::unique_ptr<SegmentStore> Make(absl::Mutex& mu, SegmentCache& cache,
+                                            DeviceBackend& backend, const Options& options);
+
+  // Growable segments: a free block can always be split (its rest costs no
+  // memory until mapped) and a free block holds only its mapped bytes.
+  virtual bool growable() const = 0;
+
+  // A new segment of `pool`, `stream` and `owner` (null: the default pool)
+  // that can hold a block of `rounded` bytes at its base, with base, size and
+  // those fields set and no blocks yet. ResourceExhausted when the device or
+  // the memory limit refuses.
+  virtual absl::StatusOr<std::unique_ptr<Segment>> Create(CacheLock lock, std::size_t rounded,
+                                                          StreamId stream, PoolKind pool,
+                                                          PrivatePool* owner) = 0;
+  // Makes [begin, begin + bytes) of `segment` (inside one free block) usable
+  // before a block there is handed out. On failure what was made usable stays
+  // (cached, counted) and no block changes.
+  virtual absl::Status Prepare(CacheLock lock, Segment& segment, DevicePtr begin,
+                               std::size_t bytes) = 0;
+  // Gives back the memory under free blocks of `owner`'s pool (null: the
+  // default pool) that can go without releasing whole segments, and returns
+  // the bytes given back. The caller checks that no capture is underway and
+  // that a private pool is not live.
+  virtual absl::StatusOr<std::size_t> Trim(CacheLock lock, PrivatePool* owner) = 0;
+  // Whether the wholly free `segment` may be released now (its memory goes
+  // with it): growable ranges only once nothing is mapped under them.
+  virtual bool CanRelease(CacheLock lock, const Segment& segment) const = 0;
+  // Returns the wholly free `segment`'s memory to the device and counts it;
+  // the caller then drops the segment and its block.
+  virtual absl::Status Release(CacheLock lock, Segment& segment) = 0;
+  // Returns whatever `segment` holds, live blocks or not, ignoring errors and
+  // counting nothing: the allocator is being destroyed.
+  virtual void Discard(CacheLock lock, Segment& segment) = 0;
+
+  // The bytes of memory `segment` holds (what reserved_bytes counts for it).
+  virtual std::size_t HeldBytes(CacheLock lock, const Segment& segment) const = 0;
+  // The bytes of memory under [begin, end) of `segment`.
+  virtual std::size_t HeldBytesIn(CacheLock lock, const Segment& segment, DevicePtr begin,
+                                  DevicePtr end) const = 0;
+  // Fills what a snapshot says of `segment`'s memory (mapped size and ranges).
+  virtual void Describe(CacheLock lock, const Segment& segment, SegmentInfo* info) const = 0;
+
+  // --- Sharing with other processes and devices ----------------------------
+  // The memory another process opens for the allocated `block`: for classic
+  // segments the segment, for growable ones the whole chunks under it.
+  virtual std::pair<DevicePtr, std::size_t> SharedRange(CacheLock lock,
+                                                        const Block& block) const = 0;
+  // A handle for the allocated `block` holding `ptr` (see
+  // DeviceAllocator::ExportIpc); errors are prefixed with `what`.
+  virtual absl::StatusOr<IpcExport> ExportIpc(CacheLock lock, const Block& block,
+                                              DevicePtr ptr, const std::string& what) = 0;
+  // Memory held now and later is also read-write for `peer_device` (checked
+  // with the backend once; idempotent).
+  absl::Status AddPeerAccess(CacheLock lock, int peer_device);
+
+  // The store's invariants for one `segment` of the cache (blocks in use lie
+  // on memory the segment holds, its page table is consistent); `why` gets
+  // the first problem found.
+  virtual bool ValidateSegment(CacheLock lock, const Segment& segment,
+                               std::string* why) const = 0;
+  // The store's invariants as a whole, given how many segments the cache has.
+  virtual bool Validate(CacheLock lock, std::size_t segments, std::string* why) const = 0;
+
+ protected:
+  // Makes the memory held now read-write for `peer_device` too.
+  virtual absl::Status GrantPeer(CacheLock lock, int peer_device) = 0;
+  // Asserts (and tells clang) that the cache's mutex is held.
+  void AssertHeld(CacheLock lock) const ABSL_ASSERT_EXCLUSIVE_LOCK(mu_) {
+    (void)lock;
+    mu_.AssertHeld();
+  }
+  // Reserved memory (all pools) plus `extra` stays within the memory limit.
+  bool WithinLimit(std::size_t extra) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  std::size_t reserved() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return static_cast<std::size_t>(cache_.stats().reserved_bytes[kStatAll].current);
+  }
+  // Adds `bytes` (negative: removes) to reserved_bytes of all and of `pool`.
+  void AddReserved(PoolKind pool, std::int64_t bytes) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  absl::Mutex& mu_;
+  SegmentCache& cache_ ABSL_GUARDED_BY(mu_);
+  DeviceBackend& backend_;
+  const Options& options_;
+  // Devices other than this one that get access to the memory held.
+  std::vector<int> peers_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace ccalloc
+
+#endif  // CCALLOC_ALLOCATOR_SEGMENTS_SEGMENTS_H_
