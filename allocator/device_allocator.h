@@ -274,6 +274,9 @@ class DeviceAllocator final : private SegmentCache {
   std::string OutOfMemoryReport(std::size_t size, std::size_t rounded, StreamId stream,
                                 const absl::Status& cause) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The block whose bytes include ptr (any state), or null outside every
+  // segment.
+  const Block* BlockCovering(DevicePtr ptr) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   std::string DescribeBadPointer(DevicePtr ptr, bool for_free) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   FragmentationNow FragmentationLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);

@@ -23,25 +23,17 @@ std::string Hex(std::uint64_t v) { return absl::StrCat("0x", absl::Hex(v)); }
 absl::StatusOr<const Block*> DeviceAllocator::AllocatedBlockHolding(
     DevicePtr ptr, absl::string_view what) const {
   if (auto it = allocated_.find(ptr); it != allocated_.end()) return it->second;
-  auto it = segments_.upper_bound(ptr);
-  if (it != segments_.begin()) {
-    --it;
-    const Segment& segment = *it->second;
-    if (ptr < segment.end()) {
-      for (const Block* b = segment.head; b != nullptr; b = b->next) {
-        if (ptr < b->ptr || ptr >= b->end()) continue;
-        switch (b->state) {
-          case BlockState::kAllocated:
-            return b;
-          case BlockState::kPending:
-            return absl::InvalidArgumentError(absl::StrCat(
-                what, " of ", Hex(ptr), ": the block at ", Hex(b->ptr),
-                " is already freed (waiting for other streams)"));
-          case BlockState::kFree:
-            return absl::InvalidArgumentError(absl::StrCat(
-                what, " of ", Hex(ptr), ": the address lies in free cached memory"));
-        }
-      }
+  if (const Block* b = BlockCovering(ptr)) {
+    switch (b->state) {
+      case BlockState::kAllocated:
+        return b;
+      case BlockState::kPending:
+        return absl::InvalidArgumentError(absl::StrCat(
+            what, " of ", Hex(ptr), ": the block at ", Hex(b->ptr),
+            " is already freed (waiting for other streams)"));
+      case BlockState::kFree:
+        return absl::InvalidArgumentError(absl::StrCat(
+            what, " of ", Hex(ptr), ": the address lies in free cached memory"));
     }
   }
   return absl::InvalidArgumentError(absl::StrCat(

@@ -6,6 +6,7 @@
 // Part of the cache (see device_allocator.h); none of it is on the
 // allocate/free path except under debug checks.
 #include <algorithm>
+#include <iterator>
 #include <string>
 #include <utility>
 
@@ -129,34 +130,37 @@ std::string DeviceAllocator::OutOfMemoryReport(std::size_t size, std::size_t rou
       cause.message());
 }
 
+const Block* DeviceAllocator::BlockCovering(DevicePtr ptr) const {
+  auto it = segments_.upper_bound(ptr);
+  if (it == segments_.begin()) return nullptr;
+  const Segment& segment = *std::prev(it)->second;
+  if (ptr >= segment.end()) return nullptr;
+  for (const Block* b = segment.head; b != nullptr; b = b->next) {
+    if (ptr >= b->ptr && ptr < b->end()) return b;
+  }
+  return nullptr;
+}
+
 std::string DeviceAllocator::DescribeBadPointer(DevicePtr ptr, bool for_free) const {
   // Free keeps its familiar wording ("double free"); record_stream says what
   // it was given without suggesting a free happened.
   const std::string what = for_free ? absl::StrCat("free of ", Hex(ptr))
                                     : absl::StrCat("record_stream on ", Hex(ptr));
-  auto it = segments_.upper_bound(ptr);
-  if (it != segments_.begin()) {
-    --it;
-    const Segment& segment = *it->second;
-    if (ptr < segment.end()) {
-      for (const Block* b = segment.head; b != nullptr; b = b->next) {
-        if (ptr < b->ptr || ptr >= b->end()) continue;
-        if (b->ptr == ptr && b->state == BlockState::kPending) {
-          return for_free ? absl::StrCat("double free of ", Hex(ptr),
-                                         ": the block is already freed (waiting for other "
-                                         "streams)")
-                          : absl::StrCat(what, ": the block is already freed");
-        }
-        if (b->state != BlockState::kAllocated) {
-          return for_free ? absl::StrCat("double free of ", Hex(ptr),
-                                         ": the address lies in free cached memory")
-                          : absl::StrCat(what, ": the address lies in free cached memory "
-                                               "(the block was freed)");
-        }
-        return absl::StrCat(what, ": an interior pointer of the block at ", Hex(b->ptr), " (",
-                            b->size, " bytes); pass the block's start");
-      }
+  if (const Block* b = BlockCovering(ptr)) {
+    if (b->ptr == ptr && b->state == BlockState::kPending) {
+      return for_free ? absl::StrCat("double free of ", Hex(ptr),
+                                     ": the block is already freed (waiting for other "
+                                     "streams)")
+                      : absl::StrCat(what, ": the block is already freed");
     }
+    if (b->state != BlockState::kAllocated) {
+      return for_free ? absl::StrCat("double free of ", Hex(ptr),
+                                     ": the address lies in free cached memory")
+                      : absl::StrCat(what, ": the address lies in free cached memory "
+                                           "(the block was freed)");
+    }
+    return absl::StrCat(what, ": an interior pointer of the block at ", Hex(b->ptr), " (",
+                        b->size, " bytes); pass the block's start");
   }
   return absl::StrCat(what, ": not allocated by this allocator (device ", backend_->device(),
                       ")");
