@@ -757,6 +757,82 @@ class CudaBackend final : public DeviceBackend {
     return absl::OkStatus();
   }
 
+  absl::Status MapRun(DevicePtr va, std::size_t bytes_each,
+                      absl::Span<const PhysicalHandle> handles,
+                      absl::Span<const int> peers) override {
+    if (absl::Status s = CheckVirtualMemory("MapRun"); !s.ok()) return s;
+    if (handles.empty()) return absl::OkStatus();
+    ScopedContext scope(api_, context_);
+    if (!scope.ok()) return scope.status();
+    RelaxedCaptureMode relaxed(api_);
+    const auto base = static_cast<CUdeviceptr>(va);
+    const std::size_t bytes = bytes_each * handles.size();
+    // Each handle is mapped alone (cheap); access is granted once for the
+    // whole run (the expensive part, per call).
+    std::size_t done = 0;
+    absl::Status status;
+    for (; done < handles.size(); ++done) {
+      if (CUresult r = api_.mem_map(base + done * bytes_each, bytes_each, /*offset=*/0,
+                                    static_cast<CUmemGenericAllocationHandle>(handles[done]),
+                                    /*flags=*/0);
+          r != CUDA_SUCCESS) {
+        status = Error(r, "cuMemMap",
+                       absl::StrCat(Hex(va + done * bytes_each), ", ", bytes_each,
+                                    " bytes, handle ", Hex(handles[done])));
+        break;
+      }
+    }
+    if (status.ok()) {
+      std::vector<CUmemAccessDesc> access(1 + peers.size());
+      for (std::size_t i = 0; i < access.size(); ++i) {
+        access[i].location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+        access[i].location.id = i == 0 ? device_ : peers[i - 1];
+        access[i].flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+      }
+      if (CUresult r = api_.mem_set_access(base, bytes, access.data(), access.size());
+          r != CUDA_SUCCESS) {
+        status = Error(r, "cuMemSetAccess",
+                       absl::StrCat(Hex(va), ", ", bytes, " bytes, ", access.size(), " devices"));
+      }
+    }
+    if (status.ok()) return status;
+    // The caller treats a failed run as "nothing mapped": undo what was.
+    for (std::size_t i = 0; i < done; ++i) {
+      (void)api_.mem_unmap(base + i * bytes_each, bytes_each);
+    }
+    return status;
+  }
+
+  absl::Status UnmapRun(DevicePtr va, std::size_t bytes, std::size_t bytes_each,
+                        std::size_t* unmapped) override {
+    if (unmapped != nullptr) *unmapped = 0;
+    if (absl::Status s = CheckVirtualMemory("UnmapRun"); !s.ok()) return s;
+    ScopedContext scope(api_, context_);
+    if (!scope.ok()) return scope.status();
+    const auto base = static_cast<CUdeviceptr>(va);
+    // One call for the whole run where the driver takes it (the cost is per
+    // call); a driver that wants one call per mapping is remembered.
+    if (bytes > bytes_each && batched_unmap_.load(std::memory_order_relaxed)) {
+      const CUresult r = api_.mem_unmap(base, bytes);
+      if (r == CUDA_SUCCESS) {
+        if (unmapped != nullptr) *unmapped = bytes;
+        return absl::OkStatus();
+      }
+      if (r != CUDA_ERROR_INVALID_VALUE) {
+        return Error(r, "cuMemUnmap", absl::StrCat(Hex(va), ", ", bytes, " bytes (a run)"));
+      }
+      batched_unmap_.store(false, std::memory_order_relaxed);
+    }
+    for (std::size_t done = 0; done < bytes; done += bytes_each) {
+      if (CUresult r = api_.mem_unmap(base + done, bytes_each); r != CUDA_SUCCESS) {
+        if (unmapped != nullptr) *unmapped = done;
+        return Error(r, "cuMemUnmap", absl::StrCat(Hex(va + done), ", ", bytes_each, " bytes"));
+      }
+    }
+    if (unmapped != nullptr) *unmapped = bytes;
+    return absl::OkStatus();
+  }
+
   absl::Status Unmap(DevicePtr va, std::size_t bytes) override {
     if (absl::Status s = CheckVirtualMemory("Unmap"); !s.ok()) return s;
     ScopedContext scope(api_, context_);
@@ -848,6 +924,7 @@ class CudaBackend final : public DeviceBackend {
 
   // Whether physical memory is created exportable (see CreatePhysical).
   std::atomic<bool> exportable_{true};
+  std::atomic<bool> batched_unmap_{true};
   absl::Mutex fds_mu_;
   // The descriptor exported for each physical handle, open until the handle
   // is released so that another process can fetch it at any time.

@@ -60,6 +60,7 @@ DeviceAllocator::~DeviceAllocator() {
     for (const PendingEvent& p : queue) backend_->DestroyEvent(p.event);
   }
   pending_.clear();
+  DestroyMarks();
   for (auto& [base, segment] : segments_) {
     store_->Discard(Locked(), *segment);
     for (Block* b = segment->head; b != nullptr;) {
@@ -174,6 +175,7 @@ absl::StatusOr<Block*> DeviceAllocator::TryAllocate(std::size_t rounded,
   }
   // Make the block's bytes usable before handing it out; on failure the
   // block is still free and indexed, so there is nothing to undo.
+  ++prepare_epoch_;  // FreeCompleted polls each stream once per Prepare
   if (absl::Status s = store_->Prepare(Locked(), *block->segment, block->ptr, rounded);
       !s.ok()) {
     return s;
@@ -206,18 +208,81 @@ absl::Status DeviceAllocator::SynchronizeStream(StreamId stream) {
   return s;
 }
 
+std::uint64_t DeviceAllocator::CoveredUpto(StreamId stream) const {
+  auto synced = synced_upto_.find(stream);
+  return std::max(device_synced_upto_, synced == synced_upto_.end() ? 0 : synced->second);
+}
+
+absl::Status DeviceAllocator::PollMarks(StreamId stream) {
+  auto it = marks_.find(stream);
+  if (it == marks_.end()) return absl::OkStatus();
+  std::deque<FreeMark>& marks = it->second;
+  while (!marks.empty()) {
+    absl::StatusOr<bool> done = backend_->QueryEvent(marks.front().event);
+    if (!done.ok()) return done.status();
+    if (!*done) break;
+    std::uint64_t& upto = synced_upto_[stream];
+    upto = std::max(upto, marks.front().seq);
+    backend_->DestroyEvent(marks.front().event);
+    marks.pop_front();
+  }
+  return absl::OkStatus();
+}
+
+void DeviceAllocator::DestroyMarks() {
+  for (auto& [stream, marks] : marks_) {
+    for (const FreeMark& m : marks) backend_->DestroyEvent(m.event);
+  }
+  marks_.clear();
+}
+
+bool DeviceAllocator::FreeCompleted(const Block& block) {
+  if (capturing()) return false;  // a capture refuses event calls
+  const StreamId stream = block.segment->stream;
+  if (block.freed_at <= CoveredUpto(stream)) return true;
+  if (std::uint64_t& polled = polled_in_[stream]; polled != prepare_epoch_) {
+    polled = prepare_epoch_;
+    if (!PollMarks(stream).ok()) return false;
+    if (block.freed_at <= CoveredUpto(stream)) return true;
+  }
+  // Not yet: leave a mark covering this free unless one already does.
+  std::deque<FreeMark>& marks = marks_[stream];
+  if ((marks.empty() || marks.back().seq < block.freed_at) && marks.size() < kMaxMarks) {
+    if (absl::StatusOr<EventHandle> e = backend_->RecordEvent(stream); e.ok()) {
+      marks.push_back(FreeMark{*e, free_seq_});
+    }
+  }
+  return false;
+}
+
 absl::Status DeviceAllocator::WaitForFree(const Block& block) {
   // A wait since the block's newest free (of its stream, or of the device)
-  // already covers it; otherwise wait for the stream now and remember how far
-  // that wait reaches.
+  // already covers it; otherwise wait for the first mark after that free if
+  // there is one (less of the queue than all of it), else for the stream
+  // now, and remember how far the wait reaches.
   const StreamId stream = block.segment->stream;
-  auto synced = synced_upto_.find(stream);
-  const std::uint64_t covered =
-      std::max(device_synced_upto_, synced == synced_upto_.end() ? 0 : synced->second);
-  if (block.freed_at <= covered) return absl::OkStatus();
+  if (block.freed_at <= CoveredUpto(stream)) return absl::OkStatus();
+  if (absl::Status s = PollMarks(stream); !s.ok()) return s;
+  if (block.freed_at <= CoveredUpto(stream)) return absl::OkStatus();
+  ++stats_.num_stream_syncs;
+  if (auto it = marks_.find(stream); it != marks_.end()) {
+    std::deque<FreeMark>& marks = it->second;
+    auto mark = std::find_if(marks.begin(), marks.end(),
+                             [&](const FreeMark& m) { return m.seq >= block.freed_at; });
+    if (mark != marks.end()) {
+      if (absl::Status s = backend_->SynchronizeEvent(mark->event); !s.ok()) return s;
+      // Marks up to this one have completed too (same stream, in order).
+      std::uint64_t& upto = synced_upto_[stream];
+      for (auto m = marks.begin(); m != mark + 1; ++m) {
+        upto = std::max(upto, m->seq);
+        backend_->DestroyEvent(m->event);
+      }
+      marks.erase(marks.begin(), mark + 1);
+      return absl::OkStatus();
+    }
+  }
   const std::uint64_t now = free_seq_;
   if (absl::Status s = SynchronizeStream(stream); !s.ok()) return s;
-  ++stats_.num_stream_syncs;
   synced_upto_[stream] = now;
   return absl::OkStatus();
 }
@@ -444,6 +509,7 @@ absl::Status DeviceAllocator::SynchronizeAndFreeEvents() {
   if (absl::Status s = backend_->SynchronizeDevice(); !s.ok()) return s;
   ++stats_.num_sync_all_streams;
   device_synced_upto_ = free_seq_;
+  DestroyMarks();  // all complete, and covered by the line above
   for (auto& [stream, queue] : pending_) {
     for (const PendingEvent& p : queue) {
       backend_->DestroyEvent(p.event);
@@ -548,6 +614,9 @@ absl::Status DeviceAllocator::EmptyCache() {
   if (!released.ok()) return released.status();
   // Blocks of released pools that the wait freed.
   if (absl::Status s = FlushPoolWork(); !s.ok()) return s;
+  // The waits above covered every free: the marks have nothing left to tell,
+  // and an emptied cache holds no device resources, events included.
+  DestroyMarks();
   DebugCheck();
   return absl::OkStatus();
 }

@@ -199,6 +199,13 @@ class DeviceAllocator final : private SegmentCache {
   const BlockPool& FreeBlocks(const PrivatePool* owner, PoolKind kind) const override
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status WaitForFree(const Block& block) override ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  bool FreeCompleted(const Block& block) override ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // What synced_upto_ and device_synced_upto_ say has finished on `stream`.
+  std::uint64_t CoveredUpto(StreamId stream) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Drops `stream`'s marks whose events have completed, moving what is
+  // covered forward; stops at the first still pending.
+  absl::Status PollMarks(StreamId stream) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void DestroyMarks() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   MemoryStats& stats() override ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return stats_; }
   // The proof for store calls that mu_ is held.
   CacheLock Locked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return CacheLock::Held(mu_); }
@@ -309,6 +316,22 @@ class DeviceAllocator final : private SegmentCache {
   // work, so it can be unmapped without waiting again.
   absl::flat_hash_map<StreamId, std::uint64_t> synced_upto_ ABSL_GUARDED_BY(mu_);
   std::uint64_t device_synced_upto_ ABSL_GUARDED_BY(mu_) = 0;
+  // Per stream, in record order: events recorded after frees, each with the
+  // free count when it was recorded. Once one has completed, memory freed
+  // before it can be unmapped with no wait at all; until then a wait for it
+  // drains less of the queue than a wait for the stream. Recorded only when
+  // a trim found memory it could not yet take (FreeCompleted), at most
+  // kMaxMarks per stream.
+  struct FreeMark {
+    EventHandle event;
+    std::uint64_t seq;
+  };
+  static constexpr std::size_t kMaxMarks = 8;
+  absl::flat_hash_map<StreamId, std::deque<FreeMark>> marks_ ABSL_GUARDED_BY(mu_);
+  // Counts store Prepare calls; a stream's marks are polled at most once per
+  // call however many holes a trim asks about (polled_in_).
+  std::uint64_t prepare_epoch_ ABSL_GUARDED_BY(mu_) = 0;
+  absl::flat_hash_map<StreamId, std::uint64_t> polled_in_ ABSL_GUARDED_BY(mu_);
   std::size_t memory_limit_ ABSL_GUARDED_BY(mu_) = 0;
   TraceRecorder* recorder_ ABSL_GUARDED_BY(mu_) = nullptr;
   // Private pools by id (owning; segments point at them).

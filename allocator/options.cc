@@ -233,12 +233,19 @@ absl::StatusOr<Options> ParseOptions(absl::string_view conf, const Options& base
         return BadValue(key, value, "must be in [0, 1]");
       }
       options.release_slack = f;
+    } else if (key == "release_slack_max") {
+      double f = 0;
+      if (!absl::SimpleAtod(value, &f) || !(f >= 0.0 && f <= 1.0)) {
+        return BadValue(key, value, "must be in [0, 1]");
+      }
+      options.release_slack_max = f;
     } else {
       return absl::InvalidArgumentError(absl::StrCat(
           "CCALLOC_CONF: unknown key '", key,
           "' (known: max_split_size_mb, roundup_power2_divisions, "
           "garbage_collection_threshold, expandable_segments, backend, memory_limit, "
-          "memory_fraction, release_slack, max_map_chunk_mb, map_chunk_divisor)"));
+          "memory_fraction, release_slack, release_slack_max, max_map_chunk_mb, "
+          "map_chunk_divisor)"));
     }
   }
   return options;
@@ -259,7 +266,8 @@ std::string Options::ToString() const {
       ",garbage_collection_threshold:", garbage_collection_threshold,
       ",expandable_segments:", expandable_segments ? "True" : "False",
       ",memory_limit:", memory_limit, ",memory_fraction:", memory_fraction,
-      ",release_slack:", release_slack, ",max_map_chunk_mb:", max_map_chunk / kMiB,
+      ",release_slack:", release_slack, ",release_slack_max:", release_slack_max,
+      ",max_map_chunk_mb:", max_map_chunk / kMiB,
                                  ",map_chunk_divisor:", map_chunk_divisor);
   return out;
 }

@@ -48,6 +48,12 @@ struct Options {
   // Growable segments: free mapped pages may reach this fraction of the peak
   // allocated bytes before pages are moved rather than new ones created.
   double release_slack = 0.005;
+  // ... and this fraction before a trim may wait for queued work
+  // (release_slack_max). Between the two, only memory whose frees are known
+  // to have finished is moved, so the allocation path never drains the GPU's
+  // queue; the default keeps reserved within 1% of the peak allocated with
+  // room for page rounding. Never below release_slack.
+  double release_slack_max = 0.008;
   // Growable segments: the largest physical chunk mapped at once
   // (max_map_chunk_mb). Fewer, larger chunks cost fewer driver calls; smaller
   // ones can be given back at a finer grain.

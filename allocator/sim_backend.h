@@ -54,6 +54,7 @@ enum class SimOp : int {
   kOpenAllocation,  // OpenAllocation
   kImportPhysical,  // ImportPhysical
   kSetAccess,       // SetAccess
+  kUnmap,           // Unmap, UnmapRun
   kCount
 };
 
@@ -141,6 +142,13 @@ class SimBackend : public DeviceBackend {
   absl::Status ReleasePhysical(PhysicalHandle handle) override ABSL_LOCKS_EXCLUDED(mu_);
   absl::Status Map(DevicePtr va, std::size_t bytes, PhysicalHandle handle) override ABSL_LOCKS_EXCLUDED(mu_);
   absl::Status Unmap(DevicePtr va, std::size_t bytes) override ABSL_LOCKS_EXCLUDED(mu_);
+  // One call each, as on CUDA: an injected Map failure may hit any handle of
+  // the run (the run is then undone); an UnmapRun fails whole.
+  absl::Status MapRun(DevicePtr va, std::size_t bytes_each,
+                      absl::Span<const PhysicalHandle> handles,
+                      absl::Span<const int> peers) override ABSL_LOCKS_EXCLUDED(mu_);
+  absl::Status UnmapRun(DevicePtr va, std::size_t bytes, std::size_t bytes_each,
+                        std::size_t* unmapped) override ABSL_LOCKS_EXCLUDED(mu_);
 
   absl::StatusOr<std::string> ExportAllocation(DevicePtr base) override ABSL_LOCKS_EXCLUDED(mu_);
   // Refuses a handle of this process and a second open of the same handle
@@ -168,7 +176,8 @@ class SimBackend : public DeviceBackend {
   void FailNth(SimOp op, std::int64_t n) ABSL_LOCKS_EXCLUDED(mu_);
   // Fail every Allocate / CreatePhysical above `bytes` (0 clears it).
   void FailAbove(std::size_t bytes) ABSL_LOCKS_EXCLUDED(mu_);
-  // Fail each call of any SimOp with this probability (seeded; 0 clears it).
+  // Fail each call of any SimOp but kUnmap with this probability (seeded; 0
+  // clears it).
   void FailRandomly(double probability, std::uint64_t seed) ABSL_LOCKS_EXCLUDED(mu_);
   void SetCapacity(std::size_t bytes) ABSL_LOCKS_EXCLUDED(mu_);
   // Completes every event recorded so far on `stream` / on all streams.
@@ -197,8 +206,8 @@ class SimBackend : public DeviceBackend {
     std::int64_t live_events = 0;
     std::int64_t allocate_calls = 0;
     std::int64_t deallocate_calls = 0;
-    std::int64_t map_calls = 0;
-    std::int64_t unmap_calls = 0;
+    std::int64_t map_calls = 0;        // Map and MapRun calls
+    std::int64_t unmap_calls = 0;      // Unmap and UnmapRun calls
     std::int64_t failures_injected = 0;
     std::int64_t synchronize_calls = 0;
     std::int64_t live_opened = 0;       // classic IPC handles open here
@@ -231,6 +240,10 @@ class SimBackend : public DeviceBackend {
   };
 
   bool ShouldFail(SimOp op) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // One mapping, checked; and the undoing of one known to exist.
+  absl::Status MapOne(DevicePtr va, std::size_t bytes, PhysicalHandle handle)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void UnmapOne(DevicePtr va) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // FailedPrecondition (and the capture invalidated) when a capture is
   // underway; OK otherwise.
   absl::Status RefuseDuringCapture(const char* what) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);

@@ -12,6 +12,8 @@
 //   map                          cuMemMap + cuMemSetAccess (CudaBackend::Map)
 //   set_access                   cuMemSetAccess alone on a mapped range
 //   unmap                        cuMemUnmap
+//   map_run / unmap_run          CudaBackend::MapRun / UnmapRun of 1, 4, 16, 64
+//                                page-sized handles
 //   reserve / free_range         cuMemAddressReserve / cuMemAddressFree of one
 //                                growable segment's range (the device's memory)
 //   event_record / event_query / event_synchronize   on a cached event of the
@@ -278,6 +280,37 @@ int Main(int argc, char** argv) {
       probe.Add(DriverCall::kUnmap, bytes, "CudaBackend::Unmap (cuMemUnmap)", unmap_us);
       probe.Add(DriverCall::kRelease, bytes, "CudaBackend::ReleasePhysical (cuMemRelease)",
                 release_us);
+    }
+    // Runs of page-sized handles, as growable segments map and unmap them:
+    // what a run costs as it grows says how much of the cost is per call.
+    {
+      constexpr std::size_t kMaxRun = 64;
+      std::vector<PhysicalHandle> handles;
+      for (std::size_t i = 0; i < kMaxRun; ++i) {
+        handles.push_back(Must(b.CreatePhysical(page), "CreatePhysical"));
+      }
+      for (std::size_t run : {std::size_t{1}, std::size_t{4}, std::size_t{16}, kMaxRun}) {
+        std::vector<double> map_us, unmap_us;
+        const absl::Span<const PhysicalHandle> these(handles.data(), run);
+        for (int i = 0; i < probe.warmup() + probe.reps(); ++i) {
+          const double m = Time([&] { Must(b.MapRun(base, page, these, {}), "MapRun"); });
+          const double u =
+              Time([&] { Must(b.UnmapRun(base, run * page, page, nullptr), "UnmapRun"); });
+          if (i >= probe.warmup()) {
+            map_us.push_back(m);
+            unmap_us.push_back(u);
+          }
+        }
+        probe.Add(DriverCall::kMapRun, run * page,
+                  absl::StrCat("CudaBackend::MapRun of ", run, " page-sized handles (cuMemMap "
+                               "each, one cuMemSetAccess)"),
+                  map_us);
+        probe.Add(DriverCall::kUnmapRun, run * page,
+                  absl::StrCat("CudaBackend::UnmapRun of ", run, " page-sized mappings (one "
+                               "cuMemUnmap where the driver takes it)"),
+                  unmap_us);
+      }
+      for (PhysicalHandle h : handles) Must(b.ReleasePhysical(h), "ReleasePhysical");
     }
     Must(b.ReleaseAddressRange(base, range), "ReleaseAddressRange");
   } else {

@@ -22,7 +22,7 @@ constexpr absl::string_view kCallNames[kNumDriverCalls] = {
     "device_alloc", "device_free", "create",      "map",
     "set_access",   "unmap",       "release",     "reserve",
     "free_range",   "event_record", "event_query", "event_synchronize",
-    "device_synchronize", "stream_synchronize"};
+    "device_synchronize", "stream_synchronize", "map_run", "unmap_run"};
 
 // ---------------------------------------------------------------------------
 // A small JSON reader: just enough for the cost table, with errors that say
@@ -400,6 +400,17 @@ absl::Status CountingBackend::Map(DevicePtr va, std::size_t bytes, PhysicalHandl
 absl::Status CountingBackend::Unmap(DevicePtr va, std::size_t bytes) {
   Count(DriverCall::kUnmap, bytes);
   return inner_->Unmap(va, bytes);
+}
+absl::Status CountingBackend::MapRun(DevicePtr va, std::size_t bytes_each,
+                                     absl::Span<const PhysicalHandle> handles,
+                                     absl::Span<const int> peers) {
+  Count(DriverCall::kMapRun, bytes_each * handles.size());
+  return inner_->MapRun(va, bytes_each, handles, peers);
+}
+absl::Status CountingBackend::UnmapRun(DevicePtr va, std::size_t bytes, std::size_t bytes_each,
+                                       std::size_t* unmapped) {
+  Count(DriverCall::kUnmapRun, bytes);
+  return inner_->UnmapRun(va, bytes, bytes_each, unmapped);
 }
 absl::Status CountingBackend::SetAccess(DevicePtr va, std::size_t bytes,
                                         absl::Span<const int> devices) {

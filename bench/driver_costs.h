@@ -66,8 +66,11 @@ enum class DriverCall : int {
   kEventSynchronize,   // event_synchronize: cuEventSynchronize (a stream wait)
   kDeviceSynchronize,  // device_synchronize: cuCtxSynchronize
   kStreamSynchronize,  // stream_synchronize: cuStreamSynchronize (probe only)
+  kMapRun,             // map_run: a run of handles mapped (cuMemMap each) with one
+                       // cuMemSetAccess, priced by the run's bytes
+  kUnmapRun,           // unmap_run: one cuMemUnmap over a run of mappings
 };
-inline constexpr int kNumDriverCalls = 14;
+inline constexpr int kNumDriverCalls = 16;
 
 absl::string_view DriverCallName(DriverCall call);
 std::optional<DriverCall> DriverCallFromName(absl::string_view name);
@@ -112,6 +115,12 @@ class CountingBackend : public DeviceBackend {
   absl::Status ReleasePhysical(PhysicalHandle handle) override ABSL_LOCKS_EXCLUDED(mu_);
   absl::Status Map(DevicePtr va, std::size_t bytes, PhysicalHandle handle) override;
   absl::Status Unmap(DevicePtr va, std::size_t bytes) override;
+  // One call each, priced by the run's bytes (the driver's batch).
+  absl::Status MapRun(DevicePtr va, std::size_t bytes_each,
+                      absl::Span<const PhysicalHandle> handles,
+                      absl::Span<const int> peers) override;
+  absl::Status UnmapRun(DevicePtr va, std::size_t bytes, std::size_t bytes_each,
+                        std::size_t* unmapped) override;
   absl::Status SetAccess(DevicePtr va, std::size_t bytes, absl::Span<const int> devices) override;
   // Sharing is forwarded uncounted: a replay never shares.
   absl::StatusOr<std::string> ExportAllocation(DevicePtr base) override {

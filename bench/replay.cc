@@ -293,6 +293,7 @@ absl::Status CheckTimelines(const std::vector<ReplayResult>& results) {
   if (results.empty()) return absl::InvalidArgumentError("no results");
   for (const ReplayResult& r : results) {
     if (r.timeline_reserved.size() != r.events || r.timeline_allocated.size() != r.events ||
+        r.timeline_device_ops.size() != r.events ||
         r.events != results[0].events || r.trace != results[0].trace) {
       return absl::InvalidArgumentError(absl::StrCat(
           "policy ", r.policy, " on ", r.trace,
@@ -391,6 +392,7 @@ absl::StatusOr<ReplayResult> Replay(const Trace& trace, const Policy& policy,
     if (config.record_timeline) {
       r.timeline_allocated.reserve(n);
       r.timeline_reserved.reserve(n);
+      r.timeline_device_ops.reserve(n);
     }
     std::int64_t max_reserved = -1;
     for (std::size_t i = 0; i < n; ++i) {
@@ -405,6 +407,9 @@ absl::StatusOr<ReplayResult> Replay(const Trace& trace, const Policy& policy,
       if (config.record_timeline) {
         r.timeline_allocated.push_back(stats.allocated_bytes[kStatAll].current);
         r.timeline_reserved.push_back(reserved);
+        r.timeline_device_ops.push_back(stats.num_device_alloc + stats.num_device_free +
+                                        stats.num_maps + stats.num_unmaps +
+                                        stats.num_stream_syncs);
       }
     }
     const MemoryStats stats = (*allocator)->GetStats();
@@ -567,6 +572,10 @@ std::string FormatTable(const std::vector<ReplayResult>& results) {
 std::string FormatDriverTable(const std::vector<ReplayResult>& results) {
   using C = DriverCall;
   auto n = [](const ReplayResult& r, C c) { return Grouped(r.driver_calls[static_cast<int>(c)]); };
+  // Single and batched calls of a kind share a column (they are priced apart).
+  auto n2 = [](const ReplayResult& r, C c, C run) {
+    return Grouped(r.driver_calls[static_cast<int>(c)] + r.driver_calls[static_cast<int>(run)]);
+  };
   TextTable table({"policy", "dev alloc", "dev free", "create", "map", "set acc", "unmap",
                    "release", "reserve", "free rng", "ev rec", "ev query", "ev sync", "dev sync",
                    "stream waits", "calls", "calls/step", "driver ms", "driver ms/step",
@@ -574,7 +583,8 @@ std::string FormatDriverTable(const std::vector<ReplayResult>& results) {
   for (const ReplayResult& r : results) {
     const bool per_step = r.steps > 0;
     table.Add({r.policy, n(r, C::kDeviceAlloc), n(r, C::kDeviceFree), n(r, C::kCreate),
-               n(r, C::kMap), n(r, C::kSetAccess), n(r, C::kUnmap), n(r, C::kRelease),
+               n2(r, C::kMap, C::kMapRun), n(r, C::kSetAccess), n2(r, C::kUnmap, C::kUnmapRun),
+               n(r, C::kRelease),
                n(r, C::kReserve), n(r, C::kFreeRange), n(r, C::kEventRecord),
                n(r, C::kEventQuery), n(r, C::kEventSynchronize), n(r, C::kDeviceSynchronize),
                Grouped(r.stream_waits), Grouped(r.driver_calls_total),
@@ -734,14 +744,16 @@ absl::StatusOr<std::string> TimelineCsv(const std::vector<ReplayResult>& results
   if (absl::Status s = CheckTimelines(results); !s.ok()) return s;
   std::string out = "event";
   for (const ReplayResult& r : results) {
-    absl::StrAppend(&out, ",", r.policy, "_allocated_bytes,", r.policy, "_reserved_bytes");
+    absl::StrAppend(&out, ",", r.policy, "_allocated_bytes,", r.policy, "_reserved_bytes,",
+                    r.policy, "_device_ops");
   }
   out += "\n";
   out.reserve(out.size() + results[0].events * (8 + 24 * results.size()));
   for (std::size_t i = 0; i < results[0].events; ++i) {
     absl::StrAppend(&out, i);
     for (const ReplayResult& r : results) {
-      absl::StrAppend(&out, ",", r.timeline_allocated[i], ",", r.timeline_reserved[i]);
+      absl::StrAppend(&out, ",", r.timeline_allocated[i], ",", r.timeline_reserved[i], ",",
+                      r.timeline_device_ops[i]);
     }
     out += "\n";
   }

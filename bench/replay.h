@@ -146,6 +146,9 @@ struct ReplayResult {
 
   std::vector<std::int64_t> timeline_allocated;
   std::vector<std::int64_t> timeline_reserved;
+  // Device operations so far (device allocs and frees, maps, unmaps, stream
+  // waits) after every event: where in a run the driver work falls.
+  std::vector<std::int64_t> timeline_device_ops;
 };
 
 // Replays `trace` with `policy`. Out-of-memory is part of the result (the

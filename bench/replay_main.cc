@@ -284,6 +284,7 @@ int Main(int argc, char** argv) {
       // The JSON carries no timelines; free them before the next trace.
       r.timeline_allocated = {};
       r.timeline_reserved = {};
+      r.timeline_device_ops = {};
       all.push_back(std::move(r));
     }
   }
@@ -293,11 +294,12 @@ int Main(int argc, char** argv) {
       "frag@peak, frag@end = (free cached - largest free block) / free cached, when reserved\n"
       "first peaked and after the last event; (un)maps/1k = page maps + unmaps per 1,000\n"
       "allocations; free-alls = synchronize-and-free-everything steps of the OOM path.\n"
-      "Driver calls: dev alloc/free = cuMemAlloc/cuMemFree; create, map (cuMemMap +\n"
-      "cuMemSetAccess), set acc (peers), unmap, release = cuMemCreate/Map/SetAccess/Unmap/\n"
-      "Release; reserve, free rng = cuMemAddressReserve/Free; ev rec, ev query, ev sync =\n"
-      "cuEventRecord/Query/Synchronize; dev sync = cuCtxSynchronize; stream waits = waits on\n"
-      "a stream before unmapping (each an ev rec + ev sync).\n");
+      "Driver calls: dev alloc/free = cuMemAlloc/cuMemFree; create, map (a run of cuMemMap\n"
+      "with one cuMemSetAccess), set acc (peers), unmap (one cuMemUnmap per run), release =\n"
+      "cuMemCreate/Map/SetAccess/Unmap/Release; reserve, free rng = cuMemAddressReserve/\n"
+      "Free; ev rec, ev query, ev sync = cuEventRecord/Query/Synchronize; dev sync =\n"
+      "cuCtxSynchronize; stream waits = waits before unmapping memory freed by work that may\n"
+      "still be queued (each an ev sync on a stream's mark or on a new event).\n");
   if (!json_path.empty()) ok = WriteFile(json_path, ResultsToJson(all)) && ok;
   return ok ? 0 : 1;
 }

@@ -267,6 +267,7 @@ TEST_F(GrowableSegmentsTest, FreePagesMoveBeforeNewMemoryIsTaken) {
 TEST_F(GrowableSegmentsTest, UnmappingWaitsForTheStreamOnlyForBlocksFreedSinceTheLastWait) {
   Options options = env_.BaseOptions();
   options.release_slack = 0;
+  options.release_slack_max = 0;  // no room to wait for frees to finish
   Make(options);
   const DevicePtr a = AllocateOk(24 * kMiB, 0);
   const DevicePtr b = AllocateOk(24 * kMiB, 0);
@@ -301,6 +302,7 @@ TEST_F(GrowableSegmentsTest, UnmappingWaitsForTheStreamOnlyForBlocksFreedSinceTh
 TEST_F(GrowableSegmentsTest, SplitRemainderOfARecentFreeStillWaitsBeforeUnmapping) {
   Options options = env_.BaseOptions();
   options.release_slack = 0;
+  options.release_slack_max = 0;
   Make(options);
   const DevicePtr a = AllocateOk(40 * kMiB, 0);
   FreeOk(a);
@@ -316,6 +318,75 @@ TEST_F(GrowableSegmentsTest, SplitRemainderOfARecentFreeStillWaitsBeforeUnmappin
   EXPECT_TRUE(IsValid(*alloc_));
   FreeOk(b);
   FreeOk(c);
+}
+
+// Between the low and the high mark nothing waits: memory whose frees may
+// still be in use by queued work stays mapped (reserved grows instead) and a
+// mark is left on its stream; once the mark has completed, the same memory
+// moves with no wait at all.
+TEST_F(GrowableSegmentsTest, BelowTheHighMarkOnlyFinishedFreesMoveAndNothingWaits) {
+  Options options = env_.BaseOptions();
+  options.release_slack = 0;
+  options.release_slack_max = 1.0;
+  Make(options);
+  SimBackend* sim = env_.sim();
+  const DevicePtr a = AllocateOk(24 * kMiB, 0);
+  const DevicePtr keep = AllocateOk(24 * kMiB, 0);
+  FreeOk(a);
+  // Stream 1 needs memory beyond the low mark; a's work may still be queued.
+  const DevicePtr c = AllocateOk(20 * kMiB, 1);
+  MemoryStats stats = alloc_->GetStats();
+  EXPECT_EQ(stats.num_unmaps, 0) << "memory still in use by queued work was moved";
+  EXPECT_EQ(stats.num_stream_syncs, 0) << "the allocation path waited";
+  EXPECT_EQ(stats.reserved_bytes[kStatAll].current, static_cast<std::int64_t>(68 * kMiB));
+  EXPECT_GE(sim->counts().live_events, 1) << "no mark was left on stream 0";
+  // The GPU gets past the mark: the next growth takes a's memory, unwaited.
+  sim->CompleteStream(0);
+  const DevicePtr d = AllocateOk(20 * kMiB, 1);
+  stats = alloc_->GetStats();
+  EXPECT_GT(stats.num_unmaps, 0) << "finished memory was not moved";
+  EXPECT_EQ(stats.num_stream_syncs, 0);
+  EXPECT_LE(stats.reserved_bytes[kStatAll].current, static_cast<std::int64_t>(68 * kMiB));
+  EXPECT_EQ(static_cast<std::int64_t>(sim->counts().bytes_in_use),
+            stats.reserved_bytes[kStatAll].current);
+  EXPECT_TRUE(IsValid(*alloc_));
+  for (DevicePtr p : {keep, c, d}) FreeOk(p);
+  ASSERT_TRUE(alloc_->EmptyCache().ok());
+  EXPECT_EQ(sim->counts().live_events, 0) << "an emptied cache still holds a mark";
+}
+
+// An unmap that fails during a trim (empty_cache, then growth beyond the
+// slack) is an error for that call and loses nothing: the chunk stays mapped
+// and counted, the cache stays valid, and a later trim gives it back.
+TEST_F(GrowableSegmentsTest, FailedUnmapDuringATrimLosesNothing) {
+  Options options = env_.BaseOptions();
+  options.release_slack = 0;
+  options.release_slack_max = 0;
+  Make(options);
+  SimBackend* sim = env_.sim();
+  const DevicePtr a = AllocateOk(24 * kMiB, 0);
+  const DevicePtr keep = AllocateOk(8 * kMiB, 0);
+  FreeOk(a);
+  sim->FailNth(SimOp::kUnmap, 1);
+  EXPECT_FALSE(alloc_->EmptyCache().ok());
+  MemoryStats stats = alloc_->GetStats();
+  EXPECT_EQ(static_cast<std::int64_t>(sim->counts().bytes_in_use),
+            stats.reserved_bytes[kStatAll].current);
+  EXPECT_TRUE(IsValid(*alloc_));
+
+  // The same during growth: the request either succeeds or fails cleanly.
+  sim->FailNth(SimOp::kUnmap, 1);
+  absl::StatusOr<DevicePtr> c = alloc_->Allocate(20 * kMiB, 1);
+  stats = alloc_->GetStats();
+  EXPECT_EQ(static_cast<std::int64_t>(sim->counts().bytes_in_use),
+            stats.reserved_bytes[kStatAll].current);
+  EXPECT_TRUE(IsValid(*alloc_));
+  if (c.ok()) FreeOk(*c);
+  FreeOk(keep);
+  ASSERT_TRUE(alloc_->EmptyCache().ok());
+  EXPECT_EQ(Reserved(), 0);
+  alloc_.reset();
+  EXPECT_TRUE(env_.NothingOutstanding());
 }
 
 }  // namespace

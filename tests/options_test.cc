@@ -206,6 +206,12 @@ TEST(OptionsTest, ReleaseSlack) {
   for (const char* bad : {"release_slack:2", "release_slack:-0.1", "release_slack:x"}) {
     EXPECT_THAT(ParseError(bad), HasSubstr("release_slack")) << bad;
   }
+  EXPECT_DOUBLE_EQ(ParseOk("release_slack_max:0.02").release_slack_max, 0.02);
+  EXPECT_DOUBLE_EQ(ParseOk("release_slack:0.01").release_slack_max,
+                   DefaultOptions().release_slack_max);
+  for (const char* bad : {"release_slack_max:1.5", "release_slack_max:-1", "release_slack_max:"}) {
+    EXPECT_THAT(ParseError(bad), HasSubstr("release_slack_max")) << bad;
+  }
 }
 
 TEST(OptionsTest, MapChunks) {

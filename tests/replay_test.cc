@@ -292,7 +292,8 @@ TEST(ReplayTest, TimelineAndPlotNeedATimeline) {
   ASSERT_EQ(lines.size(), 4u);
   EXPECT_EQ(lines[0],
             "event,pytorch-native_allocated_bytes,pytorch-native_reserved_bytes,"
-            "ccalloc_allocated_bytes,ccalloc_reserved_bytes");
+            "pytorch-native_device_ops,ccalloc_allocated_bytes,ccalloc_reserved_bytes,"
+            "ccalloc_device_ops");
   EXPECT_THAT(lines[2], StartsWith(absl::StrCat("1,", 4 << 20, ",")));
 
   absl::StatusOr<std::string> svg = PlotSvg(results);

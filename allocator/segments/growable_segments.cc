@@ -89,29 +89,34 @@ absl::Status GrowableSegments::Prepare(CacheLock lock, Segment& range, DevicePtr
   for (std::size_t i = first; i <= last; ++i) missing += segment->pages[i] == 0;
   if (missing == 0) return absl::OkStatus();
 
-  // Budget: new memory is taken while the cache of free mapped memory stays
-  // within release_slack of the peak allocated; beyond it (or beyond the
-  // memory limit) wholly free chunks under holes are given back first. The
-  // slack is the hysteresis that lets steady training steps map nothing.
+  // Budget, between a low and a high mark. New memory is taken while the
+  // cache of free mapped memory stays within release_slack of the peak
+  // allocated (the hysteresis that lets steady training steps map nothing).
+  // Beyond it, wholly free chunks are moved from under holes, but only those
+  // whose frees are known to have finished: the allocation path never waits
+  // for queued work, so the GPU keeps its queue and the driver calls overlap
+  // its work. Only beyond release_slack_max (or the memory limit) does a
+  // trim wait, for as little of the queue as it can.
   const MemoryStats& stats = cache_.stats();
   const std::size_t need = missing * page_size_;
   const std::size_t allocated_after =
       static_cast<std::size_t>(stats.allocated_bytes[kStatAll].current) + bytes;
   const std::size_t peak = std::max(
       static_cast<std::size_t>(stats.allocated_bytes[kStatAll].peak), allocated_after);
-  const std::size_t allowed =
-      peak + std::max<std::size_t>(static_cast<std::size_t>(options_.release_slack *
-                                                            static_cast<double>(peak)),
-                                   2 * page_size_);
+  auto allowed = [&](double slack) {
+    return peak + std::max<std::size_t>(
+                      static_cast<std::size_t>(slack * static_cast<double>(peak)), 2 * page_size_);
+  };
+  const std::size_t held = reserved();
+  auto over = [&](std::size_t cap) { return held + need > cap ? held + need - cap : 0; };
   const std::size_t limit = cache_.reserve_limit();
-  std::size_t excess = 0;
-  if (reserved() + need > allowed) excess = reserved() + need - allowed;
-  if (limit > 0 && reserved() + need > limit) {
-    excess = std::max(excess, reserved() + need - limit);
-  }
+  std::size_t excess_low = over(allowed(options_.release_slack));
+  std::size_t excess_high =
+      over(allowed(std::max(options_.release_slack, options_.release_slack_max)));
+  if (limit > 0) excess_high = std::max(excess_high, over(limit));
   // A capture refuses unmapping: the slack is exceeded for now and trimmed
   // by the first growth after it (the memory limit still holds in MapChunk).
-  if (cache_.capturing()) excess = 0;
+  if (cache_.capturing()) excess_low = excess_high = 0;
   // The runs of missing pages to map. Pages the block covers only partly get
   // a handle of their own, so that a neighbour keeping one alive never pins
   // the rest; the pages wholly inside the block share chunks, because the
@@ -150,12 +155,20 @@ absl::Status GrowableSegments::Prepare(CacheLock lock, Segment& range, DevicePtr
   // never holds more than the counters say.
   std::vector<std::pair<PhysicalHandle, std::size_t>> spares;
   absl::Status status;
-  if (excess > 0) {
-    // On failure part of the chunks may already be unmapped into `spares`:
-    // they are released below like any unused one. Holes of the default
-    // pool are what gets trimmed, whichever pool the block is in.
-    status = UnmapFreeChunks(std::min(excess, need), begin, begin + bytes, &spares,
-                             /*owner=*/nullptr)
+  // On failure part of the chunks may already be unmapped into `spares`:
+  // they are released below like any unused one. Holes of the default pool
+  // are what gets trimmed, whichever pool the block is in.
+  std::size_t moved = 0;
+  if (excess_low > 0) {
+    absl::StatusOr<std::size_t> n = UnmapFreeChunks(std::min(excess_low, need), begin,
+                                                    begin + bytes, &spares, /*owner=*/nullptr,
+                                                    /*wait=*/false);
+    if (n.ok()) moved = *n;
+    status = n.status();
+  }
+  if (status.ok() && excess_high > moved) {
+    status = UnmapFreeChunks(std::min(excess_high - moved, need - std::min(need, moved)),
+                             begin, begin + bytes, &spares, /*owner=*/nullptr, /*wait=*/true)
                  .status();
   }
   std::vector<bool> mapped(runs.size(), false);
@@ -214,12 +227,13 @@ absl::Status GrowableSegments::MapChunk(GrowableSegment* segment, std::size_t fi
 
 absl::StatusOr<std::size_t> GrowableSegments::Trim(CacheLock lock, PrivatePool* owner) {
   AssertHeld(lock);
-  return UnmapFreeChunks(static_cast<std::size_t>(-1), 0, 0, nullptr, owner);
+  return UnmapFreeChunks(static_cast<std::size_t>(-1), 0, 0, nullptr, owner, /*wait=*/true);
 }
 
 absl::StatusOr<std::size_t> GrowableSegments::UnmapFreeChunks(
     std::size_t target, DevicePtr keep_begin, DevicePtr keep_end,
-    std::vector<std::pair<PhysicalHandle, std::size_t>>* keep_handles, PrivatePool* owner) {
+    std::vector<std::pair<PhysicalHandle, std::size_t>>* keep_handles, PrivatePool* owner,
+    bool wait) {
   std::size_t released = 0;
   // Unmapping during a capture would invalidate it, and a live private pool
   // is memory a captured graph replays into.
@@ -232,6 +246,8 @@ absl::StatusOr<std::size_t> GrowableSegments::UnmapFreeChunks(
     for (auto it = pool.rbegin(); it != pool.rend() && released < target; ++it) {
       const Block* b = *it;
       if (!b->segment->expandable || b->size < page_size_) continue;
+      // Without waiting, only holes whose work has finished.
+      if (!wait && !cache_.FreeCompleted(*b)) continue;
       GrowableSegment* segment = &Of(*b->segment);
       // Only pages wholly inside the free block: its neighbours are in use.
       const std::size_t lo = RoundUp(b->ptr - segment->base, page_size_) / page_size_;

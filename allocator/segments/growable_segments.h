@@ -19,23 +19,33 @@
 //   it are mapped. Pages the block covers only partly get a handle each, so a
 //   neighbour keeping one alive never pins the rest; the pages wholly inside
 //   share chunks of at most max_map_chunk and a map_chunk_divisor-th of the
-//   block, because the driver's cost is per handle (on an H200: ~30 us per
-//   2 MiB handle mapped, ~140 us for one 1 GiB handle).
+//   block, because the driver's cost is per handle (see below).
 //
 // * Trimming between a low and a high mark. New memory is taken while the
 //   free mapped memory stays within release_slack of the peak allocated (the
-//   hysteresis that lets steady training steps map nothing); beyond it, or
-//   beyond the memory limit, wholly free chunks under free blocks are
-//   unmapped first, largest holes first, and their physical handles reused
-//   for runs of the same size (saving a release and a create) or released
-//   before any new memory is created, so the device never holds more than
-//   the counters say.
+//   hysteresis that lets steady training steps map nothing); beyond it,
+//   wholly free chunks under free blocks are unmapped first, largest holes
+//   first, and their physical handles reused for runs of the same size
+//   (saving a release and a create) or released before any new memory is
+//   created, so the device never holds more than the counters say.
 //
 // * Freed memory and queued work. A chunk leaves a range only once the work
-//   queued before its block's newest free has finished: the cache's
-//   WaitForFree waits for the segment's stream unless an earlier wait covers
-//   that free. Nothing is unmapped while a stream capture may be underway,
-//   nor from a private pool that a captured graph may still replay into.
+//   queued before its block's newest free has finished. Between the low
+//   mark and release_slack_max only chunks known to be done with are moved
+//   (the cache's FreeCompleted: event queries, never a wait), so the
+//   allocation path does not drain the GPU's queue and the driver calls
+//   overlap queued work; beyond the high mark or the memory limit the cache's
+//   WaitForFree waits, for the first mark recorded after the free where
+//   there is one. Nothing is unmapped while a stream capture may be
+//   underway, nor from a private pool that a captured graph may still
+//   replay into.
+//
+// * What the driver charges (bench/driver_costs/h100.json, measured): per
+//   mapping, not per byte. Mapping a 2 MiB handle and a 64 MiB one cost the
+//   same (~50 us with its access, H100), and a run of 64 page-sized handles
+//   mapped with one access call costs 64 times one (~32 us each; unmapping
+//   ~21 us each, one call or many). So chunks are as large as pinning allows,
+//   and a move costs the same whatever it moves.
 //
 // * Sharing. IPC exports the physical chunks under a block (one descriptor
 //   each); peers given access get it on every mapping, now and later.
@@ -117,11 +127,13 @@ class GrowableSegments final : public SegmentStore {
   // the default pool), largest blocks first, skipping [keep_begin, keep_end),
   // until `target` bytes are unmapped, and returns how many were. The
   // physical memory goes back to the device, or into `keep_handles`
-  // (handle, pages) for remapping. Nothing while capturing.
+  // (handle, pages) for remapping. Nothing while capturing. With `wait`,
+  // holes whose frees may still be in use by queued work are waited for;
+  // without, they are skipped.
   absl::StatusOr<std::size_t> UnmapFreeChunks(
       std::size_t target, DevicePtr keep_begin, DevicePtr keep_end,
-      std::vector<std::pair<PhysicalHandle, std::size_t>>* keep_handles, PrivatePool* owner)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+      std::vector<std::pair<PhysicalHandle, std::size_t>>* keep_handles, PrivatePool* owner,
+      bool wait) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // The range `segment` is: every segment of this store is one.
   static GrowableSegment& Of(Segment& segment) {
     return static_cast<GrowableSegment&>(segment);

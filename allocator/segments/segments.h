@@ -74,6 +74,10 @@ class SegmentCache {
   // still touch them (waits for the segment's stream unless an earlier wait
   // already covers that free), so its memory may be taken away.
   virtual absl::Status WaitForFree(const Block& block) = 0;
+  // Whether that work is known to have finished, learned without waiting
+  // (event queries only). When it is not yet, the cache leaves a mark so
+  // that a later call can tell. Never true while capturing.
+  virtual bool FreeCompleted(const Block& block) = 0;
   // The counters the store keeps current (reserved_bytes, num_device_alloc,
   // num_device_free, num_maps, num_unmaps, oversize_segments).
   virtual MemoryStats& stats() = 0;

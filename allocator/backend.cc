@@ -1,0 +1,39 @@
+// backend.cc — the default run calls of DeviceBackend: one mapping at a time,
+// for backends without a cheaper way (see backend.h).
+#include "allocator/backend.h"
+
+namespace ccalloc {
+
+absl::Status DeviceBackend::MapRun(DevicePtr va, std::size_t bytes_each,
+                                   absl::Span<const PhysicalHandle> handles,
+                                   absl::Span<const int> peers) {
+  std::size_t done = 0;
+  absl::Status status;
+  for (; done < handles.size(); ++done) {
+    const DevicePtr at = va + done * bytes_each;
+    status = Map(at, bytes_each, handles[done]);
+    if (status.ok() && !peers.empty()) {
+      status = SetAccess(at, bytes_each, peers);
+      if (!status.ok()) (void)Unmap(at, bytes_each);
+    }
+    if (!status.ok()) break;
+  }
+  if (status.ok()) return status;
+  // Nothing of a failed run stays mapped.
+  for (std::size_t i = 0; i < done; ++i) (void)Unmap(va + i * bytes_each, bytes_each);
+  return status;
+}
+
+absl::Status DeviceBackend::UnmapRun(DevicePtr va, std::size_t bytes, std::size_t bytes_each,
+                                     std::size_t* unmapped) {
+  std::size_t done = 0;
+  absl::Status status;
+  for (; done < bytes && status.ok(); done += bytes_each) {
+    status = Unmap(va + done, bytes_each);
+    if (!status.ok()) break;
+  }
+  if (unmapped != nullptr) *unmapped = done;
+  return status;
+}
+
+}  // namespace ccalloc
