@@ -723,6 +723,8 @@ def record_trace(args, config, workload):
     if os.path.exists(raw):
         with open(raw, "rb") as src, gzip.GzipFile(raw + ".gz", "wb", mtime=0) as dst:
             shutil.copyfileobj(src, dst)
+            # The replay's per-step figures read this (stats/trace.h).
+            dst.write(f"# steps: {args.trace_steps}\n".encode())
         os.remove(raw)
         entry.update(path=raw + ".gz", bytes=os.path.getsize(raw + ".gz"),
                      events=count_events(raw + ".gz"),

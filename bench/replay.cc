@@ -373,6 +373,9 @@ absl::StatusOr<ReplayResult> Replay(const Trace& trace, const Policy& policy,
   if (config.steps > 0) {
     r.steps = config.steps;
     r.steps_source = "given";
+  } else if (trace.steps > 0) {
+    r.steps = trace.steps;
+    r.steps_source = "the trace's '# steps:' line";
   } else if (const int published = PublishedSteps(trace.name); published > 0) {
     r.steps = published;
     r.steps_source = "traces/README.md";
@@ -500,10 +503,9 @@ double ReplayResult::modelled_driver_ms_per_step() const {
 // ---------------------------------------------------------------------------
 
 int PublishedSteps(absl::string_view trace_name) {
-  // traces/README.md: "... 20 steps" for the two runs PyTorch recorded, 12
-  // for the one recorded through the plugin.
+  // traces/README.md: "... 20 steps" for the two runs PyTorch recorded
+  // (traces recorded through the plugin say so themselves: "# steps: N").
   if (trace_name == "gpt2" || trace_name == "resnet") return 20;
-  if (trace_name == "seq2seq") return 12;
   return 0;
 }
 

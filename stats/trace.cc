@@ -30,7 +30,9 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/string_view.h"
 
@@ -140,6 +142,16 @@ absl::StatusOr<Trace> ParseV1(absl::string_view text, std::string name) {
   absl::string_view line;
   while (reader.Next(line)) {
     if (const size_t hash = line.find('#'); hash != line.npos) {
+      // One comment means something: how many training steps the trace covers.
+      absl::string_view comment = absl::StripAsciiWhitespace(line.substr(hash + 1));
+      if (absl::ConsumePrefix(&comment, "steps:")) {
+        int steps = 0;
+        if (!absl::SimpleAtoi(absl::StripAsciiWhitespace(comment), &steps) || steps <= 0) {
+          return LineError(trace.name, reader.line_number(),
+                           "'# steps:' wants a count of steps > 0");
+        }
+        trace.steps = steps;
+      }
       line = line.substr(0, hash);  // Whole-line and trailing comments.
     }
     absl::string_view rest = line;

@@ -56,6 +56,9 @@ struct Trace {
   std::vector<TraceEvent> events;
   // Ids are 0..num_ids-1, each allocated exactly once.
   uint64_t num_ids = 0;
+  // Training steps the trace covers, from a "# steps: N" comment line (what
+  // bench/compare_training.py --record-traces writes); 0 when not given.
+  int steps = 0;
 };
 
 // Reads a trace file in either format, gzipped or not (detected from the

@@ -130,6 +130,23 @@ TEST(TraceTest, GzipIsDetectedByContentNotName) {
   EXPECT_EQ(read->events.size(), 2u);
 }
 
+// A "# steps: N" comment says how many training steps the trace covers (the
+// replay's per-step figures); any other comment means nothing, and a steps
+// line that is not a positive count is an error naming its line.
+TEST(TraceTest, StepsCommentGivesTheStepCount) {
+  absl::StatusOr<Trace> t = ParseTrace("# a comment\na 0 512 0\nf 0\n# steps: 7\n", "t");
+  ASSERT_TRUE(t.ok()) << t.status();
+  EXPECT_EQ(t->steps, 7);
+  absl::StatusOr<Trace> none = ParseTrace("a 0 512 0\n# stepped\n", "t");
+  ASSERT_TRUE(none.ok()) << none.status();
+  EXPECT_EQ(none->steps, 0);
+  for (const char* bad : {"# steps: x\n", "# steps: 0\n", "a 0 512 0\n# steps:\n"}) {
+    absl::StatusOr<Trace> b = ParseTrace(bad, "t");
+    ASSERT_FALSE(b.ok()) << bad;
+    EXPECT_THAT(b.status().message(), HasSubstr("steps")) << bad;
+  }
+}
+
 TEST(TraceTest, ParsesV1WithCommentsBlankLinesAndCrlf) {
   absl::StatusOr<Trace> t = ParseTrace(
       "# caching-allocator trace v1\n"
