@@ -39,7 +39,8 @@
 //     11   complete      which:u8              (which%5: stream 0-3, or all)
 //     12   empty_cache
 //     13   set_limit     v:u8                  (0: none; else 64 MiB << v%9)
-//     14   fail_nth      op:u8 n:u8            (SimOp op%5, call 1 + n%8)
+//     14   fail_nth      op:u8 n:u8            (SimOp op%5, or Unmap when n has
+//                                               bit 7 set; call 1 + n%8)
 //     15   misc          which:u8              (zero-size alloc, free(0),
 //                                               record(0), bad fraction,
 //                                               good fraction, reset peaks,
@@ -183,8 +184,11 @@ class Harness {
         break;
       }
       case 14: {
-        const auto op = static_cast<SimOp>(in.U8() % kSimOps);
-        sim_->FailNth(op, 1 + in.U8() % 8);
+        auto op = static_cast<SimOp>(in.U8() % kSimOps);
+        const std::uint8_t n = in.U8();
+        // Bit 7: an unmap instead (a trim that fails halfway).
+        if ((n & 0x80) != 0) op = SimOp::kUnmap;
+        sim_->FailNth(op, 1 + n % 8);
         break;
       }
       case 15:
@@ -210,6 +214,7 @@ class Harness {
   // device must hold nothing afterwards.
   void Finish() {
     for (int op = 0; op < kSimOps; ++op) sim_->FailNth(static_cast<SimOp>(op), 0);
+    sim_->FailNth(SimOp::kUnmap, 0);
     what_ = "finish";
     // Captures end first: destruction synchronizes, which a capture refuses.
     while (!routes_.empty()) DoEndPool(routes_.begin()->first);
