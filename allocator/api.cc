@@ -4,6 +4,7 @@
 #include "absl/strings/str_cat.h"
 #include "allocator/cuda_backend.h"
 #include "allocator/device_allocator.h"
+#include "stats/tags.h"
 #include "allocator/sim_backend.h"
 #include "ccalloc/allocator.h"
 
@@ -77,6 +78,24 @@ absl::Status Allocator::ReleasePool(std::uint64_t pool) { return impl_->ReleaseP
 std::vector<std::pair<std::string, std::int64_t>> Allocator::Stats() const {
   return Flatten(impl_->GetStats());
 }
+
+std::uint32_t Allocator::InternTag(absl::string_view name) {
+  return ::ccalloc::InternTag(std::string_view(name.data(), name.size()));
+}
+std::string Allocator::TagName(std::uint32_t tag) { return ::ccalloc::TagName(tag); }
+std::uint32_t Allocator::SetCurrentTag(std::uint32_t tag) { return ::ccalloc::SetCurrentTag(tag); }
+std::uint32_t Allocator::CurrentTag() { return ::ccalloc::CurrentTag(); }
+
+std::vector<Allocator::TagStat> Allocator::TagStats() const {
+  std::vector<TagStat> out;
+  for (const TagUsage& u : impl_->TagStats()) {
+    out.push_back(TagStat{u.tag, ::ccalloc::TagName(u.tag), u.current_bytes, u.peak_bytes,
+                          u.blocks});
+  }
+  return out;
+}
+
+std::string Allocator::TagStatsJson() const { return TagUsageToJson(impl_->TagStats()); }
 
 absl::StatusOr<std::int64_t> Allocator::Stat(absl::string_view key) const {
   std::vector<std::pair<std::string, std::int64_t>> stats = Stats();

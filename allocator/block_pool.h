@@ -28,6 +28,7 @@
 #include "absl/container/inlined_vector.h"
 #include "allocator/backend.h"
 #include "allocator/size_policy.h"
+#include "stats/tags.h"
 
 namespace ccalloc {
 
@@ -54,6 +55,8 @@ struct Block {
   Block* prev = nullptr;
   Block* next = nullptr;
   int pending_events = 0;
+  // Allocated blocks: the allocating thread's tag (stats/tags.h).
+  TagId tag = kNoTag;
   // Free blocks: the allocator's free sequence number when the newest of the
   // bytes it covers was freed (see DeviceAllocator::synced_upto_).
   std::uint64_t freed_at = 0;

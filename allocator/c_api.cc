@@ -148,6 +148,34 @@ size_t ccalloc_snapshot_json(ccalloc_allocator* allocator, char* buffer, size_t 
   return CopyOut(allocator->impl->SnapshotJson(), buffer, capacity);
 }
 
+ccalloc_tag ccalloc_tag_intern(const char* name) {
+  return name == nullptr ? 0 : ccalloc::Allocator::InternTag(name);
+}
+
+ccalloc_tag ccalloc_set_tag(ccalloc_tag tag) { return ccalloc::Allocator::SetCurrentTag(tag); }
+
+ccalloc_tag ccalloc_current_tag(void) { return ccalloc::Allocator::CurrentTag(); }
+
+ccalloc_status ccalloc_tag_usage(ccalloc_allocator* allocator, ccalloc_tag tag,
+                                 int64_t* current_bytes, int64_t* peak_bytes) {
+  if (allocator == nullptr) return NullAllocator();
+  if (current_bytes == nullptr || peak_bytes == nullptr) {
+    return Report(absl::InvalidArgumentError("current_bytes or peak_bytes is NULL"));
+  }
+  *current_bytes = *peak_bytes = 0;
+  for (const ccalloc::Allocator::TagStat& t : allocator->impl->TagStats()) {
+    if (t.tag != tag) continue;
+    *current_bytes = t.current_bytes;
+    *peak_bytes = t.peak_bytes;
+  }
+  return CCALLOC_OK;
+}
+
+size_t ccalloc_tag_usage_json(ccalloc_allocator* allocator, char* buffer, size_t capacity) {
+  if (allocator == nullptr) return 0;
+  return CopyOut(allocator->impl->TagStatsJson(), buffer, capacity);
+}
+
 const char* ccalloc_last_error(void) { return last_error.c_str(); }
 
 }  // extern "C"

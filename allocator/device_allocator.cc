@@ -354,6 +354,8 @@ void DeviceAllocator::MarkAllocated(Block* block, std::size_t requested) {
   const auto size = static_cast<std::int64_t>(block->size);
   StatAdd(stats_.allocation, block->pool, 1);
   StatAdd(stats_.allocated_bytes, block->pool, size);
+  block->tag = CurrentTag();
+  tags_.Add(block->tag, size);
   StatAdd(stats_.active, block->pool, 1);
   StatAdd(stats_.active_bytes, block->pool, size);
   StatAdd(stats_.requested_bytes, block->pool, static_cast<std::int64_t>(requested));
@@ -391,6 +393,8 @@ absl::Status DeviceAllocator::Free(DevicePtr ptr) {
   allocated_.erase(it);
   StatAdd(stats_.allocation, block->pool, -1);
   StatAdd(stats_.allocated_bytes, block->pool, -static_cast<std::int64_t>(block->size));
+  tags_.Remove(block->tag, static_cast<std::int64_t>(block->size));
+  block->tag = kNoTag;
   StatAdd(stats_.requested_bytes, block->pool, -static_cast<std::int64_t>(block->requested));
   if (policy_.IsOversize(block->size)) stats_.oversize_allocations.Decrease(1);
 

@@ -58,6 +58,7 @@
 #include "allocator/segments/segments.h"
 #include "allocator/size_policy.h"
 #include "stats/counters.h"
+#include "stats/tags.h"
 #include "stats/snapshot.h"
 #include "stats/trace_recorder.h"
 
@@ -146,6 +147,9 @@ class DeviceAllocator final : private SegmentCache {
 
   MemoryStats GetStats() const ABSL_LOCKS_EXCLUDED(mu_);
   void ResetPeakStats() ABSL_LOCKS_EXCLUDED(mu_);
+  // Bytes of live blocks per tag (the allocating thread's CurrentTag()),
+  // current and peak, by tag id; they add up to allocated_bytes.
+  std::vector<TagUsage> TagStats() const ABSL_LOCKS_EXCLUDED(mu_);
   void ResetAccumulatedStats() ABSL_LOCKS_EXCLUDED(mu_);
   Snapshot TakeSnapshot() const ABSL_LOCKS_EXCLUDED(mu_);
   FragmentationNow Fragmentation() const ABSL_LOCKS_EXCLUDED(mu_);
@@ -347,6 +351,7 @@ class DeviceAllocator final : private SegmentCache {
   // Routing is active or a capture left work: the one flag the hot path reads.
   bool pool_work_ ABSL_GUARDED_BY(mu_) = false;
   MemoryStats stats_ ABSL_GUARDED_BY(mu_);
+  TagCounters tags_ ABSL_GUARDED_BY(mu_);
 
   // --- Sharing with other processes and devices (device_allocator_ipc.cc) ---
  public:

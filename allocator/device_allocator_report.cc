@@ -36,6 +36,12 @@ MemoryStats DeviceAllocator::GetStats() const {
 void DeviceAllocator::ResetPeakStats() {
   absl::MutexLock lock(&mu_);
   stats_.ResetPeaks();
+  tags_.ResetPeaks();
+}
+
+std::vector<TagUsage> DeviceAllocator::TagStats() const {
+  absl::MutexLock lock(&mu_);
+  return tags_.Usage();
 }
 
 void DeviceAllocator::ResetAccumulatedStats() {
@@ -333,6 +339,10 @@ bool DeviceAllocator::ValidateLocked(std::string* why) const {
     return fail(pool_why);
   }
   if (!stats_.Validate()) return fail("counters are inconsistent");
+  if (std::string tags_why;
+      !tags_.Validate(stats_.allocated_bytes[kStatAll].current, &tags_why)) {
+    return fail(tags_why);
+  }
   struct Check {
     const char* name;
     const StatArray& stat;

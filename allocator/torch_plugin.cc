@@ -62,6 +62,7 @@
 #include "ccalloc_torch.h"
 #include "stats/counters.h"
 #include "stats/snapshot.h"
+#include "stats/tags.h"
 #include "stats/trace_recorder.h"
 
 // The runtime's stream handle, declared opaquely so that no CUDA header is
@@ -451,6 +452,32 @@ CCALLOC_TORCH_API size_t ccalloc_torch_snapshot_json(int device, char* buffer,
 
 CCALLOC_TORCH_API size_t ccalloc_torch_summary(int device, char* buffer, size_t capacity) {
   return WriteSnapshot(device, buffer, capacity, ccalloc::SummaryText);
+}
+
+// Tags (stats/tags.h): the Python profiler names phases and modules with
+// them. Setting the calling thread's tag takes no lock.
+CCALLOC_TORCH_API uint32_t ccalloc_torch_tag_intern(const char* name) {
+  return name == nullptr ? ccalloc::kNoTag : ccalloc::InternTag(name);
+}
+
+CCALLOC_TORCH_API uint32_t ccalloc_torch_set_tag(uint32_t tag) {
+  return ccalloc::SetCurrentTag(tag);
+}
+
+CCALLOC_TORCH_API uint32_t ccalloc_torch_current_tag(void) { return ccalloc::CurrentTag(); }
+
+// Bytes of live blocks per tag on `device`, as JSON (stats/tags.h), like
+// ccalloc_torch_stats_json.
+CCALLOC_TORCH_API size_t ccalloc_torch_tag_usage_json(int device, char* buffer,
+                                                      size_t capacity) {
+  if (absl::Status s = ccalloc::CheckDevice(device); !s.ok()) {
+    Report(s);
+    return 0;
+  }
+  ccalloc::DeviceAllocator* a = ccalloc::Existing(device);
+  return ccalloc::CopyOut(
+      ccalloc::TagUsageToJson(a == nullptr ? std::vector<ccalloc::TagUsage>{} : a->TagStats()),
+      buffer, capacity);
 }
 
 CCALLOC_TORCH_API int ccalloc_torch_devices(int* out, int capacity) {

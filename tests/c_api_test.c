@@ -183,8 +183,45 @@ static void test_pools(void) {
   ccalloc_destroy(a);
 }
 
+/* Tags: the calling thread's current tag is counted per block, and the
+ * counts follow frees; names intern to the same id. */
+static void test_tags(void) {
+  ccalloc_allocator* a = NULL;
+  CHECK(ccalloc_create_simulated((size_t)1 << 30, "", &a) == CCALLOC_OK);
+  const ccalloc_tag fwd = ccalloc_tag_intern("c/forward");
+  const ccalloc_tag bwd = ccalloc_tag_intern("c/backward");
+  CHECK(fwd != 0 && bwd != 0 && fwd != bwd);
+  CHECK(ccalloc_tag_intern("c/forward") == fwd);
+  CHECK(ccalloc_tag_intern(NULL) == 0 && ccalloc_tag_intern("") == 0);
+  const ccalloc_tag before = ccalloc_set_tag(fwd);
+  CHECK(ccalloc_current_tag() == fwd);
+  void* p = NULL;
+  void* q = NULL;
+  CHECK(ccalloc_malloc(a, 3 * MiB, NULL, &p) == CCALLOC_OK);
+  CHECK(ccalloc_set_tag(bwd) == fwd);
+  CHECK(ccalloc_malloc(a, 1000, NULL, &q) == CCALLOC_OK);
+  int64_t current = -1;
+  int64_t peak = -1;
+  CHECK(ccalloc_tag_usage(a, fwd, &current, &peak) == CCALLOC_OK);
+  CHECK(current == (int64_t)(3 * MiB) && peak == (int64_t)(3 * MiB));
+  CHECK(ccalloc_tag_usage(a, bwd, &current, &peak) == CCALLOC_OK);
+  CHECK(current == 1024);
+  CHECK(ccalloc_free(a, p) == CCALLOC_OK);
+  CHECK(ccalloc_tag_usage(a, fwd, &current, &peak) == CCALLOC_OK);
+  CHECK(current == 0 && peak == (int64_t)(3 * MiB));
+  char json[512];
+  CHECK(ccalloc_tag_usage_json(a, json, sizeof json) < sizeof json);
+  CHECK(strstr(json, "\"name\":\"c/backward\",\"current_bytes\":1024") != NULL);
+  CHECK(ccalloc_tag_usage(NULL, fwd, &current, &peak) == CCALLOC_INVALID_ARGUMENT);
+  CHECK(ccalloc_tag_usage(a, fwd, NULL, &peak) == CCALLOC_INVALID_ARGUMENT);
+  CHECK(ccalloc_free(a, q) == CCALLOC_OK);
+  ccalloc_set_tag(before);
+  ccalloc_destroy(a);
+}
+
 int main(void) {
   test_lifecycle();
+  test_tags();
   test_double_free();
   test_out_of_memory();
   test_bad_configuration();

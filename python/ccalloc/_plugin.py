@@ -110,6 +110,11 @@ class Plugin:
             "ccalloc_torch_devices": (ctypes.c_int, [ctypes.POINTER(ctypes.c_int), ctypes.c_int]),
             "ccalloc_torch_last_error": (ctypes.c_char_p, []),
             "ccalloc_torch_last_error_code": (ctypes.c_int, []),
+            "ccalloc_torch_tag_intern": (ctypes.c_uint32, [ctypes.c_char_p]),
+            "ccalloc_torch_set_tag": (ctypes.c_uint32, [ctypes.c_uint32]),
+            "ccalloc_torch_current_tag": (ctypes.c_uint32, []),
+            "ccalloc_torch_tag_usage_json": (ctypes.c_size_t, [ctypes.c_int, ctypes.c_char_p,
+                                                               ctypes.c_size_t]),
         }
         for name, (restype, argtypes) in sigs.items():
             fn = getattr(L, name)
@@ -204,6 +209,22 @@ class Plugin:
 
     def summary(self, device=0):
         return self._text(self.lib.ccalloc_torch_summary, device)
+
+    # --- tags ---------------------------------------------------------------
+    def tag_intern(self, name):
+        """The id of tag `name` (the same for the same name; 0 for "")."""
+        return self.lib.ccalloc_torch_tag_intern(name.encode("utf-8"))
+
+    def set_tag(self, tag):
+        """Sets the calling thread's current tag id; returns the previous one."""
+        return self.lib.ccalloc_torch_set_tag(tag)
+
+    def current_tag(self):
+        return self.lib.ccalloc_torch_current_tag()
+
+    def tag_usage(self, device=0):
+        """[{"tag", "name", "current_bytes", "peak_bytes", "blocks"}, ...] by tag id."""
+        return json.loads(self._text(self.lib.ccalloc_torch_tag_usage_json, device))
 
     def devices(self):
         """Devices that have an allocator, ascending."""

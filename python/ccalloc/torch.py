@@ -417,6 +417,38 @@ def record_stream(tensor, stream):
     _require_plugin().record_stream(tensor.untyped_storage().data_ptr(), stream.cuda_stream)
 
 
+class tag:
+    """Tags the allocations this thread makes inside the block:
+
+        with ccalloc.torch.tag("optimizer"):
+            opt.step()
+
+    Every allocation made on this thread meanwhile counts under the tag
+    (tag_usage()); nested tags replace the outer one until they end. The tag
+    is the calling thread's: work PyTorch runs on threads of its own (the
+    autograd engine's backward pass) must set it there, from a hook.
+    """
+
+    def __init__(self, name):
+        self._id = _require_plugin().tag_intern(str(name))
+        self._previous = None
+
+    def __enter__(self):
+        self._previous = _plugin_obj.set_tag(self._id)
+        return self
+
+    def __exit__(self, *exc):
+        _plugin_obj.set_tag(self._previous)
+        return False
+
+
+def tag_usage(device=None):
+    """Bytes of live blocks per tag on `device`, now and at peak (since the last
+    reset_peak_memory_stats): a list of {"tag", "name", "current_bytes",
+    "peak_bytes", "blocks"} whose current_bytes add up to memory_allocated()."""
+    return _require_plugin().tag_usage(_device_index(device))
+
+
 def last_error():
     """The message of the last failed ccalloc call on this thread."""
     return _require_plugin().last_error()

@@ -93,6 +93,28 @@ class StatsTest(unittest.TestCase):
         self.assertEqual(ct.memory_reserved(dev), 0)
         self.assertEqual(ct.max_memory_allocated(dev), 4 * MiB)
 
+    def test_tags_count_allocations_per_tag_and_add_up(self):
+        dev = 0
+        with ct.tag("host/params"):
+            a = plugin.malloc(4 * MiB, device=dev)
+            with ct.tag("host/grads"):
+                b = plugin.malloc(2 * MiB, device=dev)
+            c = plugin.malloc(1 * MiB, device=dev)
+        untagged = plugin.malloc(512, device=dev)
+        usage = {u["name"]: u for u in ct.tag_usage(dev)}
+        self.assertEqual(usage["host/params"]["current_bytes"], 5 * MiB)
+        self.assertEqual(usage["host/params"]["blocks"], 2)
+        self.assertEqual(usage["host/grads"]["current_bytes"], 2 * MiB)
+        self.assertEqual(sum(u["current_bytes"] for u in usage.values()),
+                         ct.memory_allocated(dev))
+        self.assertEqual(plugin.current_tag(), 0, "the tag outlived its block")
+        for p in (a, b, c, untagged):
+            plugin.free(p, device=dev)
+        usage = {u["name"]: u for u in ct.tag_usage(dev)}
+        self.assertEqual(usage["host/params"]["current_bytes"], 0)
+        self.assertEqual(usage["host/params"]["peak_bytes"], 5 * MiB)
+        ct.empty_cache()
+
     def test_nested_dict_mirrors_flat_keys(self):
         dev = 9
         ptr = plugin.malloc(MiB, device=dev)

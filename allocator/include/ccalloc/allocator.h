@@ -60,6 +60,30 @@ class Allocator {
   std::string SnapshotJson() const;
   std::string Summary() const;
 
+  // --- Tags: what an allocation was made for ------------------------------
+  // A tag is a nonzero id for a name ("forward", "encoder.layers.2", ...);
+  // 0 is untagged. The calling thread's current tag is copied onto every
+  // block it allocates, from any allocator; setting it takes no lock, so it
+  // can change at every phase or module boundary. Each allocator counts the
+  // bytes of live blocks per tag; a free counts against the block's own tag
+  // whichever thread frees it. Names are interned for the process's life.
+  static std::uint32_t InternTag(absl::string_view name);
+  static std::string TagName(std::uint32_t tag);
+  // Sets the calling thread's current tag; returns the previous one.
+  static std::uint32_t SetCurrentTag(std::uint32_t tag);
+  static std::uint32_t CurrentTag();
+  struct TagStat {
+    std::uint32_t tag = 0;
+    std::string name;
+    std::int64_t current_bytes = 0;  // bytes of live blocks now
+    std::int64_t peak_bytes = 0;     // since creation or ResetPeakStats
+    std::int64_t blocks = 0;         // live blocks now
+  };
+  // Every tag this allocator has counted, by id; current bytes add up to
+  // "allocated_bytes.all.current".
+  std::vector<TagStat> TagStats() const;
+  std::string TagStatsJson() const;
+
   // The engine, for tools that need more than this API (internal header).
   DeviceAllocator& device_allocator() { return *impl_; }
 

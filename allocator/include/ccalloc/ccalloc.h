@@ -87,6 +87,27 @@ size_t ccalloc_stats_json(ccalloc_allocator* allocator, char* buffer,
 size_t ccalloc_snapshot_json(ccalloc_allocator* allocator, char* buffer,
                              size_t capacity);
 
+/* Tags: what an allocation was made for (a step, a phase, a module). A tag
+ * is a nonzero id for a name; 0 is untagged. The calling thread's current tag
+ * is copied onto every block it allocates (setting it takes no lock: set it as
+ * often as you like), and every allocator counts the bytes of live blocks per
+ * tag; a free counts against the block's own tag, whichever thread frees it.
+ * ccalloc_tag_intern gives the same id for the same name for the life of the
+ * process (NULL or "" give 0; names are cut at 256 bytes). */
+typedef uint32_t ccalloc_tag;
+ccalloc_tag ccalloc_tag_intern(const char* name);
+/* Sets the calling thread's current tag; returns the previous one. */
+ccalloc_tag ccalloc_set_tag(ccalloc_tag tag);
+ccalloc_tag ccalloc_current_tag(void);
+/* Bytes of live blocks of `tag` on `allocator` now and at peak (since
+ * creation or ccalloc_reset_peak_stats); 0 and 0 for a tag never counted. */
+ccalloc_status ccalloc_tag_usage(ccalloc_allocator* allocator, ccalloc_tag tag,
+                                 int64_t* current_bytes, int64_t* peak_bytes);
+/* Every counted tag as JSON, like ccalloc_stats_json:
+ * [{"tag":1,"name":"forward","current_bytes":...,"peak_bytes":...,"blocks":...}] */
+size_t ccalloc_tag_usage_json(ccalloc_allocator* allocator, char* buffer,
+                              size_t capacity);
+
 /* The message of the last failed call on this thread ("" if none). */
 const char* ccalloc_last_error(void);
 
