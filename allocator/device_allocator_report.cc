@@ -124,16 +124,52 @@ std::string DeviceAllocator::OutOfMemoryReport(std::size_t size, std::size_t rou
     device_free = absl::StrCat(FormatBytes(info->free_bytes), " of ",
                                FormatBytes(info->total_bytes));
   }
+  const auto allocated = static_cast<std::uint64_t>(stats_.allocated_bytes[kStatAll].current);
+  // Why, in one word a user can act on: the cap they set, memory that is
+  // free but in pieces too small, or a device that is simply full.
+  std::string verdict;
+  if (memory_limit_ > 0 && reserved() + rounded > memory_limit_ &&
+      allocated + rounded <= memory_limit_) {
+    verdict = absl::StrCat("fragmentation under the memory limit: ", FormatBytes(f.free_cached_bytes),
+                           " are free in the cache but no free block holds the request, and "
+                           "the limit (", FormatBytes(memory_limit_), ") forbids more");
+  } else if (memory_limit_ > 0 && allocated + rounded > memory_limit_) {
+    verdict = absl::StrCat("the memory limit: live blocks (", FormatBytes(allocated),
+                           ") plus the request exceed it (", FormatBytes(memory_limit_), ")");
+  } else if (f.free_cached_bytes >= rounded) {
+    verdict = absl::StrCat("fragmentation: ", FormatBytes(f.free_cached_bytes),
+                           " are free in the cache but the largest free block is ",
+                           FormatBytes(f.largest_free_block), " and the device has no more");
+  } else {
+    verdict = "exhaustion: live blocks fill the device";
+  }
+  // What holds the memory, by tag (the allocating threads' tags).
+  std::vector<TagUsage> usage = tags_.Usage();
+  std::sort(usage.begin(), usage.end(), [](const TagUsage& a, const TagUsage& b) {
+    return a.current_bytes > b.current_bytes;
+  });
+  std::string holders;
+  constexpr std::size_t kTopHolders = 5;
+  for (std::size_t i = 0; i < usage.size() && i < kTopHolders; ++i) {
+    if (usage[i].current_bytes == 0) break;
+    const std::string name = TagName(usage[i].tag);
+    absl::StrAppend(&holders, holders.empty() ? "" : ", ",
+                    name.empty() ? std::string("(untagged)") : absl::StrCat("'", name, "'"), " ",
+                    FormatBytes(static_cast<std::uint64_t>(usage[i].current_bytes)), " in ",
+                    usage[i].blocks, usage[i].blocks == 1 ? " block" : " blocks");
+  }
+  const std::string during = TagName(CurrentTag());
   return absl::StrFormat(
       "CUDA out of memory (ccalloc): tried to allocate %s (%d bytes, rounded to %d) on "
-      "device %d, stream %s. Reserved %s, allocated %s, free in cache %s, largest free "
-      "block %s, fragmentation %.1f%%; memory limit %s; device free %s. Cause: %s",
+      "device %d, stream %s%s. Why: %s. Reserved %s, allocated %s, free in cache %s, largest "
+      "free block %s, fragmentation %.1f%%; memory limit %s; device free %s. Held by tag: %s. "
+      "Cause: %s",
       FormatBytes(size), size, rounded, backend_->device(), Hex(stream),
-      FormatBytes(reserved()),
-      FormatBytes(static_cast<std::uint64_t>(stats_.allocated_bytes[kStatAll].current)),
-      FormatBytes(f.free_cached_bytes), FormatBytes(f.largest_free_block), 100.0 * f.ratio,
+      during.empty() ? std::string() : absl::StrCat(", during tag '", during, "'"), verdict,
+      FormatBytes(reserved()), FormatBytes(allocated), FormatBytes(f.free_cached_bytes),
+      FormatBytes(f.largest_free_block), 100.0 * f.ratio,
       memory_limit_ == 0 ? std::string("none") : FormatBytes(memory_limit_), device_free,
-      cause.message());
+      holders.empty() ? std::string("nothing live") : holders, cause.message());
 }
 
 const Block* DeviceAllocator::BlockCovering(DevicePtr ptr) const {

@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
@@ -197,6 +198,65 @@ TYPED_TEST(TagsTest, PeaksResetWithTheAllocatorsPeaks) {
   alloc.ResetPeakStats();
   EXPECT_EQ(UsageOf(alloc, tag).peak_bytes, static_cast<std::int64_t>(kBig));
   ASSERT_TRUE(alloc.Free(a).ok());
+}
+
+// The out-of-memory report says during which tag, why (exhaustion or the
+// memory limit), and which tags hold the memory, largest first.
+TYPED_TEST(TagsTest, OutOfMemoryReportSaysWhyAndWhoHoldsTheMemory) {
+  DeviceAllocator& alloc = this->Make(this->env_.BaseOptions(), std::size_t{64} << 20);
+  const TagId weights = InternTag("oom/weights");
+  const TagId grads = InternTag("oom/grads");
+  DevicePtr w = 0, g = 0;
+  {
+    ScopedTag t(weights);
+    w = *alloc.Allocate(std::size_t{30} << 20, 0);
+  }
+  {
+    ScopedTag t(grads);
+    g = *alloc.Allocate(std::size_t{10} << 20, 0);
+  }
+  {
+    ScopedTag t("oom/optimizer");
+    absl::StatusOr<DevicePtr> p = alloc.Allocate(std::size_t{40} << 20, 0);
+    ASSERT_FALSE(p.ok());
+    const std::string report(p.status().message());
+    EXPECT_NE(report.find("during tag 'oom/optimizer'"), std::string::npos) << report;
+    EXPECT_NE(report.find("Why: exhaustion"), std::string::npos) << report;
+    const std::size_t at_w = report.find("'oom/weights' 30.00 MiB in 1 block");
+    const std::size_t at_g = report.find("'oom/grads' 10.00 MiB in 1 block");
+    EXPECT_NE(at_w, std::string::npos) << report;
+    EXPECT_LT(at_w, at_g) << "holders are not largest first: " << report;
+  }
+  ASSERT_TRUE(alloc.SetMemoryLimit(std::size_t{48} << 20).ok());
+  absl::StatusOr<DevicePtr> p = alloc.Allocate(std::size_t{16} << 20, 0);
+  ASSERT_FALSE(p.ok());
+  EXPECT_NE(p.status().message().find("Why: the memory limit"), std::string::npos)
+      << p.status().message();
+  for (DevicePtr q : {w, g}) ASSERT_TRUE(alloc.Free(q).ok());
+}
+
+// Classic segments: free memory in pieces that no request fits is called
+// fragmentation, with how much is free and the largest piece.
+TEST(OutOfMemoryReportTest, FragmentationIsToldApart) {
+  AllocatorEnv env(SimClassic::kKind, SimClassic::kGrowable);
+  absl::StatusOr<std::unique_ptr<DeviceAllocator>> made =
+      env.Make(env.BaseOptions(), std::size_t{64} << 20);
+  ASSERT_TRUE(made.ok()) << made.status();
+  DeviceAllocator& alloc = **made;
+  std::vector<DevicePtr> blocks;
+  while (true) {
+    absl::StatusOr<DevicePtr> p = alloc.Allocate(std::size_t{3} << 20, 0);
+    if (!p.ok()) break;
+    blocks.push_back(*p);
+  }
+  ASSERT_GE(blocks.size(), 12u);
+  for (std::size_t i = 0; i < blocks.size(); i += 2) ASSERT_TRUE(alloc.Free(blocks[i]).ok());
+  absl::StatusOr<DevicePtr> p = alloc.Allocate(std::size_t{8} << 20, 0);
+  ASSERT_FALSE(p.ok());
+  const std::string report(p.status().message());
+  EXPECT_NE(report.find("Why: fragmentation:"), std::string::npos) << report;
+  EXPECT_NE(report.find("the largest free block is"), std::string::npos) << report;
+  for (std::size_t i = 1; i < blocks.size(); i += 2) ASSERT_TRUE(alloc.Free(blocks[i]).ok());
 }
 
 TEST(TagJsonTest, NamesAreQuoted) {
