@@ -93,6 +93,7 @@ Snapshot DeviceAllocator::TakeSnapshot() const {
       bi.address = b->ptr;
       bi.size = b->size;
       bi.requested_size = b->requested;
+      bi.tag = b->tag;
       switch (b->state) {
         case BlockState::kAllocated:
           bi.status = BlockStatus::kActiveAllocated;

@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "stats/tags.h"
 
 namespace ccalloc {
 
@@ -59,7 +60,11 @@ std::string SnapshotToJson(const Snapshot& snapshot) {
       const BlockInfo& b = s.blocks[j];
       absl::StrAppend(&out, j ? "," : "", "{\"address\":", b.address, ",\"size\":", b.size,
                       ",\"requested_size\":", b.requested_size, ",\"state\":\"",
-                      BlockStatusName(b.status), "\"}");
+                      BlockStatusName(b.status), "\"");
+      if (b.tag != 0) {
+        absl::StrAppend(&out, ",\"tag\":", b.tag, ",\"tag_name\":", QuotedTagName(b.tag));
+      }
+      out += "}";
     }
     out += "],\"mapped_ranges\":[";
     for (std::size_t j = 0; j < s.mapped_ranges.size(); ++j) {

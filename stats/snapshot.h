@@ -24,6 +24,8 @@ struct BlockInfo {
   std::uint64_t size = 0;
   std::uint64_t requested_size = 0;
   BlockStatus status = BlockStatus::kInactive;
+  // Allocated blocks: the allocating thread's tag (stats/tags.h); 0 if none.
+  std::uint32_t tag = 0;
 };
 
 struct SegmentInfo {

@@ -114,6 +114,8 @@ std::int64_t TagCounters::TotalBytes() const {
   return total;
 }
 
+std::string QuotedTagName(TagId tag) { return JsonQuoted(TagName(tag)); }
+
 std::string TagUsageToJson(const std::vector<TagUsage>& usage) {
   std::string out = "[";
   for (std::size_t i = 0; i < usage.size(); ++i) {

@@ -84,6 +84,8 @@ class TagCounters {
   absl::flat_hash_map<TagId, TagUsage> by_tag_;
 };
 
+// TagName(tag) as a JSON string literal.
+std::string QuotedTagName(TagId tag);
 // [{"tag":1,"name":"forward","current_bytes":...,"peak_bytes":...,"blocks":...}, ...]
 std::string TagUsageToJson(const std::vector<TagUsage>& usage);
 

@@ -108,6 +108,11 @@ class StatsTest(unittest.TestCase):
         self.assertEqual(sum(u["current_bytes"] for u in usage.values()),
                          ct.memory_allocated(dev))
         self.assertEqual(plugin.current_tag(), 0, "the tag outlived its block")
+        blocks = {blk["address"]: blk for seg in plugin.snapshot(dev)["segments"]
+                  for blk in seg["blocks"]}
+        self.assertEqual(blocks[b]["tag_name"], "host/grads")
+        self.assertEqual(blocks[b]["tag"], usage["host/grads"]["tag"])
+        self.assertNotIn("tag", blocks[untagged], "an untagged block names a tag")
         for p in (a, b, c, untagged):
             plugin.free(p, device=dev)
         usage = {u["name"]: u for u in ct.tag_usage(dev)}
