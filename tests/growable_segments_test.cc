@@ -38,6 +38,14 @@ class GrowableSegmentsTest : public AllocatorTest<SimGrowable> {
     EXPECT_TRUE(s.ok()) << s;
   }
   std::int64_t Reserved() const { return alloc_->GetStats().reserved_bytes[kStatAll].current; }
+  // An allocator whose trims start at `low` and may wait beyond `high`
+  // (release_slack, release_slack_max).
+  void MakeWithSlack(double low, double high) {
+    Options options = env_.BaseOptions();
+    options.release_slack = low;
+    options.release_slack_max = high;
+    Make(options);
+  }
 };
 
 // Blocks are carved back to back with no remainder kept whole, and any order
@@ -265,10 +273,7 @@ TEST_F(GrowableSegmentsTest, FreePagesMoveBeforeNewMemoryIsTaken) {
 // free: blocks freed before the last wait on that stream are unmapped
 // without waiting again.
 TEST_F(GrowableSegmentsTest, UnmappingWaitsForTheStreamOnlyForBlocksFreedSinceTheLastWait) {
-  Options options = env_.BaseOptions();
-  options.release_slack = 0;
-  options.release_slack_max = 0;  // no room to wait for frees to finish
-  Make(options);
+  MakeWithSlack(0, 0);  // no room to wait for frees to finish
   const DevicePtr a = AllocateOk(24 * kMiB, 0);
   const DevicePtr b = AllocateOk(24 * kMiB, 0);
   const DevicePtr keep = AllocateOk(24 * kMiB, 0);
@@ -300,10 +305,7 @@ TEST_F(GrowableSegmentsTest, UnmappingWaitsForTheStreamOnlyForBlocksFreedSinceTh
 // The rest of a hole that was split keeps the hole's last free: memory freed
 // moments ago may still be in use by queued work, so taking it away waits.
 TEST_F(GrowableSegmentsTest, SplitRemainderOfARecentFreeStillWaitsBeforeUnmapping) {
-  Options options = env_.BaseOptions();
-  options.release_slack = 0;
-  options.release_slack_max = 0;
-  Make(options);
+  MakeWithSlack(0, 0);
   const DevicePtr a = AllocateOk(40 * kMiB, 0);
   FreeOk(a);
   // Carve a small block out of a's hole: the rest (36 MiB) was freed just now.
@@ -325,10 +327,7 @@ TEST_F(GrowableSegmentsTest, SplitRemainderOfARecentFreeStillWaitsBeforeUnmappin
 // mark is left on its stream; once the mark has completed, the same memory
 // moves with no wait at all.
 TEST_F(GrowableSegmentsTest, BelowTheHighMarkOnlyFinishedFreesMoveAndNothingWaits) {
-  Options options = env_.BaseOptions();
-  options.release_slack = 0;
-  options.release_slack_max = 1.0;
-  Make(options);
+  MakeWithSlack(0, 1.0);
   SimBackend* sim = env_.sim();
   const DevicePtr a = AllocateOk(24 * kMiB, 0);
   const DevicePtr keep = AllocateOk(24 * kMiB, 0);
@@ -359,10 +358,7 @@ TEST_F(GrowableSegmentsTest, BelowTheHighMarkOnlyFinishedFreesMoveAndNothingWait
 // slack) is an error for that call and loses nothing: the chunk stays mapped
 // and counted, the cache stays valid, and a later trim gives it back.
 TEST_F(GrowableSegmentsTest, FailedUnmapDuringATrimLosesNothing) {
-  Options options = env_.BaseOptions();
-  options.release_slack = 0;
-  options.release_slack_max = 0;
-  Make(options);
+  MakeWithSlack(0, 0);
   SimBackend* sim = env_.sim();
   const DevicePtr a = AllocateOk(24 * kMiB, 0);
   const DevicePtr keep = AllocateOk(8 * kMiB, 0);
