@@ -413,6 +413,7 @@ TEST(BadConfTest, BadValues) {
            {"memory_limit:-1GiB", "memory_limit", "-1GiB"},
            {"memory_fraction:0", "memory_fraction", "0"},
            {"release_slack:2", "release_slack", "2"},
+           {"release_slack_max:1.5", "release_slack_max", "1.5"},
            {"backend:cudaMallocAsync", "backend", "cudaMallocAsync"},
            {"max_map_chunk_mb:1", "max_map_chunk_mb", "1"},
        }) {
