@@ -29,6 +29,9 @@
 #                                              the timed rounds); about 7 minutes on
 #                                              an H100, at most ~8.5 (a time budget
 #                                              skips, and reports, what would not fit)
+#   scripts/gpu_round.sh .gpu OUTDIR traces    only the traces of every training
+#                                              workload (about 2 minutes on an H100):
+#                                              OUTDIR/traces.tar
 #   scripts/gpu_round.sh .gpu OUTDIR pip       `pip install .` (the README's), then
 #                                              ccalloc.torch from /tmp, ldd without
 #                                              Abseil, host tests on the installed copy
@@ -148,8 +151,26 @@ ldd "$L"; ! ldd "$L" | grep -i absl'
         rc=1
       fi
       ;;
+    traces)
+      # Only the traces (one short untimed ccalloc run per workload, each
+      # trace saying its step count): OUTDIR/traces.tar, for traces/.
+      traces="${TMPDIR:-/tmp}/ccalloc-training-traces"
+      rm -rf "$traces"
+      traces_env=(PYTHONPATH="$ROOT/python${PYTHONPATH:+:$PYTHONPATH}"
+        CCALLOC_TORCH_LIBRARY="$BUNDLE/allocator/libccalloc_torch.so"
+        CCALLOC_CACHE="${TMPDIR:-/tmp}/ccalloc-cache")
+      run record_traces env "${traces_env[@]}" \
+        python3 bench/compare_training.py --configs ccalloc --rounds 0 \
+        --record-traces "$traces" --trace-steps 12 --timeout 120 --out "$OUT/traces.json"
+      if compgen -G "$traces/*.trace.gz" > /dev/null; then
+        tar -C "$traces" -cf "$OUT/traces.tar" . && ls -l "$OUT/traces.tar"
+      else
+        echo "=== traces: none recorded" >&2
+        rc=1
+      fi
+      ;;
     *)
-      echo "unknown part '$part' (core, bench, torch, compare, training, pip, compat, costs)" >&2
+      echo "unknown part '$part' (core, bench, torch, compare, training, traces, pip, compat, costs)" >&2
       rc=2
       ;;
   esac
