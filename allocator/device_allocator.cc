@@ -176,7 +176,7 @@ absl::StatusOr<Block*> DeviceAllocator::TryAllocate(std::size_t rounded,
   // Make the block's bytes usable before handing it out; on failure the
   // block is still free and indexed, so there is nothing to undo.
   ++prepare_epoch_;  // FreeCompleted polls each stream once per Prepare
-  if (absl::Status s = store_->Prepare(Locked(), *block->segment, block->ptr, rounded);
+  if (absl::Status s = store_->Prepare(Locked(), *block->segment, *block, block->ptr, rounded);
       !s.ok()) {
     return s;
   }

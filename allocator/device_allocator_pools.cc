@@ -183,7 +183,7 @@ absl::StatusOr<DevicePtr> DeviceAllocator::AllocateAt(PoolId pool, DevicePtr ptr
   // On failure what the store made usable so far stays cached and no block
   // changed.
   ++prepare_epoch_;  // FreeCompleted polls each stream once per Prepare
-  if (absl::Status s = store_->Prepare(Locked(), *block->segment, ptr, size); !s.ok()) {
+  if (absl::Status s = store_->Prepare(Locked(), *block->segment, *block, ptr, size); !s.ok()) {
     return s;
   }
   if (ptr > block->ptr) block = SplitFreeAt(block, ptr);

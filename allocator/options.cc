@@ -233,6 +233,12 @@ absl::StatusOr<Options> ParseOptions(absl::string_view conf, const Options& base
         return BadValue(key, value, "must be in [0, 1]");
       }
       options.release_slack = f;
+    } else if (key == "unpin_edges_mb") {
+      std::size_t mb = 0;
+      if (!absl::SimpleAtoi(value, &mb) || mb > (std::size_t{1} << 20)) {
+        return BadValue(key, value, "must be a whole number of MiB (0: never)");
+      }
+      options.unpin_edges = mb * kMiB;
     } else if (key == "release_slack_max") {
       double f = 0;
       if (!absl::SimpleAtod(value, &f) || !(f >= 0.0 && f <= 1.0)) {
@@ -245,7 +251,7 @@ absl::StatusOr<Options> ParseOptions(absl::string_view conf, const Options& base
           "' (known: max_split_size_mb, roundup_power2_divisions, "
           "garbage_collection_threshold, expandable_segments, backend, memory_limit, "
           "memory_fraction, release_slack, release_slack_max, max_map_chunk_mb, "
-          "map_chunk_divisor)"));
+          "map_chunk_divisor, unpin_edges_mb)"));
     }
   }
   return options;
@@ -268,7 +274,8 @@ std::string Options::ToString() const {
       ",memory_limit:", memory_limit, ",memory_fraction:", memory_fraction,
       ",release_slack:", release_slack, ",release_slack_max:", release_slack_max,
       ",max_map_chunk_mb:", max_map_chunk / kMiB,
-                                 ",map_chunk_divisor:", map_chunk_divisor);
+                                 ",map_chunk_divisor:", map_chunk_divisor,
+                                 ",unpin_edges_mb:", unpin_edges / kMiB);
   return out;
 }
 

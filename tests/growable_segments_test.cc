@@ -354,6 +354,45 @@ TEST_F(GrowableSegmentsTest, BelowTheHighMarkOnlyFinishedFreesMoveAndNothingWait
   EXPECT_EQ(sim->counts().live_events, 0) << "an emptied cache still holds a mark";
 }
 
+// unpin_edges_mb: a block that would end inside a mapped chunk reaching
+// well into the rest of its hole gets that chunk unmapped first (its frees
+// finished) and its own part mapped alone, so the rest stays movable;
+// without it the rest stays mapped under the hole, pinned by the block.
+TEST_F(GrowableSegmentsTest, UnpinEdgesLeavesNoChunkHalfUsedByANewBlock) {
+  for (std::size_t unpin : {std::size_t{0}, 4 * kMiB}) {
+    SCOPED_TRACE(absl::StrCat("unpin_edges ", unpin));
+    Options options = env_.BaseOptions();
+    options.release_slack = 0;
+    options.release_slack_max = 0;
+    options.unpin_edges = unpin;
+    Make(options);
+    const DevicePtr a = AllocateOk(64 * kMiB, 0);  // four 16 MiB chunks
+    const DevicePtr keep = AllocateOk(2 * kMiB, 0);
+    FreeOk(a);
+    // Stream 1 grows beyond the slack: the cache waits for stream 0 once and
+    // takes one of a's chunks, so a's free is known finished from now on.
+    const DevicePtr c = AllocateOk(8 * kMiB, 1);
+    ASSERT_EQ(alloc_->GetStats().num_stream_syncs, 1);
+    const DevicePtr d = AllocateOk(20 * kMiB, 0);
+    ASSERT_EQ(d, a);
+    Snapshot snap = alloc_->TakeSnapshot();
+    const SegmentInfo* seg = SegmentOf(snap, d);
+    ASSERT_NE(seg, nullptr);
+    bool after_d_mapped = false;
+    for (const auto& [lo, hi] : seg->mapped_ranges) {
+      after_d_mapped |= lo <= d + 20 * kMiB && hi > d + 20 * kMiB;
+    }
+    if (unpin == 0) {
+      EXPECT_TRUE(after_d_mapped) << "the chunk under d's end should reach past it (pinned)";
+    } else {
+      EXPECT_FALSE(after_d_mapped) << "a chunk half used by d was left mapped";
+    }
+    EXPECT_EQ(static_cast<std::int64_t>(env_.sim()->counts().bytes_in_use), Reserved());
+    EXPECT_TRUE(IsValid(*alloc_));
+    for (DevicePtr p : {keep, c, d}) FreeOk(p);
+  }
+}
+
 // An unmap that fails during a trim (empty_cache, then growth beyond the
 // slack) is an error for that call and loses nothing: the chunk stays mapped
 // and counted, the cache stays valid, and a later trim gives it back.

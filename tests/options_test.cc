@@ -214,6 +214,14 @@ TEST(OptionsTest, ReleaseSlack) {
   }
 }
 
+TEST(OptionsTest, UnpinEdges) {
+  EXPECT_EQ(ParseOk("unpin_edges_mb:4").unpin_edges, 4 * kMiB);
+  EXPECT_EQ(DefaultOptions().unpin_edges, 0u) << "unpinning is opt-in until measured on a GPU";
+  for (const char* bad : {"unpin_edges_mb:-1", "unpin_edges_mb:x", "unpin_edges_mb:1.5"}) {
+    EXPECT_THAT(ParseError(bad), HasSubstr("unpin_edges_mb")) << bad;
+  }
+}
+
 TEST(OptionsTest, MapChunks) {
   EXPECT_EQ(ParseOk("max_map_chunk_mb:64").max_map_chunk, 64 * kMiB);
   EXPECT_EQ(ParseOk("map_chunk_divisor:4").map_chunk_divisor, 4u);

@@ -38,7 +38,7 @@ class ClassicSegments final : public SegmentStore {
   absl::StatusOr<std::unique_ptr<Segment>> Create(CacheLock lock, std::size_t rounded,
                                                   StreamId stream, PoolKind pool,
                                                   PrivatePool* owner) override;
-  absl::Status Prepare(CacheLock lock, Segment& segment, DevicePtr begin,
+  absl::Status Prepare(CacheLock lock, Segment& segment, const Block& hole, DevicePtr begin,
                        std::size_t bytes) override {
     return absl::OkStatus();
   }

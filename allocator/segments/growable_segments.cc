@@ -79,10 +79,19 @@ absl::StatusOr<std::unique_ptr<Segment>> GrowableSegments::Create(CacheLock lock
   return segment;
 }
 
-absl::Status GrowableSegments::Prepare(CacheLock lock, Segment& range, DevicePtr begin,
-                                       std::size_t bytes) {
+absl::Status GrowableSegments::Prepare(CacheLock lock, Segment& range, const Block& hole,
+                                       DevicePtr begin, std::size_t bytes) {
   AssertHeld(lock);
   GrowableSegment* segment = &Of(range);
+  // Chunks taken from under free holes are remapped when a run has their
+  // size (saving a release and a create); the rest go back to the device
+  // before any new memory is created, so the device never holds more than
+  // the counters say. On failure part of the chunks may already be unmapped
+  // into `spares`: they are released below like any unused one.
+  std::vector<std::pair<PhysicalHandle, std::size_t>> spares;
+  if (options_.unpin_edges > 0 && !cache_.capturing()) {
+    UnpinEdges(segment, hole, begin, bytes, &spares);
+  }
   const std::size_t first = (begin - segment->base) / page_size_;
   const std::size_t last = (begin + bytes - 1 - segment->base) / page_size_;
   std::size_t missing = 0;
@@ -149,15 +158,9 @@ absl::Status GrowableSegments::Prepare(CacheLock lock, Segment& range, DevicePtr
     i += run;
   }
 
-  // Chunks taken from under free holes are remapped here when a run has
-  // their size (saving a release and a create, ~16 us on an H200); the rest
-  // go back to the device before any new memory is created, so the device
-  // never holds more than the counters say.
-  std::vector<std::pair<PhysicalHandle, std::size_t>> spares;
   absl::Status status;
-  // On failure part of the chunks may already be unmapped into `spares`:
-  // they are released below like any unused one. Holes of the default pool
-  // are what gets trimmed, whichever pool the block is in.
+  // Holes of the default pool are what gets trimmed, whichever pool the
+  // block is in.
   std::size_t moved = 0;
   if (excess_low > 0) {
     absl::StatusOr<std::size_t> n = UnmapFreeChunks(std::min(excess_low, need), begin,
@@ -188,6 +191,42 @@ absl::Status GrowableSegments::Prepare(CacheLock lock, Segment& range, DevicePtr
     if (!mapped[r]) status = MapChunk(segment, runs[r].first, runs[r].second, 0);
   }
   return status;
+}
+
+void GrowableSegments::UnpinEdges(GrowableSegment* segment, const Block& hole, DevicePtr begin,
+                                  std::size_t bytes,
+                                  std::vector<std::pair<PhysicalHandle, std::size_t>>* spares) {
+  // A block that starts or ends inside a mapped chunk reaching past it into
+  // the same free hole would pin the rest of that chunk until the block is
+  // freed. When that rest is at least unpin_edges, the chunk (wholly free,
+  // its frees finished: never a wait) is unmapped now and the block's part
+  // mapped again on its own: two calls more, that memory kept movable.
+  if (!cache_.FreeCompleted(hole)) return;
+  const std::size_t hole_lo = RoundUp(hole.ptr - segment->base, page_size_) / page_size_;
+  const std::size_t hole_hi = (hole.end() - segment->base) / page_size_;
+  const std::size_t first = (begin - segment->base) / page_size_;
+  const std::size_t last = (begin + bytes - 1 - segment->base) / page_size_;
+  for (const std::size_t page : {first, last}) {
+    if (page >= segment->mapped_end || segment->pages[page] == 0) continue;
+    const auto [lo, hi] = segment->ChunkAround(page);
+    if (lo < hole_lo || hi > hole_hi) continue;  // a live neighbour pins it already
+    const std::size_t used = std::min(hi, last + 1) - std::max(lo, first);
+    if ((hi - lo - used) * page_size_ < options_.unpin_edges) continue;
+    const DevicePtr va = segment->base + lo * page_size_;
+    const std::size_t chunk = (hi - lo) * page_size_;
+    const PhysicalHandle handle = segment->pages[page];
+    // A failed unmap leaves the chunk mapped and counted: it only stays pinned.
+    if (!backend_.Unmap(va, chunk).ok()) return;
+    for (std::size_t p = lo; p < hi; ++p) segment->pages[p] = 0;
+    segment->mapped_pages -= hi - lo;
+    while (segment->mapped_end > 0 && segment->pages[segment->mapped_end - 1] == 0) {
+      --segment->mapped_end;
+    }
+    ++cache_.stats().num_unmaps;
+    AddReserved(segment->pool, -static_cast<std::int64_t>(chunk));
+    spares->emplace_back(handle, hi - lo);
+    if (first == last) break;
+  }
 }
 
 absl::Status GrowableSegments::MapChunk(GrowableSegment* segment, std::size_t first_page,

@@ -94,7 +94,7 @@ class GrowableSegments final : public SegmentStore {
   absl::StatusOr<std::unique_ptr<Segment>> Create(CacheLock lock, std::size_t rounded,
                                                   StreamId stream, PoolKind pool,
                                                   PrivatePool* owner) override;
-  absl::Status Prepare(CacheLock lock, Segment& segment, DevicePtr begin,
+  absl::Status Prepare(CacheLock lock, Segment& segment, const Block& hole, DevicePtr begin,
                        std::size_t bytes) override;
   absl::StatusOr<std::size_t> Trim(CacheLock lock, PrivatePool* owner) override;
   bool CanRelease(CacheLock lock, const Segment& segment) const override;
@@ -119,6 +119,12 @@ class GrowableSegments final : public SegmentStore {
   absl::Status GrantPeer(CacheLock lock, int peer_device) override;
 
  private:
+  // Unmaps (into `spares`) the wholly free chunks of `hole` that the block
+  // [begin, begin + bytes) would leave at least unpin_edges of unused, when
+  // their frees have finished (see Prepare).
+  void UnpinEdges(GrowableSegment* segment, const Block& hole, DevicePtr begin,
+                  std::size_t bytes, std::vector<std::pair<PhysicalHandle, std::size_t>>* spares)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Maps one chunk of `pages` pages at `first_page`: the physical memory
   // `reuse` (unmapped elsewhere, of exactly that size) or, when 0, new memory.
   absl::Status MapChunk(GrowableSegment* segment, std::size_t first_page, std::size_t pages,

@@ -120,11 +120,11 @@ class SegmentStore {
   virtual absl::StatusOr<std::unique_ptr<Segment>> Create(CacheLock lock, std::size_t rounded,
                                                           StreamId stream, PoolKind pool,
                                                           PrivatePool* owner) = 0;
-  // Makes [begin, begin + bytes) of `segment` (inside one free block) usable
-  // before a block there is handed out. On failure what was made usable stays
-  // (cached, counted) and no block changes.
-  virtual absl::Status Prepare(CacheLock lock, Segment& segment, DevicePtr begin,
-                               std::size_t bytes) = 0;
+  // Makes [begin, begin + bytes) of `segment` (inside the free block
+  // `hole`) usable before a block there is handed out. On failure what was
+  // made usable stays (cached, counted) and no block changes.
+  virtual absl::Status Prepare(CacheLock lock, Segment& segment, const Block& hole,
+                               DevicePtr begin, std::size_t bytes) = 0;
   // Gives back the memory under free blocks of `owner`'s pool (null: the
   // default pool) that can go without releasing whole segments, and returns
   // the bytes given back. The caller checks that no capture is underway and

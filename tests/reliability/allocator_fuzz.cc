@@ -29,6 +29,8 @@
 //     0x10 destroy with blocks still live (tests the destructor's release)
 //     0x20 64 KiB device pages instead of 2 MiB (growable edge pages), on
 //          the 1 GiB device
+//     0x40 unpin_edges of two pages (growable: chunks a new block would
+//          half use are unmapped first)
 //   then operations, one opcode byte (mod 19) each, followed by arguments:
 //     0-4  allocate      stream:u8 size...     (size encoding: ReadSize)
 //     5-7  free          index:u8              (a live block)
@@ -130,6 +132,7 @@ class Harness {
     options_.expandable_segments = growable_;
     if ((config & 0x04) != 0) options_.max_split_size = 64 * kMiB;
     if ((config & 0x08) != 0) options_.garbage_collection_threshold = 0.6;
+    if ((config & 0x40) != 0) options_.unpin_edges = 2 * page_size_;
     alloc_ =
         std::make_unique<DeviceAllocator>(std::make_unique<BorrowedBackend>(sim_.get()), options_);
     Check("construction");
