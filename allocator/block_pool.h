@@ -37,6 +37,14 @@ struct PrivatePool;
 
 // 0 is the default pool; any other value names a private pool.
 using PoolId = std::uint64_t;
+// Regions (sleep and wake) are pools whose id has this bit set.
+inline constexpr PoolId kRegionPoolBit = PoolId{1} << 63;
+// A region's number; 0 is none.
+using RegionId = std::uint32_t;
+// The calling thread's current region (allocations go to its segments), and
+// setting it (returns the previous). A plain thread_local: no lock.
+RegionId CurrentRegion();
+RegionId SetCurrentRegion(RegionId region);
 
 enum class BlockState : std::uint8_t {
   kFree,       // in a pool, reusable
@@ -138,6 +146,14 @@ struct PrivatePool {
   explicit PrivatePool(PoolId pool_id) : id(pool_id) {}
   PoolId id;
   int use_count = 0;
+  // A region (DeviceAllocator::Pause): allocations made while it is the
+  // thread's current region, in segments of its own; its id is
+  // kRegionPoolBit | the region's number. Held for the allocator's life
+  // (use count 1), so trims of other pools never touch it.
+  bool region = false;
+  // Paused: its memory is given back; its blocks keep their addresses.
+  bool paused = false;
+  std::size_t paused_bytes = 0;  // what the pause gave back
   std::size_t segments = 0;
   BlockPool small{PoolKind::kSmall};
   BlockPool large{PoolKind::kLarge};

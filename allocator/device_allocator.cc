@@ -107,6 +107,15 @@ absl::StatusOr<DevicePtr> DeviceAllocator::Allocate(std::size_t size, StreamId s
       (void)FlushPoolWork();
     }
   }
+  // A graph pool being captured into wins over the thread's region.
+  if (const RegionId region = CurrentRegion(); ABSL_PREDICT_FALSE(region != 0) &&
+                                               owner == nullptr) {
+    owner = RegionPool(region);
+    if (owner->paused) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "region ", region, " is paused: resume it before allocating in it"));
+    }
+  }
   // Reclaim blocks whose cross-stream work has finished before looking, so
   // they are reused rather than new memory taken. A capture refuses event
   // queries: then pending blocks wait.
@@ -120,11 +129,13 @@ absl::StatusOr<DevicePtr> DeviceAllocator::Allocate(std::size_t size, StreamId s
   // While capturing, releasing memory or synchronizing would invalidate the
   // capture: the ladder stops here and reports.
   if (!block.ok() && absl::IsResourceExhausted(block.status()) && !capturing()) {
-    // Release cached memory that is wholly free, then retry.
+    // Release cached memory that is wholly free (regions' too), then retry.
     absl::StatusOr<std::size_t> released =
         ReleaseCached(growable_ ? 0 : SizePolicy::SegmentSize(*rounded));
     if (!released.ok()) return released.status();
-    if (*released > 0) {
+    absl::StatusOr<std::size_t> regions = ReleaseRegionsCached();
+    if (!regions.ok()) return regions.status();
+    if (*released + *regions > 0) {
       ++stats_.num_alloc_retries;
       block = TryAllocate(*rounded, size, stream, pool, owner);
     }
@@ -137,6 +148,7 @@ absl::StatusOr<DevicePtr> DeviceAllocator::Allocate(std::size_t size, StreamId s
     if (pool_work_) (void)FlushPoolWork();
     absl::StatusOr<std::size_t> released = ReleaseCached(0);
     if (!released.ok()) return released.status();
+    if (absl::StatusOr<std::size_t> r = ReleaseRegionsCached(); !r.ok()) return r.status();
     ++stats_.num_alloc_retries;
     block = TryAllocate(*rounded, size, stream, pool, owner);
   }
@@ -527,7 +539,11 @@ absl::Status DeviceAllocator::SynchronizeAndFreeEvents() {
 
 absl::StatusOr<std::size_t> DeviceAllocator::ReleaseCached(std::size_t target,
                                                            PrivatePool* owner) {
-  if (capturing() || (owner != nullptr && owner->use_count > 0)) return std::size_t{0};
+  // A region is held for good but its free memory may go (a live graph
+  // pool's may not: a graph replays into it).
+  if (capturing() || (owner != nullptr && owner->use_count > 0 && !owner->region)) {
+    return std::size_t{0};
+  }
   const std::size_t before = reserved();
   // Memory under free blocks that can go without whole segments (growable
   // pages), then the segments that are wholly free.
@@ -558,6 +574,17 @@ absl::StatusOr<std::size_t> DeviceAllocator::ReleaseCached(std::size_t target,
     if (absl::Status s = ReleaseSegment(segment); !s.ok()) return s;
   }
   return before - reserved();
+}
+
+absl::StatusOr<std::size_t> DeviceAllocator::ReleaseRegionsCached() {
+  // Regions keep their blocks apart, not their free memory.
+  std::size_t released = 0;
+  for (auto& [id, region] : regions_) {
+    absl::StatusOr<std::size_t> r = ReleaseCached(0, region.get());
+    if (!r.ok()) return r.status();
+    released += *r;
+  }
+  return released;
 }
 
 absl::Status DeviceAllocator::ReleaseSegment(Segment* segment) {
@@ -616,6 +643,7 @@ absl::Status DeviceAllocator::EmptyCache() {
   if (absl::Status s = SynchronizePending(); !s.ok()) return s;
   absl::StatusOr<std::size_t> released = ReleaseCached(0);
   if (!released.ok()) return released.status();
+  if (absl::StatusOr<std::size_t> r = ReleaseRegionsCached(); !r.ok()) return r.status();
   // Blocks of released pools that the wait freed.
   if (absl::Status s = FlushPoolWork(); !s.ok()) return s;
   // The waits above covered every free: the marks have nothing left to tell,

@@ -139,6 +139,22 @@ class DeviceAllocator final : private SegmentCache {
   // NotFound for an unknown pool.
   absl::Status EmptyCachePool(PoolId pool) ABSL_LOCKS_EXCLUDED(mu_);
 
+  // --- Sleep and wake (regions) ---------------------------------------------
+  // Allocations made while a region is the calling thread's current region
+  // (SetCurrentRegion, block_pool.h) live in segments of that region only.
+  // Pause waits for the device, then gives back every byte the region holds,
+  // live blocks' too; their addresses stay, their contents are lost (a copy
+  // to host memory first is the caller's). Allocating in a paused region is
+  // FailedPrecondition; freeing its blocks works. Resume maps memory again
+  // under the region's live blocks at the same addresses; on failure the
+  // region stays paused and nothing it took stays. Growable segments only:
+  // FailedPrecondition otherwise, NotFound for a region never used,
+  // FailedPrecondition to pause a paused region, resume a running one, or
+  // either during a stream capture. Both return the bytes given back or taken.
+  absl::StatusOr<std::size_t> Pause(RegionId region) ABSL_LOCKS_EXCLUDED(mu_);
+  absl::StatusOr<std::size_t> Resume(RegionId region) ABSL_LOCKS_EXCLUDED(mu_);
+  bool IsPaused(RegionId region) const ABSL_LOCKS_EXCLUDED(mu_);
+
   // Caps reserved memory (0: no cap). Memory already reserved is not freed by
   // the call; growth beyond the cap first releases cached memory.
   absl::Status SetMemoryLimit(std::size_t bytes) ABSL_LOCKS_EXCLUDED(mu_);
@@ -242,6 +258,8 @@ class DeviceAllocator final : private SegmentCache {
   absl::StatusOr<std::size_t> ReleaseCached(std::size_t target, PrivatePool* owner = nullptr)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status ReleaseSegment(Segment* segment) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // ReleaseCached(0) for every region; the bytes released.
+  absl::StatusOr<std::size_t> ReleaseRegionsCached() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void GarbageCollect() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   // --- Private pools ---------------------------------------------------------
@@ -252,6 +270,8 @@ class DeviceAllocator final : private SegmentCache {
   // The pool `stream`'s allocations are routed to; null for the default.
   PrivatePool* RouteFor(StreamId stream) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   PrivatePool* FindPool(PoolId pool) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The region's pool, created on first use.
+  PrivatePool* RegionPool(RegionId region) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   PrivatePool* CreateOrIncrefLocked(PoolId pool) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // The work a capture made wait, done now that none is underway: records
   // the events of frees deferred during capture, then releases the wholly
@@ -340,6 +360,9 @@ class DeviceAllocator final : private SegmentCache {
   TraceRecorder* recorder_ ABSL_GUARDED_BY(mu_) = nullptr;
   // Private pools by id (owning; segments point at them).
   absl::flat_hash_map<PoolId, std::unique_ptr<PrivatePool>> pools_ ABSL_GUARDED_BY(mu_);
+  // Regions by number (owning; their segments point at them). Kept for the
+  // allocator's life once used.
+  absl::flat_hash_map<RegionId, std::unique_ptr<PrivatePool>> regions_ ABSL_GUARDED_BY(mu_);
   // Active BeginAllocateToPool routings, in begin order (the first whose
   // filter accepts a stream wins).
   std::vector<Route> routes_ ABSL_GUARDED_BY(mu_);

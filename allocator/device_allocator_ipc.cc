@@ -45,6 +45,10 @@ absl::StatusOr<DeviceAllocator::IpcExport> DeviceAllocator::ExportIpc(DevicePtr 
   absl::MutexLock lock(&mu_);
   absl::StatusOr<const Block*> block = AllocatedBlockHolding(ptr, "ExportIpc");
   if (!block.ok()) return block.status();
+  if (const PrivatePool* owner = (*block)->segment->owner; owner != nullptr && owner->paused) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "ExportIpc of ", Hex(ptr), ": its region is paused (no memory under it until Resume)"));
+  }
   return store_->ExportIpc(Locked(), **block, ptr, absl::StrCat("ExportIpc of ", Hex(ptr)));
 }
 

@@ -32,9 +32,22 @@ PrivatePool* DeviceAllocator::RouteFor(StreamId stream) const {
 }
 
 PrivatePool* DeviceAllocator::FindPool(PoolId pool) const {
+  if ((pool & kRegionPoolBit) != 0) {
+    auto it = regions_.find(static_cast<RegionId>(pool & ~kRegionPoolBit));
+    return it == regions_.end() ? nullptr : it->second.get();
+  }
   auto it = pools_.find(pool);
   return it == pools_.end() ? nullptr : it->second.get();
 }
+
+namespace {
+absl::Status RefuseRegionId(PoolId pool) {
+  if ((pool & kRegionPoolBit) == 0) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat(
+      "pool ", pool, " has the top bit set: such ids name regions (Pause/Resume), not graph "
+      "pools"));
+}
+}  // namespace
 
 PrivatePool* DeviceAllocator::CreateOrIncrefLocked(PoolId pool) {
   std::unique_ptr<PrivatePool>& slot = pools_[pool];
@@ -48,6 +61,7 @@ absl::Status DeviceAllocator::CreateOrIncrefPool(PoolId pool) {
   if (pool == 0) {
     return absl::InvalidArgumentError("pool 0 is the default pool, not a private pool");
   }
+  if (absl::Status s = RefuseRegionId(pool); !s.ok()) return s;
   absl::MutexLock lock(&mu_);
   CreateOrIncrefLocked(pool);
   DebugCheck();
@@ -61,6 +75,7 @@ absl::Status DeviceAllocator::BeginAllocateToPool(PoolId pool,
         "cannot allocate to pool 0: it is the default pool, not a private pool");
   }
   if (!filter) return absl::InvalidArgumentError("BeginAllocateToPool: the filter is empty");
+  if (absl::Status s = RefuseRegionId(pool); !s.ok()) return s;
   absl::MutexLock lock(&mu_);
   for (const Route& route : routes_) {
     if (route.id == pool) {
@@ -95,6 +110,7 @@ absl::Status DeviceAllocator::ReleasePool(PoolId pool) {
   if (pool == 0) {
     return absl::InvalidArgumentError("pool 0 is the default pool: it cannot be released");
   }
+  if (absl::Status s = RefuseRegionId(pool); !s.ok()) return s;
   absl::MutexLock lock(&mu_);
   PrivatePool* owner = FindPool(pool);
   if (owner == nullptr) return absl::NotFoundError(absl::StrCat("unknown pool ", pool));
@@ -272,6 +288,127 @@ void DeviceAllocator::ErasePoolsWithoutMemory() {
       ++it;
     }
   }
+}
+
+}  // namespace ccalloc
+
+// ---------------------------------------------------------------------------
+// Regions: sleep and wake
+// ---------------------------------------------------------------------------
+
+namespace ccalloc {
+
+PrivatePool* DeviceAllocator::RegionPool(RegionId region) {
+  std::unique_ptr<PrivatePool>& slot = regions_[region];
+  if (slot == nullptr) {
+    slot = std::make_unique<PrivatePool>(kRegionPoolBit | region);
+    slot->region = true;
+    slot->use_count = 1;  // held for the allocator's life
+  }
+  return slot.get();
+}
+
+bool DeviceAllocator::IsPaused(RegionId region) const {
+  absl::MutexLock lock(&mu_);
+  auto it = regions_.find(region);
+  return it != regions_.end() && it->second->paused;
+}
+
+absl::StatusOr<std::size_t> DeviceAllocator::Pause(RegionId region) {
+  absl::MutexLock lock(&mu_);
+  auto it = regions_.find(region);
+  if (region == 0 || it == regions_.end()) {
+    return absl::NotFoundError(absl::StrCat("region ", region, " was never allocated in"));
+  }
+  PrivatePool* owner = it->second.get();
+  if (owner->paused) {
+    return absl::FailedPreconditionError(absl::StrCat("region ", region, " is already paused"));
+  }
+  if (capturing()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "region ", region, " cannot be paused while a stream capture may be underway"));
+  }
+  if (!growable_) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "region ", region, " lives in classic segments, which cannot give memory back under "
+        "live blocks (pausing needs expandable_segments:True)"));
+  }
+  // Work queued on the region's memory must be done before it goes: wait
+  // for the device (pending frees complete with it).
+  if (absl::Status s = SynchronizeAndFreeEvents(); !s.ok()) return s;
+  if (pool_work_) (void)FlushPoolWork();
+  // From here the region is paused even if a chunk fails to go: what went
+  // is gone, and Resume maps whatever is missing.
+  owner->paused = true;
+  // What went is what reserved lost, also when a segment failed part way.
+  const std::size_t before = reserved();
+  absl::Status status;
+  for (auto& [base, segment] : segments_) {
+    if (segment->owner != owner) continue;
+    if (absl::StatusOr<std::size_t> n = store_->Pause(Locked(), *segment); !n.ok()) {
+      status = n.status();
+      break;
+    }
+  }
+  const std::size_t released = before - reserved();
+  owner->paused_bytes += released;
+  stats_.paused_bytes += static_cast<std::int64_t>(released);
+  DebugCheck();
+  if (!status.ok()) return status;
+  return released;
+}
+
+absl::StatusOr<std::size_t> DeviceAllocator::Resume(RegionId region) {
+  absl::MutexLock lock(&mu_);
+  auto it = regions_.find(region);
+  if (region == 0 || it == regions_.end()) {
+    return absl::NotFoundError(absl::StrCat("region ", region, " was never allocated in"));
+  }
+  PrivatePool* owner = it->second.get();
+  if (!owner->paused) {
+    return absl::FailedPreconditionError(absl::StrCat("region ", region, " is not paused"));
+  }
+  if (capturing()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "region ", region, " cannot be resumed while a stream capture may be underway"));
+  }
+  std::vector<Segment*> resumed;
+  const std::size_t before = reserved();
+  std::size_t taken = 0;
+  absl::Status status;
+  for (auto& [base, segment] : segments_) {
+    if (segment->owner != owner) continue;
+    absl::StatusOr<std::size_t> n = store_->Resume(Locked(), *segment);
+    if (!n.ok()) {
+      status = n.status();
+      break;
+    }
+    resumed.push_back(segment.get());
+    taken += *n;
+  }
+  if (!status.ok()) {
+    // All or nothing: the segments resumed so far give their memory back,
+    // and the region stays paused.
+    for (Segment* segment : resumed) (void)store_->Pause(Locked(), *segment);
+    // Memory a failed undo left mapped is no longer given back; memory of an
+    // earlier half-failed pause that the undo gave back now is.
+    const std::size_t now = reserved();
+    if (now >= before) {
+      const std::size_t stayed = std::min(now - before, owner->paused_bytes);
+      owner->paused_bytes -= stayed;
+      stats_.paused_bytes -= static_cast<std::int64_t>(stayed);
+    } else {
+      owner->paused_bytes += before - now;
+      stats_.paused_bytes += static_cast<std::int64_t>(before - now);
+    }
+    DebugCheck();
+    return status;
+  }
+  owner->paused = false;
+  stats_.paused_bytes -= static_cast<std::int64_t>(owner->paused_bytes);
+  owner->paused_bytes = 0;
+  DebugCheck();
+  return taken;
 }
 
 }  // namespace ccalloc

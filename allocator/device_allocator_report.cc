@@ -326,29 +326,48 @@ bool DeviceAllocator::ValidateLocked(std::string* why) const {
       }
     }
   }
-  for (const auto& [id, pool] : pools_) {
-    if (pool->id != id || pool->use_count < 0) {
-      return fail(absl::StrCat("pool ", id, ": bad record"));
+  // Graph pools and regions alike: the segments they count, their indexes.
+  auto check_pool = [&](PoolId id, const PrivatePool* pool) -> std::string {
+    if (pool->id != id || pool->use_count < 0 || pool->region != ((id & kRegionPoolBit) != 0) ||
+        (pool->region && pool->use_count != 1) || (pool->paused && !pool->region)) {
+      return absl::StrCat("pool ", id, ": bad record");
     }
-    auto counted = pool_segments.find(pool.get());
+    auto counted = pool_segments.find(pool);
     const std::size_t owned = counted == pool_segments.end() ? 0 : counted->second;
     if (pool->segments != owned) {
-      return fail(absl::StrCat("pool ", id, " counts ", pool->segments, " segments but owns ",
-                               owned));
+      return absl::StrCat("pool ", id, " counts ", pool->segments, " segments but owns ", owned);
     }
     if (pool->use_count == 0 && owned == 0) {
-      return fail(absl::StrCat("pool ", id, " is released and owns nothing but is kept"));
+      return absl::StrCat("pool ", id, " is released and owns nothing but is kept");
     }
     for (const BlockPool* index : {&pool->small, &pool->large}) {
-      if (!index->Validate(&pool_why)) return fail(absl::StrCat("pool ", id, ": ", pool_why));
+      if (!index->Validate(&pool_why)) return absl::StrCat("pool ", id, ": ", pool_why);
       for (const Block* b : *index) {
-        if (b->segment->owner != pool.get()) {
-          return fail(absl::StrCat("free block ", Hex(b->ptr), " of pool ",
-                                   b->segment->pool_id(), " is in the index of pool ", id));
+        if (b->segment->owner != pool) {
+          return absl::StrCat("free block ", Hex(b->ptr), " of pool ", b->segment->pool_id(),
+                              " is in the index of pool ", id);
         }
       }
       indexed += index->size();
     }
+    return "";
+  };
+  for (const auto& [id, pool] : pools_) {
+    if (std::string problem = check_pool(id, pool.get()); !problem.empty()) return fail(problem);
+  }
+  std::int64_t paused = 0;
+  for (const auto& [region, pool] : regions_) {
+    if (std::string problem = check_pool(kRegionPoolBit | region, pool.get()); !problem.empty()) {
+      return fail(problem);
+    }
+    if (!pool->paused && pool->paused_bytes != 0) {
+      return fail(absl::StrCat("region ", region, " runs but counts paused bytes"));
+    }
+    paused += static_cast<std::int64_t>(pool->paused_bytes);
+  }
+  if (paused != stats_.paused_bytes) {
+    return fail(absl::StrCat("paused_bytes is ", stats_.paused_bytes, " but the regions gave back ",
+                             paused));
   }
   if (free_blocks != indexed) return fail("the pools index blocks that are not free");
   if (deferred_blocks != deferred_.size()) {

@@ -62,8 +62,9 @@ bool MemoryStats::Validate() const {
                              &inactive_split_bytes, &requested_bytes}) {
     ok = ok && (*a)[0].current == (*a)[1].current + (*a)[2].current;
   }
+  // Blocks of a paused region are active over memory given back.
   ok = ok && allocated_bytes[0].current <= active_bytes[0].current &&
-       active_bytes[0].current <= reserved_bytes[0].current;
+       active_bytes[0].current <= reserved_bytes[0].current + paused_bytes && paused_bytes >= 0;
   return ok;
 }
 
@@ -91,6 +92,7 @@ std::vector<std::pair<std::string, std::int64_t>> Flatten(const MemoryStats& s) 
   out.emplace_back("ccalloc.num_maps", s.num_maps);
   out.emplace_back("ccalloc.num_stream_syncs", s.num_stream_syncs);
   out.emplace_back("ccalloc.num_unmaps", s.num_unmaps);
+  out.emplace_back("ccalloc.paused_bytes", s.paused_bytes);
   std::sort(out.begin(), out.end());
   return out;
 }

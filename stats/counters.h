@@ -71,6 +71,9 @@ struct MemoryStats {
   std::int64_t num_unmaps = 0;   // pages unmapped from growable segments
   std::int64_t num_allocs = 0;   // successful Allocate calls (for rates)
   std::int64_t num_stream_syncs = 0;  // waits on one stream before unmapping
+  // Memory given back by Pause and not yet taken again by Resume (a gauge:
+  // not reset with the accumulated counters).
+  std::int64_t paused_bytes = 0;
 
   void ResetPeaks();
   void ResetAccumulated();

@@ -42,6 +42,14 @@ class ClassicSegments final : public SegmentStore {
                        std::size_t bytes) override {
     return absl::OkStatus();
   }
+  absl::StatusOr<std::size_t> Pause(CacheLock lock, Segment& segment) override {
+    return absl::FailedPreconditionError(
+        "a classic segment cannot be paused: its memory is one device allocation that live "
+        "blocks use (pausing needs growable segments, expandable_segments:True)");
+  }
+  absl::StatusOr<std::size_t> Resume(CacheLock lock, Segment& segment) override {
+    return absl::FailedPreconditionError("a classic segment cannot be paused or resumed");
+  }
   absl::StatusOr<std::size_t> Trim(CacheLock lock, PrivatePool* owner) override {
     return std::size_t{0};
   }

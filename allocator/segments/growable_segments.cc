@@ -276,7 +276,9 @@ absl::StatusOr<std::size_t> GrowableSegments::UnmapFreeChunks(
   std::size_t released = 0;
   // Unmapping during a capture would invalidate it, and a live private pool
   // is memory a captured graph replays into.
-  if (cache_.capturing() || (owner != nullptr && owner->use_count > 0)) return released;
+  if (cache_.capturing() || (owner != nullptr && owner->use_count > 0 && !owner->region)) {
+    return released;
+  }
   MemoryStats& stats = cache_.stats();
   // Largest holes first (each index is ordered by stream, then size): they
   // are the least likely to be wanted whole again soon.
@@ -329,6 +331,83 @@ absl::StatusOr<std::size_t> GrowableSegments::UnmapFreeChunks(
     }
   }
   return released;
+}
+
+absl::StatusOr<std::size_t> GrowableSegments::Pause(CacheLock lock, Segment& range) {
+  AssertHeld(lock);
+  GrowableSegment& segment = Of(range);
+  std::size_t released = 0;
+  for (std::size_t i = 0; i < segment.mapped_end;) {
+    if (segment.pages[i] == 0) {
+      ++i;
+      continue;
+    }
+    const auto [first, last] = segment.ChunkAround(i);
+    const DevicePtr va = segment.base + first * page_size_;
+    const std::size_t bytes = (last - first) * page_size_;
+    // A chunk that cannot be unmapped stays mapped and counted: the pause
+    // fails there and what was given back so far stays given back.
+    if (absl::Status s = backend_.Unmap(va, bytes); !s.ok()) return s;
+    const PhysicalHandle handle = segment.pages[i];
+    for (std::size_t p = first; p < last; ++p) segment.pages[p] = 0;
+    segment.mapped_pages -= last - first;
+    ++cache_.stats().num_unmaps;
+    AddReserved(segment.pool, -static_cast<std::int64_t>(bytes));
+    released += bytes;
+    if (backend_.ReleasePhysical(handle).ok()) ++cache_.stats().num_device_free;
+    i = last;
+  }
+  segment.mapped_end = 0;
+  return released;
+}
+
+absl::StatusOr<std::size_t> GrowableSegments::Resume(CacheLock lock, Segment& range) {
+  AssertHeld(lock);
+  GrowableSegment& segment = Of(range);
+  // The pages under every block that is not free, in chunks as Prepare maps
+  // them (one per partly covered page, the interior in chunks of at most
+  // max_map_chunk): the memory is taken again whatever the slack says.
+  std::vector<std::pair<std::size_t, std::size_t>> done;  // (first page, pages)
+  absl::Status status;
+  for (const Block* b = segment.head; b != nullptr && status.ok(); b = b->next) {
+    if (b->state == BlockState::kFree) continue;
+    const std::size_t first = (b->ptr - segment.base) / page_size_;
+    const std::size_t last = (b->end() - 1 - segment.base) / page_size_;
+    const std::size_t cap = std::max(page_size_, options_.max_map_chunk);
+    for (std::size_t i = first; i <= last && status.ok();) {
+      if (segment.pages[i] != 0) {
+        ++i;
+        continue;
+      }
+      std::size_t run = 1;
+      while (i + run <= last && segment.pages[i + run] == 0 && (run + 1) * page_size_ <= cap) {
+        ++run;
+      }
+      status = MapChunk(&segment, i, run, 0);
+      if (status.ok()) done.emplace_back(i, run);
+      i += run;
+    }
+  }
+  if (status.ok()) {
+    std::size_t bytes = 0;
+    for (const auto& [first, pages] : done) bytes += pages * page_size_;
+    return bytes;
+  }
+  // Nothing of a failed resume stays: the segment is paused as before.
+  for (const auto& [first, pages] : done) {
+    const DevicePtr va = segment.base + first * page_size_;
+    const PhysicalHandle handle = segment.pages[first];
+    if (!backend_.Unmap(va, pages * page_size_).ok()) continue;  // stays mapped, counted
+    for (std::size_t p = first; p < first + pages; ++p) segment.pages[p] = 0;
+    segment.mapped_pages -= pages;
+    ++cache_.stats().num_unmaps;
+    AddReserved(segment.pool, -static_cast<std::int64_t>(pages * page_size_));
+    if (backend_.ReleasePhysical(handle).ok()) ++cache_.stats().num_device_free;
+  }
+  while (segment.mapped_end > 0 && segment.pages[segment.mapped_end - 1] == 0) {
+    --segment.mapped_end;
+  }
+  return status;
 }
 
 bool GrowableSegments::CanRelease(CacheLock lock, const Segment& segment) const {
@@ -480,7 +559,8 @@ bool GrowableSegments::ValidateSegment(CacheLock lock, const Segment& range,
     return fail(absl::StrCat("segment ", Hex(segment.base), ": the page table is not the "
                              "range's size"));
   }
-  for (const Block* b = segment.head; b != nullptr; b = b->next) {
+  const bool paused = segment.owner != nullptr && segment.owner->paused;
+  for (const Block* b = segment.head; b != nullptr && !paused; b = b->next) {
     if (b->state == BlockState::kFree) continue;
     const std::size_t first = (b->ptr - segment.base) / page_size_;
     const std::size_t last = (b->end() - 1 - segment.base) / page_size_;

@@ -130,6 +130,14 @@ class SegmentStore {
   // the bytes given back. The caller checks that no capture is underway and
   // that a private pool is not live.
   virtual absl::StatusOr<std::size_t> Trim(CacheLock lock, PrivatePool* owner) = 0;
+  // Sleep and wake. Pause gives back every byte of memory `segment` holds
+  // (live blocks' too: the caller has waited for the work on them) and
+  // returns how much; the address range stays. Resume maps memory again
+  // under every block of `segment` that is not free, at the same addresses;
+  // on failure nothing it mapped stays. FailedPrecondition where memory
+  // cannot be given back without moving blocks (classic segments).
+  virtual absl::StatusOr<std::size_t> Pause(CacheLock lock, Segment& segment) = 0;
+  virtual absl::StatusOr<std::size_t> Resume(CacheLock lock, Segment& segment) = 0;
   // Whether the wholly free `segment` may be released now (its memory goes
   // with it): growable ranges only once nothing is mapped under them.
   virtual bool CanRelease(CacheLock lock, const Segment& segment) const = 0;

@@ -43,10 +43,12 @@
 //     13   set_limit     v:u8                  (0: none; else 64 MiB << v%9)
 //     14   fail_nth      op:u8 n:u8            (SimOp op%5, or Unmap when n has
 //                                               bit 7 set; call 1 + n%8)
-//     15   misc          which:u8              (zero-size alloc, free(0),
+//     15   misc          which:u8              (which%9: zero-size alloc, free(0),
 //                                               record(0), bad fraction,
 //                                               good fraction, reset peaks,
-//                                               snapshot check)
+//                                               snapshot check, region 1 on/off
+//                                               for later allocations, pause or
+//                                               resume region 1)
 //     16   begin_pool    pool:u8 stream:u8     (pool 1 + pool%3; allocations
 //                                               on the stream go to it, under
 //                                               a simulated stream capture)
@@ -125,6 +127,7 @@ class Harness {
     sim.capacity = (config & 0x22) != 0 ? kGiB : 8 * kGiB;
     sim.page_size = (config & 0x20) != 0 ? std::size_t{64} << 10 : std::size_t{2} << 20;
     sim.auto_complete_events = false;
+    SetCurrentRegion(0);  // the thread outlives the inputs
     capacity_ = sim.capacity;
     page_size_ = sim.page_size;
     sim_ = std::make_unique<SimBackend>(sim);
@@ -218,6 +221,7 @@ class Harness {
   void Finish() {
     for (int op = 0; op < kSimOps; ++op) sim_->FailNth(static_cast<SimOp>(op), 0);
     sim_->FailNth(SimOp::kUnmap, 0);
+    SetCurrentRegion(region_ = 0);
     what_ = "finish";
     // Captures end first: destruction synchronizes, which a capture refuses.
     while (!routes_.empty()) DoEndPool(routes_.begin()->first);
@@ -283,6 +287,17 @@ class Harness {
     const std::int64_t injected = sim_->counts().failures_injected;
     absl::StatusOr<DevicePtr> ptr = alloc_->Allocate(size, stream);
     const MemoryStats after = alloc_->GetStats();
+    bool is_routed = false;
+    for (const auto& [pool, on] : route_order_) is_routed = is_routed || on == stream;
+    const bool in_region = region_ != 0 && !is_routed;
+    if (size != 0 && size <= kMaxRequest && in_region && alloc_->IsPaused(region_)) {
+      Expect(absl::IsFailedPrecondition(ptr.status()),
+             absl::StrCat("allocating in a paused region answered ", ptr.status().ToString()));
+      ExpectUnchanged(before, after);
+      ++bad_inputs_;
+      Check(what_);
+      return;
+    }
     if (size == 0) {
       Expect(ptr.ok() && *ptr == 0, "a zero-byte request did not give a null pointer");
       ExpectUnchanged(before, after);
@@ -298,8 +313,9 @@ class Harness {
       block.stream = stream;
       std::string why;
       Expect(model_.Add(*ptr, block, options_, growable_, &why), why);
-      // Routed allocations land in their pool, others in the default pool.
-      PoolId expect_pool = 0;
+      // Routed allocations land in their pool, others in the thread's region
+      // or the default pool.
+      PoolId expect_pool = in_region ? (kRegionPoolBit | region_) : 0;
       for (const auto& [pool, routed] : route_order_) {
         if (routed == stream) {
           expect_pool = pool;  // the first routing in begin order wins
@@ -433,7 +449,7 @@ class Harness {
 
   void DoMisc(std::uint8_t which) {
     const MemoryStats before = alloc_->GetStats();
-    switch (which % 7) {
+    switch (which % 9) {
       case 0: {
         what_ = "allocate 0";
         absl::StatusOr<DevicePtr> p = alloc_->Allocate(0, which % kStreams);
@@ -475,8 +491,36 @@ class Harness {
         what_ = "snapshot";
         CheckSnapshot();
         break;
+      case 7:
+        // This thread's allocations go to region 1 from now (or no longer).
+        what_ = "toggle region";
+        region_ = region_ == 0 ? 1 : 0;
+        SetCurrentRegion(region_);
+        break;
+      case 8:
+        DoPauseOrResume();
+        break;
     }
     Check(what_);
+  }
+
+  // Pauses region 1, or resumes it when paused. Classic segments refuse, so
+  // does a capture; an injected failure leaves the region as the allocator
+  // says (IsPaused), valid either way.
+  void DoPauseOrResume() {
+    const bool was_paused = alloc_->IsPaused(1);
+    what_ = was_paused ? "resume" : "pause";
+    const std::int64_t injected = sim_->counts().failures_injected;
+    absl::Status s = was_paused ? alloc_->Resume(1).status() : alloc_->Pause(1).status();
+    if (s.ok()) {
+      Expect(alloc_->IsPaused(1) != was_paused, "a successful pause/resume changed nothing");
+      return;
+    }
+    const bool expected = absl::IsNotFound(s) ||                          // never used
+                          (absl::IsFailedPrecondition(s) && (!growable_ || !routes_.empty())) ||
+                          sim_->counts().failures_injected > injected;
+    Expect(expected, absl::StrCat(what_, " failed: ", s.ToString()));
+    if (was_paused) Expect(alloc_->IsPaused(1), "a failed resume left the region running");
   }
 
   bool uses_empty() const {
@@ -652,6 +696,7 @@ class Harness {
   std::vector<std::pair<PoolId, StreamId>> route_order_;
   int op_ = 0;
   int bad_inputs_ = 0;
+  RegionId region_ = 0;  // this thread's current region (misc op 7)
   std::string what_ = "start";
 };
 

@@ -21,7 +21,7 @@ import struct
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 # Configuration bits (byte 0).
-GROWABLE, SMALL_DEVICE, OVERSIZE, GC, DESTROY_LIVE, PAGE_64K = 1, 2, 4, 8, 16, 32
+GROWABLE, SMALL_DEVICE, OVERSIZE, GC, DESTROY_LIVE, PAGE_64K, UNPIN = 1, 2, 4, 8, 16, 32, 64
 # SimOp values, in sim_backend.h order.
 ALLOCATE, CREATE_PHYSICAL, MAP, RECORD_EVENT, QUERY_EVENT = range(5)
 
@@ -75,7 +75,7 @@ def fail_nth(op, n):  # the (1 + n % 8)-th call of op fails
 
 def misc(which):
     # 0 alloc(0), 1 free(0), 2 record(0), 3 bad fraction, 4 fraction,
-    # 5 reset peaks, 6 snapshot check
+    # 5 reset peaks, 6 snapshot check, 7 region 1 on/off, 8 pause/resume region 1
     return bytes([15, which])
 
 
@@ -171,6 +171,20 @@ SEEDS = {
         alloc(1, 22), free(16), alloc(1, 0), alloc(0, 0), alloc(0, 0), alloc(1, 1, 1),
         release_pool(0), free(0), complete(4), alloc(2, 20), release_pool(0), free(0),
         alloc(1, 18, 134912)]),
+    "unpin_growable": bytes([GROWABLE | UNPIN]) + mixed_workload(),
+    "unmap_fault": bytes([GROWABLE]) + b"".join([
+        alloc(0, 26), alloc(0, 20), free(0), fail_nth(MAP, 0x80), empty_cache(), alloc(1, 25),
+        free(0), fail_nth(ALLOCATE, 0x81), alloc(1, 26), misc(6), empty_cache()]),
+    # Regions: misc(7) toggles region 1 for later allocations, misc(8) pauses
+    # or resumes it.
+    "regions_pause_growable": bytes([GROWABLE]) + b"".join([
+        misc(7), alloc(0, 22), alloc(0, 24, 5), alloc(1, 21), record(0, 1), free(2), misc(8),
+        alloc(0, 20), free(0), misc(7), alloc(0, 21), misc(8), misc(7), alloc(0, 23), misc(6),
+        misc(8), free(0), misc(8), empty_cache(), misc(6)]),
+    "regions_resume_fault": bytes([GROWABLE]) + b"".join([
+        misc(7), alloc(0, 26), alloc(0, 25), misc(8), fail_nth(MAP, 1), misc(8), misc(8),
+        misc(6), free(0), misc(8), misc(8), empty_cache()]),
+    "regions_classic": bytes([0]) + b"".join([misc(7), alloc(0, 22), misc(8), free(0)]),
     "page64k_boundaries": bytes([PAGE_64K | SMALL_DEVICE | GROWABLE]) + b"".join(
         [alloc_special(i % 4, 244 + i, i) for i in range(12)] + [free(3), free(5), misc(6),
                                                                  empty_cache()]),

@@ -1,0 +1,197 @@
+// regions_test.cc — sleep and wake on the simulated device: a region's
+// allocations live in segments of their own; Pause gives back exactly the
+// memory the region holds (live blocks' too) while every block keeps its
+// address; Resume maps memory again under the live blocks only; failures in
+// the middle of a resume leave the region paused and consistent.
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "allocator/device_allocator.h"
+#include "allocator/sim_backend.h"
+#include "gtest/gtest.h"
+#include "tests/support/allocator_fixture.h"
+
+namespace ccalloc::test {
+namespace {
+
+
+// Sets the calling thread's region for a scope.
+class InRegion {
+ public:
+  explicit InRegion(RegionId region) : previous_(SetCurrentRegion(region)) {}
+  ~InRegion() { SetCurrentRegion(previous_); }
+
+ private:
+  RegionId previous_;
+};
+
+class RegionsTest : public AllocatorTest<SimGrowable> {
+ protected:
+  DevicePtr AllocateOk(std::size_t size, StreamId stream = 0) {
+    absl::StatusOr<DevicePtr> p = alloc_->Allocate(size, stream);
+    EXPECT_TRUE(p.ok()) << p.status();
+    return p.ok() ? *p : 0;
+  }
+  std::int64_t Reserved() const { return alloc_->GetStats().reserved_bytes[kStatAll].current; }
+  std::size_t DeviceBytes() const { return env_.sim()->counts().bytes_in_use; }
+};
+
+// Pause gives back exactly what the region holds, other memory untouched;
+// the blocks keep their addresses, allocating in the paused region is an
+// error and allocating elsewhere is not; Resume maps the live blocks again
+// at the same addresses.
+TEST_F(RegionsTest, PauseGivesBackTheRegionOnlyAndResumeMapsTheSameAddresses) {
+  Make();
+  const DevicePtr other = AllocateOk(30 * kMiB);
+  std::vector<DevicePtr> weights;
+  {
+    InRegion r(1);
+    for (std::size_t mib : {8, 24, 40}) weights.push_back(AllocateOk(mib * kMiB));
+  }
+  const std::int64_t reserved_before = Reserved();
+  const std::size_t device_before = DeviceBytes();
+  absl::StatusOr<std::size_t> paused = alloc_->Pause(1);
+  ASSERT_TRUE(paused.ok()) << paused.status();
+  EXPECT_GE(*paused, 72 * kMiB);
+  EXPECT_EQ(Reserved(), reserved_before - static_cast<std::int64_t>(*paused));
+  EXPECT_EQ(DeviceBytes(), device_before - *paused) << "the device got back what was counted";
+  EXPECT_EQ(alloc_->GetStats().paused_bytes, static_cast<std::int64_t>(*paused));
+  EXPECT_TRUE(alloc_->IsPaused(1));
+  EXPECT_EQ(alloc_->GetStats().allocated_bytes[kStatAll].current,
+            static_cast<std::int64_t>((30 + 72) * kMiB))
+      << "paused blocks are still allocated";
+  {
+    InRegion r(1);
+    absl::StatusOr<DevicePtr> refused = alloc_->Allocate(kMiB, 0);
+    ASSERT_FALSE(refused.ok());
+    EXPECT_TRUE(absl::IsFailedPrecondition(refused.status())) << refused.status();
+    EXPECT_NE(refused.status().message().find("paused"), std::string::npos);
+  }
+  const DevicePtr elsewhere = AllocateOk(4 * kMiB);
+  EXPECT_TRUE(IsValid(*alloc_));
+
+  absl::StatusOr<std::size_t> resumed = alloc_->Resume(1);
+  ASSERT_TRUE(resumed.ok()) << resumed.status();
+  EXPECT_GE(*resumed, 72 * kMiB);
+  EXPECT_FALSE(alloc_->IsPaused(1));
+  EXPECT_EQ(alloc_->GetStats().paused_bytes, 0);
+  EXPECT_EQ(static_cast<std::int64_t>(DeviceBytes()), Reserved());
+  Snapshot snap = alloc_->TakeSnapshot();
+  for (DevicePtr p : weights) {
+    const BlockInfo* b = BlockAt(snap, p);
+    ASSERT_NE(b, nullptr);
+    EXPECT_EQ(b->status, BlockStatus::kActiveAllocated) << "the block moved or was lost";
+    const SegmentInfo* seg = SegmentOf(snap, p);
+    EXPECT_EQ(seg->pool_id, kRegionPoolBit | 1);
+  }
+  EXPECT_TRUE(IsValid(*alloc_));
+  {
+    InRegion r(1);
+    const DevicePtr more = AllocateOk(kMiB);
+    EXPECT_TRUE(alloc_->Free(more).ok());
+  }
+  for (DevicePtr p : weights) EXPECT_TRUE(alloc_->Free(p).ok());
+  for (DevicePtr p : {other, elsewhere}) EXPECT_TRUE(alloc_->Free(p).ok());
+}
+
+// Freed blocks of a paused region are simply free (nothing released twice);
+// split and coalesced blocks are resumed by what is live, pending frees
+// completed by the pause's wait.
+TEST_F(RegionsTest, FreesPendingSplitAndCoalescedBlocksAcrossAPause) {
+  Make();
+  std::vector<DevicePtr> b;
+  {
+    InRegion r(2);
+    for (int i = 0; i < 4; ++i) b.push_back(AllocateOk(6 * kMiB));
+  }
+  // b[1] is used on stream 5 too: freeing it leaves it pending.
+  ASSERT_TRUE(alloc_->RecordStream(b[1], 5).ok());
+  ASSERT_TRUE(alloc_->Free(b[1]).ok());
+  ASSERT_TRUE(alloc_->Free(b[2]).ok());  // coalesces with nothing yet (b[1] pending)
+  ASSERT_TRUE(alloc_->Pause(2).ok());
+  EXPECT_EQ(Reserved(), 0) << "the region was the only memory";
+  // Freeing a paused block: free, nothing to give back twice.
+  const std::int64_t frees_before = env_.sim()->counts().live_physical;
+  ASSERT_TRUE(alloc_->Free(b[3]).ok());
+  EXPECT_EQ(env_.sim()->counts().live_physical, frees_before);
+  EXPECT_TRUE(IsValid(*alloc_));
+  absl::StatusOr<std::size_t> resumed = alloc_->Resume(2);
+  ASSERT_TRUE(resumed.ok()) << resumed.status();
+  // Only b[0] is live: only its pages come back.
+  EXPECT_EQ(*resumed, 6 * kMiB);
+  EXPECT_EQ(Reserved(), static_cast<std::int64_t>(6 * kMiB));
+  EXPECT_TRUE(IsValid(*alloc_));
+  ASSERT_TRUE(alloc_->Free(b[0]).ok());
+}
+
+// A resume that fails part way (the device refuses a map) leaves the region
+// paused with nothing it took, and a later resume succeeds.
+TEST_F(RegionsTest, FailedResumeLeavesTheRegionPausedAndConsistent) {
+  Make();
+  std::vector<DevicePtr> b;
+  {
+    InRegion r(3);
+    for (int i = 0; i < 3; ++i) b.push_back(AllocateOk(40 * kMiB));
+  }
+  ASSERT_TRUE(alloc_->Pause(3).ok());
+  const std::int64_t reserved_paused = Reserved();
+  const std::size_t device_paused = DeviceBytes();
+  for (SimOp op : {SimOp::kMap, SimOp::kCreatePhysical}) {
+    env_.sim()->FailNth(op, 4);  // the fourth chunk of the resume
+    absl::StatusOr<std::size_t> resumed = alloc_->Resume(3);
+    ASSERT_FALSE(resumed.ok());
+    EXPECT_TRUE(alloc_->IsPaused(3));
+    EXPECT_EQ(Reserved(), reserved_paused) << "a failed resume kept memory";
+    EXPECT_EQ(DeviceBytes(), device_paused);
+    EXPECT_TRUE(IsValid(*alloc_));
+  }
+  ASSERT_TRUE(alloc_->Resume(3).ok());
+  EXPECT_FALSE(alloc_->IsPaused(3));
+  for (DevicePtr p : b) ASSERT_TRUE(alloc_->Free(p).ok());
+}
+
+TEST_F(RegionsTest, BadCallsAreClearErrors) {
+  Make();
+  EXPECT_TRUE(absl::IsNotFound(alloc_->Pause(9).status()));
+  EXPECT_TRUE(absl::IsNotFound(alloc_->Resume(0).status()));
+  DevicePtr p = 0;
+  {
+    InRegion r(4);
+    p = AllocateOk(kMiB);
+  }
+  EXPECT_TRUE(absl::IsFailedPrecondition(alloc_->Resume(4).status())) << "resume of a running region";
+  ASSERT_TRUE(alloc_->Pause(4).ok());
+  EXPECT_TRUE(absl::IsFailedPrecondition(alloc_->Pause(4).status())) << "pause twice";
+  EXPECT_TRUE(absl::IsFailedPrecondition(alloc_->ExportIpc(p).status()));
+  EXPECT_TRUE(absl::IsInvalidArgument(alloc_->CreateOrIncrefPool(kRegionPoolBit | 4)))
+      << "a region id used as a graph pool";
+  ASSERT_TRUE(alloc_->Resume(4).ok());
+  ASSERT_TRUE(alloc_->Free(p).ok());
+}
+
+// Classic segments cannot give memory back under live blocks: refused.
+TEST(RegionsClassicTest, PauseOfClassicSegmentsIsRefused) {
+  AllocatorEnv env(SimClassic::kKind, SimClassic::kGrowable);
+  absl::StatusOr<std::unique_ptr<DeviceAllocator>> made = env.Make(env.BaseOptions(), kGiB);
+  ASSERT_TRUE(made.ok());
+  DeviceAllocator& alloc = **made;
+  const RegionId before = SetCurrentRegion(7);
+  absl::StatusOr<DevicePtr> p = alloc.Allocate(kMiB, 0);
+  SetCurrentRegion(before);
+  ASSERT_TRUE(p.ok());
+  absl::StatusOr<std::size_t> paused = alloc.Pause(7);
+  ASSERT_FALSE(paused.ok());
+  EXPECT_TRUE(absl::IsFailedPrecondition(paused.status()));
+  EXPECT_NE(paused.status().message().find("expandable_segments:True"), std::string::npos)
+      << paused.status();
+  EXPECT_TRUE(alloc.Validate());
+  ASSERT_TRUE(alloc.Free(*p).ok());
+}
+
+}  // namespace
+}  // namespace ccalloc::test
