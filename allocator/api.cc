@@ -86,6 +86,15 @@ std::string Allocator::TagName(std::uint32_t tag) { return ::ccalloc::TagName(ta
 std::uint32_t Allocator::SetCurrentTag(std::uint32_t tag) { return ::ccalloc::SetCurrentTag(tag); }
 std::uint32_t Allocator::CurrentTag() { return ::ccalloc::CurrentTag(); }
 
+std::uint32_t Allocator::SetCurrentRegion(std::uint32_t region) {
+  return ::ccalloc::SetCurrentRegion(region);
+}
+std::uint32_t Allocator::CurrentRegion() { return ::ccalloc::CurrentRegion(); }
+absl::StatusOr<std::size_t> Allocator::Pause(std::uint32_t region) { return impl_->Pause(region); }
+absl::StatusOr<std::size_t> Allocator::Resume(std::uint32_t region) {
+  return impl_->Resume(region);
+}
+
 std::vector<Allocator::TagStat> Allocator::TagStats() const {
   std::vector<TagStat> out;
   for (const TagUsage& u : impl_->TagStats()) {

@@ -176,6 +176,33 @@ size_t ccalloc_tag_usage_json(ccalloc_allocator* allocator, char* buffer, size_t
   return CopyOut(allocator->impl->TagStatsJson(), buffer, capacity);
 }
 
+ccalloc_region ccalloc_set_region(ccalloc_region region) {
+  return ccalloc::Allocator::SetCurrentRegion(region);
+}
+
+namespace {
+ccalloc_status PauseOrResume(ccalloc_allocator* allocator, ccalloc_region region, size_t* bytes,
+                             bool pause) {
+  if (bytes != nullptr) *bytes = 0;
+  if (allocator == nullptr) return NullAllocator();
+  absl::StatusOr<std::size_t> n =
+      pause ? allocator->impl->Pause(region) : allocator->impl->Resume(region);
+  if (!n.ok()) return Report(n.status());
+  if (bytes != nullptr) *bytes = *n;
+  return CCALLOC_OK;
+}
+}  // namespace
+
+ccalloc_status ccalloc_pause(ccalloc_allocator* allocator, ccalloc_region region,
+                             size_t* bytes) {
+  return PauseOrResume(allocator, region, bytes, /*pause=*/true);
+}
+
+ccalloc_status ccalloc_resume(ccalloc_allocator* allocator, ccalloc_region region,
+                              size_t* bytes) {
+  return PauseOrResume(allocator, region, bytes, /*pause=*/false);
+}
+
 const char* ccalloc_last_error(void) { return last_error.c_str(); }
 
 }  // extern "C"

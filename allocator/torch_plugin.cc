@@ -480,6 +480,33 @@ CCALLOC_TORCH_API size_t ccalloc_torch_tag_usage_json(int device, char* buffer,
       buffer, capacity);
 }
 
+// Sleep and wake (DeviceAllocator::Pause/Resume): the calling thread's
+// region, and pausing or resuming one on `device` (bytes given back or
+// taken in *bytes, which may be NULL).
+CCALLOC_TORCH_API uint32_t ccalloc_torch_set_region(uint32_t region) {
+  return ccalloc::SetCurrentRegion(region);
+}
+
+CCALLOC_TORCH_API int ccalloc_torch_pause(int device, uint32_t region, size_t* bytes) {
+  if (bytes != nullptr) *bytes = 0;
+  absl::StatusOr<ccalloc::DeviceAllocator*> allocator = ccalloc::GetOrCreate(device);
+  if (!allocator.ok()) return Report(allocator.status());
+  absl::StatusOr<std::size_t> n = (*allocator)->Pause(region);
+  if (!n.ok()) return Report(n.status());
+  if (bytes != nullptr) *bytes = *n;
+  return CCALLOC_OK;
+}
+
+CCALLOC_TORCH_API int ccalloc_torch_resume(int device, uint32_t region, size_t* bytes) {
+  if (bytes != nullptr) *bytes = 0;
+  absl::StatusOr<ccalloc::DeviceAllocator*> allocator = ccalloc::GetOrCreate(device);
+  if (!allocator.ok()) return Report(allocator.status());
+  absl::StatusOr<std::size_t> n = (*allocator)->Resume(region);
+  if (!n.ok()) return Report(n.status());
+  if (bytes != nullptr) *bytes = *n;
+  return CCALLOC_OK;
+}
+
 CCALLOC_TORCH_API int ccalloc_torch_devices(int* out, int capacity) {
   int count = 0;
   for (int d = 0; d < ccalloc::kMaxDevices; ++d) {

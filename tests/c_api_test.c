@@ -219,8 +219,40 @@ static void test_tags(void) {
   ccalloc_destroy(a);
 }
 
+/* Sleep and wake: a region's memory goes back to the device and comes back
+ * at the same addresses; allocating in a paused region is refused. */
+static void test_regions(void) {
+  ccalloc_allocator* a = NULL;
+  CHECK(ccalloc_create_simulated((size_t)1 << 30, "", &a) == CCALLOC_OK);
+  const ccalloc_region before = ccalloc_set_region(5);
+  void* w = NULL;
+  CHECK(ccalloc_malloc(a, 8 * MiB, NULL, &w) == CCALLOC_OK);
+  ccalloc_set_region(before);
+  const int64_t reserved = stat_of(a, "reserved_bytes.all.current");
+  size_t bytes = 0;
+  CHECK(ccalloc_pause(a, 5, &bytes) == CCALLOC_OK);
+  CHECK(bytes >= 8 * MiB);
+  CHECK(stat_of(a, "reserved_bytes.all.current") == reserved - (int64_t)bytes);
+  CHECK(stat_of(a, "ccalloc.paused_bytes") == (int64_t)bytes);
+  ccalloc_set_region(5);
+  void* refused = NULL;
+  CHECK(ccalloc_malloc(a, MiB, NULL, &refused) == CCALLOC_INVALID_ARGUMENT);
+  CHECK(strstr(ccalloc_last_error(), "paused") != NULL);
+  ccalloc_set_region(before);
+  CHECK(ccalloc_pause(a, 5, NULL) == CCALLOC_INVALID_ARGUMENT); /* twice */
+  CHECK(ccalloc_resume(a, 5, &bytes) == CCALLOC_OK);
+  CHECK(bytes >= 8 * MiB);
+  CHECK(stat_of(a, "ccalloc.paused_bytes") == 0);
+  CHECK(ccalloc_resume(a, 5, NULL) == CCALLOC_INVALID_ARGUMENT); /* not paused */
+  CHECK(ccalloc_pause(a, 77, NULL) == CCALLOC_INVALID_ARGUMENT); /* never used */
+  CHECK(ccalloc_pause(NULL, 5, NULL) == CCALLOC_INVALID_ARGUMENT);
+  CHECK(ccalloc_free(a, w) == CCALLOC_OK);
+  ccalloc_destroy(a);
+}
+
 int main(void) {
   test_lifecycle();
+  test_regions();
   test_tags();
   test_double_free();
   test_out_of_memory();

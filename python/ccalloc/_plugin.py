@@ -110,6 +110,9 @@ class Plugin:
             "ccalloc_torch_devices": (ctypes.c_int, [ctypes.POINTER(ctypes.c_int), ctypes.c_int]),
             "ccalloc_torch_last_error": (ctypes.c_char_p, []),
             "ccalloc_torch_last_error_code": (ctypes.c_int, []),
+            "ccalloc_torch_set_region": (ctypes.c_uint32, [ctypes.c_uint32]),
+            "ccalloc_torch_pause": (ctypes.c_int, [ctypes.c_int, ctypes.c_uint32, c_size_p]),
+            "ccalloc_torch_resume": (ctypes.c_int, [ctypes.c_int, ctypes.c_uint32, c_size_p]),
             "ccalloc_torch_tag_intern": (ctypes.c_uint32, [ctypes.c_char_p]),
             "ccalloc_torch_set_tag": (ctypes.c_uint32, [ctypes.c_uint32]),
             "ccalloc_torch_current_tag": (ctypes.c_uint32, []),
@@ -209,6 +212,21 @@ class Plugin:
 
     def summary(self, device=0):
         return self._text(self.lib.ccalloc_torch_summary, device)
+
+    # --- regions (sleep and wake) --------------------------------------------
+    def set_region(self, region):
+        """Sets the calling thread's region number; returns the previous one."""
+        return self.lib.ccalloc_torch_set_region(region)
+
+    def pause(self, region, device=0):
+        out = ctypes.c_size_t()
+        self._check(self.lib.ccalloc_torch_pause(device, region, ctypes.byref(out)))
+        return out.value
+
+    def resume(self, region, device=0):
+        out = ctypes.c_size_t()
+        self._check(self.lib.ccalloc_torch_resume(device, region, ctypes.byref(out)))
+        return out.value
 
     # --- tags ---------------------------------------------------------------
     def tag_intern(self, name):

@@ -442,6 +442,71 @@ class tag:
         return False
 
 
+_regions = {}  # name -> region number (1, 2, ...), for this process
+
+
+def _region_id(name):
+    return _regions.setdefault(str(name), len(_regions) + 1)
+
+
+class region:
+    """Allocations this thread makes inside the block live in segments of the
+    named region, which pause() can give back to the device and resume() take
+    again at the same addresses:
+
+        with ccalloc.torch.region("weights"):
+            model = Model().cuda()
+        ccalloc.torch.pause("weights")    # the memory goes back; tensors keep addresses
+        ...                               # another job uses the GPU
+        ccalloc.torch.resume("weights")   # new memory at the same addresses
+
+    Contents do not survive a pause yet (no copy to host memory): save what
+    must survive first. As with tag(), the region is the calling thread's.
+    """
+
+    def __init__(self, name):
+        _require_plugin()
+        self._id = _region_id(name)
+        self._previous = None
+
+    def __enter__(self):
+        self._previous = _plugin_obj.set_region(self._id)
+        return self
+
+    def __exit__(self, *exc):
+        _plugin_obj.set_region(self._previous)
+        return False
+
+
+def _regions_for(name):
+    if name is None:
+        return list(_regions.values())
+    if str(name) not in _regions:
+        raise KeyError(f"ccalloc: no region named {name!r} was used")
+    return [_regions[str(name)]]
+
+
+def pause(region=None, backup=False, device=None):
+    """Gives back the memory of `region` (None: every region used) on
+    `device`, live tensors' too, after waiting for the device; returns the
+    bytes given back. Allocating in a paused region raises; freeing works.
+    backup=True (keeping contents in host memory) is not implemented yet."""
+    if backup:
+        raise NotImplementedError("ccalloc: pause(backup=True) is not implemented yet; "
+                                  "copy what must survive to the host first")
+    plugin = _require_plugin()
+    dev = _device_index(device)
+    return sum(plugin.pause(r, dev) for r in _regions_for(region))
+
+
+def resume(region=None, device=None):
+    """Takes memory again under the live tensors of `region` (None: every
+    region used) at the same addresses; returns the bytes taken."""
+    plugin = _require_plugin()
+    dev = _device_index(device)
+    return sum(plugin.resume(r, dev) for r in _regions_for(region))
+
+
 def tag_usage(device=None):
     """Bytes of live blocks per tag on `device`, now and at peak (since the last
     reset_peak_memory_stats): a list of {"tag", "name", "current_bytes",

@@ -120,6 +120,30 @@ class StatsTest(unittest.TestCase):
         self.assertEqual(usage["host/params"]["peak_bytes"], 5 * MiB)
         ct.empty_cache()
 
+    def test_region_pause_and_resume_keep_addresses(self):
+        dev = 0
+        with ct.region("host/weights"):
+            w = plugin.malloc(6 * MiB, device=dev)
+        other = plugin.malloc(2 * MiB, device=dev)
+        reserved = ct.memory_reserved(dev)
+        given = ct.pause("host/weights", device=dev)
+        self.assertGreaterEqual(given, 6 * MiB)
+        self.assertEqual(ct.memory_reserved(dev), reserved - given)
+        self.assertEqual(ct.ccalloc_stats(dev)["paused_bytes"], given)
+        with ct.region("host/weights"):
+            with self.assertRaises(ccalloc.CcallocError) as refused:
+                plugin.malloc(MiB, device=dev)
+        self.assertIn("paused", str(refused.exception))
+        with self.assertRaises(NotImplementedError):
+            ct.pause("host/weights", backup=True, device=dev)
+        self.assertGreaterEqual(ct.resume("host/weights", device=dev), 6 * MiB)
+        segments = plugin.snapshot(dev)["segments"]
+        blocks = {b["address"]: b for s in segments for b in s["blocks"]}
+        self.assertEqual(blocks[w]["state"], "active_allocated", "the tensor moved")
+        for p in (w, other):
+            plugin.free(p, device=dev)
+        ct.empty_cache()
+
     def test_nested_dict_mirrors_flat_keys(self):
         dev = 9
         ptr = plugin.malloc(MiB, device=dev)

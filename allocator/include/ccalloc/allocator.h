@@ -84,6 +84,19 @@ class Allocator {
   std::vector<TagStat> TagStats() const;
   std::string TagStatsJson() const;
 
+  // --- Sleep and wake: regions -------------------------------------------
+  // Allocations made while a region (a nonzero number) is the calling
+  // thread's current region live in segments of that region only. Pause
+  // waits for the device and gives back all the memory the region holds,
+  // live blocks' too, keeping every address (their contents are lost: copy
+  // what must survive first); Resume takes memory again under the live
+  // blocks at the same addresses, or fails leaving the region paused. Needs
+  // growable segments. Both return the bytes given back or taken.
+  static std::uint32_t SetCurrentRegion(std::uint32_t region);  // returns the previous
+  static std::uint32_t CurrentRegion();
+  absl::StatusOr<std::size_t> Pause(std::uint32_t region);
+  absl::StatusOr<std::size_t> Resume(std::uint32_t region);
+
   // The engine, for tools that need more than this API (internal header).
   DeviceAllocator& device_allocator() { return *impl_; }
 

@@ -108,6 +108,23 @@ ccalloc_status ccalloc_tag_usage(ccalloc_allocator* allocator, ccalloc_tag tag,
 size_t ccalloc_tag_usage_json(ccalloc_allocator* allocator, char* buffer,
                               size_t capacity);
 
+/* Sleep and wake. Allocations made while a region (a nonzero number) is the
+ * calling thread's current region live in segments of that region only.
+ * ccalloc_pause waits for the device and gives back all the memory the region
+ * holds, live blocks' too: every pointer stays valid as an address, the
+ * contents are lost (copy what must survive first). Allocating in a paused
+ * region fails with CCALLOC_INVALID_ARGUMENT; freeing its blocks works.
+ * ccalloc_resume maps memory again under the live blocks at the same
+ * addresses; if the device refuses, the region stays paused and
+ * CCALLOC_OUT_OF_MEMORY is returned. Needs growable segments (the default).
+ * `bytes` (may be NULL) receives what was given back or taken. */
+typedef uint32_t ccalloc_region;
+ccalloc_region ccalloc_set_region(ccalloc_region region); /* returns the previous */
+ccalloc_status ccalloc_pause(ccalloc_allocator* allocator, ccalloc_region region,
+                             size_t* bytes);
+ccalloc_status ccalloc_resume(ccalloc_allocator* allocator, ccalloc_region region,
+                              size_t* bytes);
+
 /* The message of the last failed call on this thread ("" if none). */
 const char* ccalloc_last_error(void);
 
