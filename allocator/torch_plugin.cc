@@ -487,24 +487,25 @@ CCALLOC_TORCH_API uint32_t ccalloc_torch_set_region(uint32_t region) {
   return ccalloc::SetCurrentRegion(region);
 }
 
-CCALLOC_TORCH_API int ccalloc_torch_pause(int device, uint32_t region, size_t* bytes) {
+namespace {
+int PauseOrResume(int device, uint32_t region, size_t* bytes, bool pause) {
   if (bytes != nullptr) *bytes = 0;
   absl::StatusOr<ccalloc::DeviceAllocator*> allocator = ccalloc::GetOrCreate(device);
   if (!allocator.ok()) return Report(allocator.status());
-  absl::StatusOr<std::size_t> n = (*allocator)->Pause(region);
+  absl::StatusOr<std::size_t> n =
+      pause ? (*allocator)->Pause(region) : (*allocator)->Resume(region);
   if (!n.ok()) return Report(n.status());
   if (bytes != nullptr) *bytes = *n;
   return CCALLOC_OK;
 }
+}  // namespace
+
+CCALLOC_TORCH_API int ccalloc_torch_pause(int device, uint32_t region, size_t* bytes) {
+  return PauseOrResume(device, region, bytes, /*pause=*/true);
+}
 
 CCALLOC_TORCH_API int ccalloc_torch_resume(int device, uint32_t region, size_t* bytes) {
-  if (bytes != nullptr) *bytes = 0;
-  absl::StatusOr<ccalloc::DeviceAllocator*> allocator = ccalloc::GetOrCreate(device);
-  if (!allocator.ok()) return Report(allocator.status());
-  absl::StatusOr<std::size_t> n = (*allocator)->Resume(region);
-  if (!n.ok()) return Report(n.status());
-  if (bytes != nullptr) *bytes = *n;
-  return CCALLOC_OK;
+  return PauseOrResume(device, region, bytes, /*pause=*/false);
 }
 
 CCALLOC_TORCH_API int ccalloc_torch_devices(int* out, int capacity) {
