@@ -90,7 +90,9 @@ std::uint32_t Allocator::SetCurrentRegion(std::uint32_t region) {
   return ::ccalloc::SetCurrentRegion(region);
 }
 std::uint32_t Allocator::CurrentRegion() { return ::ccalloc::CurrentRegion(); }
-absl::StatusOr<std::size_t> Allocator::Pause(std::uint32_t region) { return impl_->Pause(region); }
+absl::StatusOr<std::size_t> Allocator::Pause(std::uint32_t region, PauseOptions options) {
+  return impl_->Pause(region, DeviceAllocator::PauseOptions{options.backup});
+}
 absl::StatusOr<std::size_t> Allocator::Resume(std::uint32_t region) {
   return impl_->Resume(region);
 }

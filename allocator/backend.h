@@ -29,6 +29,11 @@ using DevicePtr = std::uintptr_t;
 // the legacy default stream).
 using StreamId = std::uintptr_t;
 
+// Page-locked host memory handed out by a backend (cuMemHostAlloc on CUDA).
+// An integer like DevicePtr: a simulated host buffer has no bytes at that
+// address, and the allocator only ever passes it back to the backend.
+using HostPtr = std::uintptr_t;
+
 // An opaque event handle owned by the backend.
 using EventHandle = std::uintptr_t;
 
@@ -123,6 +128,28 @@ class DeviceBackend {
   // by mapping.
   virtual absl::Status UnmapRun(DevicePtr va, std::size_t bytes, std::size_t bytes_each,
                                 std::size_t* unmapped);
+
+  // --- Copies between device and host (backups of paused regions) ----------
+  // Page-locked host memory of `bytes`, so that copies run asynchronously at
+  // the link's bandwidth. ResourceExhausted when the host refuses it.
+  virtual absl::StatusOr<HostPtr> AllocateHost(std::size_t bytes) {
+    return absl::UnimplementedError("host memory not supported");
+  }
+  virtual absl::Status FreeHost(HostPtr ptr, std::size_t bytes) {
+    return absl::UnimplementedError("host memory not supported");
+  }
+  // Queue a copy on a stream the backend owns (not ordered with any stream
+  // of the program: the caller waits for the device first). The source must
+  // stay valid and mapped, the destination untouched, until WaitCopies. An
+  // error of a queued copy may only show at WaitCopies.
+  virtual absl::Status CopyToHost(HostPtr dst, DevicePtr src, std::size_t bytes) {
+    return absl::UnimplementedError("copies not supported");
+  }
+  virtual absl::Status CopyToDevice(DevicePtr dst, HostPtr src, std::size_t bytes) {
+    return absl::UnimplementedError("copies not supported");
+  }
+  // Waits until every queued copy has finished; the first error of any.
+  virtual absl::Status WaitCopies() { return absl::OkStatus(); }
 
   // --- Sharing with other processes and other devices ----------------------
   // See allocator/ipc.h for how these make the handles ExportIpc hands out.

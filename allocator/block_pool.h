@@ -154,6 +154,23 @@ struct PrivatePool {
   // Paused: its memory is given back; its blocks keep their addresses.
   bool paused = false;
   std::size_t paused_bytes = 0;  // what the pause gave back
+  // The backup of a region paused with one: the bytes of the blocks that
+  // were allocated at the pause, in page-locked host memory. Pending frees
+  // were completed first (the pause waits for the device), so free memory
+  // is never copied. `runs` are maximal spans of adjacent allocated blocks,
+  // by address; Resume copies back only what is still allocated, so a
+  // block freed while paused simply drops out (backup_bytes counts what is
+  // left). The host buffer stays after Resume, for the next pause (pinning
+  // many GiB takes seconds); EmptyCache and the allocator's end free it.
+  struct BackupRun {
+    DevicePtr ptr;
+    std::size_t bytes;
+    std::size_t offset;  // in the host buffer
+  };
+  std::vector<BackupRun> backup_runs;
+  std::size_t backup_bytes = 0;
+  HostPtr backup_host = 0;
+  std::size_t backup_capacity = 0;
   std::size_t segments = 0;
   BlockPool small{PoolKind::kSmall};
   BlockPool large{PoolKind::kLarge};

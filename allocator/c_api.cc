@@ -5,6 +5,7 @@
 #include <string>
 
 #include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
 #include "allocator/status_code.h"
 #include "ccalloc/allocator.h"
 #include "ccalloc/ccalloc.h"
@@ -182,11 +183,12 @@ ccalloc_region ccalloc_set_region(ccalloc_region region) {
 
 namespace {
 ccalloc_status PauseOrResume(ccalloc_allocator* allocator, ccalloc_region region, size_t* bytes,
-                             bool pause) {
+                             bool pause, bool backup) {
   if (bytes != nullptr) *bytes = 0;
   if (allocator == nullptr) return NullAllocator();
   absl::StatusOr<std::size_t> n =
-      pause ? allocator->impl->Pause(region) : allocator->impl->Resume(region);
+      pause ? allocator->impl->Pause(region, ccalloc::Allocator::PauseOptions{backup})
+            : allocator->impl->Resume(region);
   if (!n.ok()) return Report(n.status());
   if (bytes != nullptr) *bytes = *n;
   return CCALLOC_OK;
@@ -195,12 +197,24 @@ ccalloc_status PauseOrResume(ccalloc_allocator* allocator, ccalloc_region region
 
 ccalloc_status ccalloc_pause(ccalloc_allocator* allocator, ccalloc_region region,
                              size_t* bytes) {
-  return PauseOrResume(allocator, region, bytes, /*pause=*/true);
+  return PauseOrResume(allocator, region, bytes, /*pause=*/true, /*backup=*/false);
+}
+
+ccalloc_status ccalloc_pause_ex(ccalloc_allocator* allocator, ccalloc_region region,
+                                uint32_t flags, size_t* bytes) {
+  if ((flags & ~CCALLOC_PAUSE_BACKUP) != 0) {
+    if (bytes != nullptr) *bytes = 0;
+    return Report(absl::InvalidArgumentError(
+        absl::StrCat("ccalloc_pause_ex: unknown flags 0x", absl::Hex(flags & ~CCALLOC_PAUSE_BACKUP),
+                     " (CCALLOC_PAUSE_BACKUP is 1)")));
+  }
+  return PauseOrResume(allocator, region, bytes, /*pause=*/true,
+                       /*backup=*/(flags & CCALLOC_PAUSE_BACKUP) != 0);
 }
 
 ccalloc_status ccalloc_resume(ccalloc_allocator* allocator, ccalloc_region region,
                               size_t* bytes) {
-  return PauseOrResume(allocator, region, bytes, /*pause=*/false);
+  return PauseOrResume(allocator, region, bytes, /*pause=*/false, /*backup=*/false);
 }
 
 const char* ccalloc_last_error(void) { return last_error.c_str(); }

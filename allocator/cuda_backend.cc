@@ -68,6 +68,15 @@ struct DriverApi {
   decltype(&::cuEventQuery) event_query = nullptr;
   decltype(&::cuEventSynchronize) event_synchronize = nullptr;
   decltype(&::cuEventDestroy_v2) event_destroy = nullptr;
+  // Backups of paused regions. Optional, each null where the driver lacks
+  // it: the copy calls then answer Unimplemented.
+  decltype(&::cuMemHostAlloc) mem_host_alloc = nullptr;
+  decltype(&::cuMemFreeHost) mem_free_host = nullptr;
+  decltype(&::cuStreamCreate) stream_create = nullptr;
+  decltype(&::cuStreamDestroy_v2) stream_destroy = nullptr;
+  decltype(&::cuStreamSynchronize) stream_synchronize = nullptr;
+  decltype(&::cuMemcpyDtoHAsync_v2) memcpy_dtoh_async = nullptr;
+  decltype(&::cuMemcpyHtoDAsync_v2) memcpy_htod_async = nullptr;
   // Optional (driver 10.1 and later): see RelaxedCaptureMode.
   decltype(&::cuThreadExchangeStreamCaptureMode) exchange_capture_mode = nullptr;
 
@@ -222,6 +231,13 @@ LoadedDriver LoadDriver() {
   Resolve(library, "cuMemExportToShareableHandle", api.mem_export);
   Resolve(library, "cuMemImportFromShareableHandle", api.mem_import);
   Resolve(library, "cuDeviceCanAccessPeer", api.device_can_access_peer);
+  Resolve(library, "cuMemHostAlloc", api.mem_host_alloc);
+  Resolve(library, "cuMemFreeHost", api.mem_free_host);
+  Resolve(library, "cuStreamCreate", api.stream_create);
+  Resolve(library, "cuStreamDestroy_v2", api.stream_destroy);
+  Resolve(library, "cuStreamSynchronize", api.stream_synchronize);
+  Resolve(library, "cuMemcpyDtoHAsync_v2", api.memcpy_dtoh_async);
+  Resolve(library, "cuMemcpyHtoDAsync_v2", api.memcpy_htod_async);
 
   if (CUresult result = api.init(0); result != CUDA_SUCCESS) {
     // Whatever cuInit's reason (no device, a driver/kernel-module mismatch,
@@ -376,6 +392,10 @@ class CudaBackend final : public DeviceBackend {
       // deinitialised, and there is nobody left to tell.
       ScopedContext scope(api_, context_);
       for (CUevent event : events) api_.event_destroy(event);
+      absl::MutexLock lock(&copy_mu_);
+      if (copy_stream_ != nullptr && api_.stream_destroy != nullptr) {
+        api_.stream_destroy(copy_stream_);
+      }
     }
     api_.primary_ctx_release(handle_);
   }
@@ -845,7 +865,95 @@ class CudaBackend final : public DeviceBackend {
     return absl::OkStatus();
   }
 
+  absl::StatusOr<HostPtr> AllocateHost(std::size_t bytes) override {
+    if (api_.mem_host_alloc == nullptr) return Missing("cuMemHostAlloc");
+    ScopedContext scope(api_, context_);
+    if (!scope.ok()) return scope.status();
+    void* ptr = nullptr;
+    // Portable: the buffer stays page-locked for every context, whichever
+    // device's allocator took it.
+    if (CUresult r = api_.mem_host_alloc(&ptr, bytes, CU_MEMHOSTALLOC_PORTABLE);
+        r != CUDA_SUCCESS) {
+      return Error(r, "cuMemHostAlloc", absl::StrCat(bytes, " bytes"));
+    }
+    return reinterpret_cast<HostPtr>(ptr);
+  }
+
+  absl::Status FreeHost(HostPtr ptr, std::size_t bytes) override {
+    if (api_.mem_free_host == nullptr) return Missing("cuMemFreeHost");
+    ScopedContext scope(api_, context_);
+    if (!scope.ok()) return scope.status();
+    if (CUresult r = api_.mem_free_host(reinterpret_cast<void*>(ptr)); r != CUDA_SUCCESS) {
+      return Error(r, "cuMemFreeHost", absl::StrCat(Hex(ptr), ", ", bytes, " bytes"));
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status CopyToHost(HostPtr dst, DevicePtr src, std::size_t bytes) override
+      ABSL_LOCKS_EXCLUDED(copy_mu_) {
+    if (api_.memcpy_dtoh_async == nullptr) return Missing("cuMemcpyDtoHAsync");
+    ScopedContext scope(api_, context_);
+    if (!scope.ok()) return scope.status();
+    absl::StatusOr<CUstream> stream = CopyStream();
+    if (!stream.ok()) return stream.status();
+    if (CUresult r = api_.memcpy_dtoh_async(reinterpret_cast<void*>(dst),
+                                            static_cast<CUdeviceptr>(src), bytes, *stream);
+        r != CUDA_SUCCESS) {
+      return Error(r, "cuMemcpyDtoHAsync",
+                   absl::StrCat(Hex(src), " -> ", Hex(dst), ", ", bytes, " bytes"));
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status CopyToDevice(DevicePtr dst, HostPtr src, std::size_t bytes) override
+      ABSL_LOCKS_EXCLUDED(copy_mu_) {
+    if (api_.memcpy_htod_async == nullptr) return Missing("cuMemcpyHtoDAsync");
+    ScopedContext scope(api_, context_);
+    if (!scope.ok()) return scope.status();
+    absl::StatusOr<CUstream> stream = CopyStream();
+    if (!stream.ok()) return stream.status();
+    if (CUresult r = api_.memcpy_htod_async(static_cast<CUdeviceptr>(dst),
+                                            reinterpret_cast<const void*>(src), bytes, *stream);
+        r != CUDA_SUCCESS) {
+      return Error(r, "cuMemcpyHtoDAsync",
+                   absl::StrCat(Hex(src), " -> ", Hex(dst), ", ", bytes, " bytes"));
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status WaitCopies() override ABSL_LOCKS_EXCLUDED(copy_mu_) {
+    CUstream stream = nullptr;
+    {
+      absl::MutexLock lock(&copy_mu_);
+      stream = copy_stream_;
+    }
+    if (stream == nullptr) return absl::OkStatus();  // nothing was ever queued
+    ScopedContext scope(api_, context_);
+    if (!scope.ok()) return scope.status();
+    if (CUresult r = api_.stream_synchronize(stream); r != CUDA_SUCCESS) {
+      return Error(r, "cuStreamSynchronize", "the backup copy stream");
+    }
+    return absl::OkStatus();
+  }
+
  private:
+  // The stream backups are copied on, created on first use. Non-blocking, so
+  // that a copy never waits for the legacy default stream: the allocator has
+  // waited for the device before it queues any.
+  absl::StatusOr<CUstream> CopyStream() ABSL_LOCKS_EXCLUDED(copy_mu_) {
+    absl::MutexLock lock(&copy_mu_);
+    if (copy_stream_ != nullptr) return copy_stream_;
+    if (api_.stream_create == nullptr || api_.stream_synchronize == nullptr) {
+      return Missing("cuStreamCreate");
+    }
+    if (CUresult r = api_.stream_create(&copy_stream_, CU_STREAM_NON_BLOCKING);
+        r != CUDA_SUCCESS) {
+      copy_stream_ = nullptr;
+      return Error(r, "cuStreamCreate", "the backup copy stream");
+    }
+    return copy_stream_;
+  }
+
   static std::string Hex(std::uint64_t value) {
     return absl::StrCat("0x", absl::Hex(value));
   }
@@ -917,6 +1025,9 @@ class CudaBackend final : public DeviceBackend {
   const CUcontext context_;
   const bool virtual_memory_;
   const std::size_t page_size_;
+
+  absl::Mutex copy_mu_;
+  CUstream copy_stream_ ABSL_GUARDED_BY(copy_mu_) = nullptr;
 
   absl::Mutex events_mu_;
   // Events created in context_ and returned by DestroyEvent, ready for reuse.

@@ -72,6 +72,7 @@ DeviceAllocator::~DeviceAllocator() {
   segments_.clear();
   for (Block* b : spare_blocks_) delete b;
   spare_blocks_.clear();
+  for (auto& [region, owner] : regions_) (void)FreeBackupHost(owner.get());
 }
 
 Block* DeviceAllocator::NewBlock() {
@@ -149,6 +150,7 @@ absl::StatusOr<DevicePtr> DeviceAllocator::Allocate(std::size_t size, StreamId s
     absl::StatusOr<std::size_t> released = ReleaseCached(0);
     if (!released.ok()) return released.status();
     if (absl::StatusOr<std::size_t> r = ReleaseRegionsCached(); !r.ok()) return r.status();
+  if (absl::Status s = DropIdleBackups(); !s.ok()) return s;
     ++stats_.num_alloc_retries;
     block = TryAllocate(*rounded, size, stream, pool, owner);
   }
@@ -403,6 +405,7 @@ absl::Status DeviceAllocator::Free(DevicePtr ptr) {
   }
 
   allocated_.erase(it);
+  DropBackupOf(block);
   StatAdd(stats_.allocation, block->pool, -1);
   StatAdd(stats_.allocated_bytes, block->pool, -static_cast<std::int64_t>(block->size));
   tags_.Remove(block->tag, static_cast<std::int64_t>(block->size));
@@ -644,6 +647,7 @@ absl::Status DeviceAllocator::EmptyCache() {
   absl::StatusOr<std::size_t> released = ReleaseCached(0);
   if (!released.ok()) return released.status();
   if (absl::StatusOr<std::size_t> r = ReleaseRegionsCached(); !r.ok()) return r.status();
+  if (absl::Status s = DropIdleBackups(); !s.ok()) return s;
   // Blocks of released pools that the wait freed.
   if (absl::Status s = FlushPoolWork(); !s.ok()) return s;
   // The waits above covered every free: the marks have nothing left to tell,

@@ -139,19 +139,30 @@ class DeviceAllocator final : private SegmentCache {
   // NotFound for an unknown pool.
   absl::Status EmptyCachePool(PoolId pool) ABSL_LOCKS_EXCLUDED(mu_);
 
-  // --- Sleep and wake (regions) ---------------------------------------------
+  // --- Sleep and wake (regions; device_allocator_regions.cc) ---------------
   // Allocations made while a region is the calling thread's current region
   // (SetCurrentRegion, block_pool.h) live in segments of that region only.
   // Pause waits for the device, then gives back every byte the region holds,
-  // live blocks' too; their addresses stay, their contents are lost (a copy
-  // to host memory first is the caller's). Allocating in a paused region is
-  // FailedPrecondition; freeing its blocks works. Resume maps memory again
-  // under the region's live blocks at the same addresses; on failure the
-  // region stays paused and nothing it took stays. Growable segments only:
-  // FailedPrecondition otherwise, NotFound for a region never used,
-  // FailedPrecondition to pause a paused region, resume a running one, or
-  // either during a stream capture. Both return the bytes given back or taken.
-  absl::StatusOr<std::size_t> Pause(RegionId region) ABSL_LOCKS_EXCLUDED(mu_);
+  // live blocks' too; their addresses stay. With `backup` the allocated
+  // blocks' bytes are first copied to page-locked host memory (kept after
+  // Resume for the next pause; EmptyCache frees it) and Resume copies them
+  // back; without, the contents are lost. A failed backup changes nothing.
+  // Allocating in a paused region is FailedPrecondition; freeing its blocks
+  // works (their backup is dropped). Resume maps memory again under the
+  // region's live blocks at the same addresses and restores them; on any
+  // failure the region stays paused, backup included, and nothing it took
+  // stays. Growable segments only: FailedPrecondition otherwise, NotFound
+  // for a region never used, FailedPrecondition to pause a paused region,
+  // resume a running one, or either during a stream capture. Both return the
+  // bytes of device memory given back or taken.
+  struct PauseOptions {
+    bool backup = false;
+  };
+  absl::StatusOr<std::size_t> Pause(RegionId region, PauseOptions options)
+      ABSL_LOCKS_EXCLUDED(mu_);
+  absl::StatusOr<std::size_t> Pause(RegionId region) ABSL_LOCKS_EXCLUDED(mu_) {
+    return Pause(region, PauseOptions());
+  }
   absl::StatusOr<std::size_t> Resume(RegionId region) ABSL_LOCKS_EXCLUDED(mu_);
   bool IsPaused(RegionId region) const ABSL_LOCKS_EXCLUDED(mu_);
 
@@ -272,6 +283,16 @@ class DeviceAllocator final : private SegmentCache {
   PrivatePool* FindPool(PoolId pool) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // The region's pool, created on first use.
   PrivatePool* RegionPool(RegionId region) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Backups of paused regions (see block_pool.h): copy the allocated blocks
+  // to host memory (nothing recorded on failure); copy back what is still
+  // allocated; forget the backup; drop a freed block's part; free the host
+  // buffer; free the buffers of regions that do not need theirs now.
+  absl::Status BackUp(PrivatePool* owner) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::Status Restore(PrivatePool* owner) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void DropBackup(PrivatePool* owner) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void DropBackupOf(const Block* block) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::Status FreeBackupHost(PrivatePool* owner) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::Status DropIdleBackups() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   PrivatePool* CreateOrIncrefLocked(PoolId pool) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // The work a capture made wait, done now that none is underway: records
   // the events of frees deferred during capture, then releases the wholly

@@ -356,6 +356,8 @@ bool DeviceAllocator::ValidateLocked(std::string* why) const {
     if (std::string problem = check_pool(id, pool.get()); !problem.empty()) return fail(problem);
   }
   std::int64_t paused = 0;
+  std::int64_t backup = 0;
+  std::int64_t backup_host = 0;
   for (const auto& [region, pool] : regions_) {
     if (std::string problem = check_pool(kRegionPoolBit | region, pool.get()); !problem.empty()) {
       return fail(problem);
@@ -364,10 +366,43 @@ bool DeviceAllocator::ValidateLocked(std::string* why) const {
       return fail(absl::StrCat("region ", region, " runs but counts paused bytes"));
     }
     paused += static_cast<std::int64_t>(pool->paused_bytes);
+    // A backup exists only while paused; its runs are disjoint, by address,
+    // inside the host buffer, and hold at least the allocated bytes counted.
+    if (!pool->paused && (!pool->backup_runs.empty() || pool->backup_bytes != 0)) {
+      return fail(absl::StrCat("region ", region, " runs but holds a backup"));
+    }
+    std::size_t held = 0;
+    for (std::size_t i = 0; i < pool->backup_runs.size(); ++i) {
+      const PrivatePool::BackupRun& run = pool->backup_runs[i];
+      if ((i > 0 && pool->backup_runs[i - 1].ptr + pool->backup_runs[i - 1].bytes > run.ptr) ||
+          run.offset != held || run.offset + run.bytes > pool->backup_capacity) {
+        return fail(absl::StrCat("region ", region, "'s backup run ", i, " is out of place"));
+      }
+      held += run.bytes;
+    }
+    std::size_t live = 0;
+    for (const auto& [base, segment] : segments_) {
+      if (segment->owner != pool.get()) continue;
+      for (const Block* b = segment->head; b != nullptr; b = b->next) {
+        if (b->state == BlockState::kAllocated) live += b->size;
+      }
+    }
+    if (pool->backup_bytes > held || (!pool->backup_runs.empty() && pool->backup_bytes != live)) {
+      return fail(absl::StrCat("region ", region, " counts ", pool->backup_bytes,
+                               " backed-up bytes; its runs hold ", held, ", its live blocks ",
+                               live));
+    }
+    backup += static_cast<std::int64_t>(pool->backup_bytes);
+    backup_host += static_cast<std::int64_t>(pool->backup_capacity);
   }
   if (paused != stats_.paused_bytes) {
     return fail(absl::StrCat("paused_bytes is ", stats_.paused_bytes, " but the regions gave back ",
                              paused));
+  }
+  if (backup != stats_.backup_bytes || backup_host != stats_.backup_host_bytes) {
+    return fail(absl::StrCat("backup_bytes / backup_host_bytes are ", stats_.backup_bytes, " / ",
+                             stats_.backup_host_bytes, " but the regions hold ", backup, " / ",
+                             backup_host));
   }
   if (free_blocks != indexed) return fail("the pools index blocks that are not free");
   if (deferred_blocks != deferred_.size()) {

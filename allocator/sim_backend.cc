@@ -78,6 +78,179 @@ SimBackend::SimBackend(Config config)
 
 SimBackend::~SimBackend() = default;
 
+void SimBackend::Contents::Write(std::size_t offset, const char* data, std::size_t n) {
+  while (n > 0) {
+    const std::size_t key = offset / kPiece;
+    const std::size_t at = offset % kPiece;
+    const std::size_t take = std::min(n, kPiece - at);
+    std::string& piece = pieces_[key];
+    if (piece.empty()) piece.assign(kPiece, '\0');
+    std::memcpy(piece.data() + at, data, take);
+    offset += take;
+    data += take;
+    n -= take;
+  }
+}
+
+void SimBackend::Contents::Read(std::size_t offset, char* out, std::size_t n) const {
+  std::memset(out, 0, n);
+  const std::size_t end = offset + n;
+  for (auto it = pieces_.lower_bound(offset / kPiece);
+       it != pieces_.end() && it->first * kPiece < end; ++it) {
+    const std::size_t begin = std::max(offset, it->first * kPiece);
+    const std::size_t stop = std::min(end, (it->first + 1) * kPiece);
+    std::memcpy(out + (begin - offset), it->second.data() + (begin - it->first * kPiece),
+                stop - begin);
+  }
+}
+
+absl::StatusOr<std::vector<SimBackend::Piece>> SimBackend::Pieces(DevicePtr ptr,
+                                                                  std::size_t n) const {
+  std::vector<Piece> pieces;
+  while (n > 0) {
+    auto it = mapping_ends_.upper_bound(ptr);
+    if (it == mapping_ends_.begin() || std::prev(it)->second <= ptr) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("sim: device memory at 0x", absl::Hex(ptr), " is not mapped"));
+    }
+    --it;
+    const std::size_t take = std::min<std::size_t>(n, it->second - ptr);
+    pieces.push_back(Piece{mappings_.at(it->first).handle, ptr - it->first, take});
+    ptr += take;
+    n -= take;
+  }
+  return pieces;
+}
+
+absl::StatusOr<std::pair<SimBackend::HostBuffer*, std::size_t>> SimBackend::HostAt(HostPtr ptr,
+                                                                                  std::size_t n) {
+  auto it = host_.upper_bound(ptr);
+  if (it == host_.begin() || std::prev(it)->first + std::prev(it)->second.bytes < ptr + n) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "sim: host memory [0x", absl::Hex(ptr), ", +", n, ") is not one host buffer"));
+  }
+  --it;
+  return std::make_pair(&it->second, ptr - it->first);
+}
+
+bool SimBackend::CopyUses(DevicePtr va, std::size_t n) const {
+  for (const QueuedCopy& c : queued_) {
+    if (c.device < va + n && va < c.device + c.bytes) return true;
+  }
+  return false;
+}
+
+absl::StatusOr<HostPtr> SimBackend::AllocateHost(std::size_t bytes) {
+  absl::MutexLock lock(&mu_);
+  if (bytes == 0) return absl::InvalidArgumentError("sim: AllocateHost of 0 bytes");
+  if (ShouldFail(SimOp::kAllocateHost)) return InjectedFailure("AllocateHost");
+  const HostPtr ptr = next_host_;
+  next_host_ += (bytes + 4095) / 4096 * 4096 + 4096;  // never reused, never adjacent
+  host_[ptr].bytes = bytes;
+  ++counts_.live_host;
+  counts_.host_bytes += bytes;
+  return ptr;
+}
+
+absl::Status SimBackend::FreeHost(HostPtr ptr, std::size_t bytes) {
+  absl::MutexLock lock(&mu_);
+  auto it = host_.find(ptr);
+  if (it == host_.end() || it->second.bytes != bytes) {
+    return absl::InvalidArgumentError("sim: FreeHost of an unknown host buffer or wrong size");
+  }
+  for (const QueuedCopy& c : queued_) {
+    if (c.host >= ptr && c.host < ptr + bytes) {
+      return absl::FailedPreconditionError("sim: FreeHost of a buffer a queued copy still uses");
+    }
+  }
+  host_.erase(it);
+  --counts_.live_host;
+  counts_.host_bytes -= bytes;
+  return absl::OkStatus();
+}
+
+absl::Status SimBackend::CopyToHost(HostPtr dst, DevicePtr src, std::size_t bytes) {
+  absl::MutexLock lock(&mu_);
+  ++counts_.copy_calls;
+  if (ShouldFail(SimOp::kCopy)) return InjectedFailure("CopyToHost");
+  if (!captures_.empty()) return RefuseDuringCapture("CopyToHost");
+  if (absl::StatusOr<std::vector<Piece>> p = Pieces(src, bytes); !p.ok()) return p.status();
+  if (absl::StatusOr<std::pair<HostBuffer*, std::size_t>> h = HostAt(dst, bytes); !h.ok()) {
+    return h.status();
+  }
+  queued_.push_back(QueuedCopy{/*to_host=*/true, src, dst, bytes});
+  return absl::OkStatus();
+}
+
+absl::Status SimBackend::CopyToDevice(DevicePtr dst, HostPtr src, std::size_t bytes) {
+  absl::MutexLock lock(&mu_);
+  ++counts_.copy_calls;
+  if (ShouldFail(SimOp::kCopy)) return InjectedFailure("CopyToDevice");
+  if (!captures_.empty()) return RefuseDuringCapture("CopyToDevice");
+  if (absl::StatusOr<std::vector<Piece>> p = Pieces(dst, bytes); !p.ok()) return p.status();
+  if (absl::StatusOr<std::pair<HostBuffer*, std::size_t>> h = HostAt(src, bytes); !h.ok()) {
+    return h.status();
+  }
+  queued_.push_back(QueuedCopy{/*to_host=*/false, dst, src, bytes});
+  return absl::OkStatus();
+}
+
+absl::Status SimBackend::WaitCopies() {
+  absl::MutexLock lock(&mu_);
+  std::vector<QueuedCopy> queued;
+  queued.swap(queued_);
+  // A failed wait drops the queue: what it would have copied is unknown, as
+  // after a failed stream.
+  if (ShouldFail(SimOp::kWaitCopies)) return InjectedFailure("WaitCopies");
+  std::string buffer;
+  for (const QueuedCopy& c : queued) {
+    // Checked when queued; memory cannot go away while a copy uses it.
+    std::vector<Piece> pieces = *Pieces(c.device, c.bytes);
+    std::pair<HostBuffer*, std::size_t> host = *HostAt(c.host, c.bytes);
+    std::size_t done = 0;
+    for (const Piece& p : pieces) {
+      buffer.resize(p.bytes);
+      if (c.to_host) {
+        contents_[p.handle].Read(p.offset, buffer.data(), p.bytes);
+        host.first->contents.Write(host.second + done, buffer.data(), p.bytes);
+      } else {
+        host.first->contents.Read(host.second + done, buffer.data(), p.bytes);
+        contents_[p.handle].Write(p.offset, buffer.data(), p.bytes);
+      }
+      done += p.bytes;
+    }
+    counts_.copied_bytes += c.bytes;
+  }
+  return absl::OkStatus();
+}
+
+absl::Status SimBackend::WriteBytes(DevicePtr ptr, const std::string& bytes) {
+  absl::MutexLock lock(&mu_);
+  absl::StatusOr<std::vector<Piece>> pieces = Pieces(ptr, bytes.size());
+  if (!pieces.ok()) return pieces.status();
+  std::size_t done = 0;
+  for (const Piece& p : *pieces) {
+    contents_[p.handle].Write(p.offset, bytes.data() + done, p.bytes);
+    done += p.bytes;
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::string> SimBackend::ReadBytes(DevicePtr ptr, std::size_t bytes) const {
+  absl::MutexLock lock(&mu_);
+  absl::StatusOr<std::vector<Piece>> pieces = Pieces(ptr, bytes);
+  if (!pieces.ok()) return pieces.status();
+  std::string out(bytes, '\0');
+  std::size_t done = 0;
+  for (const Piece& p : *pieces) {
+    if (auto it = contents_.find(p.handle); it != contents_.end()) {
+      it->second.Read(p.offset, out.data() + done, p.bytes);
+    }
+    done += p.bytes;
+  }
+  return out;
+}
+
 bool SimBackend::ShouldFail(SimOp op) {
   std::int64_t& nth = fail_nth_[static_cast<int>(op)];
   if (nth > 0 && --nth == 0) {
@@ -318,6 +491,7 @@ absl::Status SimBackend::ReleasePhysical(PhysicalHandle handle) {
   }
   physical_.erase(it);
   physical_map_count_.erase(handle);
+  contents_.erase(handle);
   --counts_.live_physical;
   return absl::OkStatus();
 }
@@ -338,6 +512,7 @@ absl::Status SimBackend::MapOne(DevicePtr va, std::size_t bytes, PhysicalHandle 
   if (!mappings_.emplace(va, Mapping{bytes, handle, {config_.device}}).second) {
     return absl::FailedPreconditionError("sim: address already mapped");
   }
+  mapping_ends_[va] = va + bytes;
   ++physical_map_count_[handle];
   ++counts_.live_mappings;
   return absl::OkStatus();
@@ -347,6 +522,7 @@ void SimBackend::UnmapOne(DevicePtr va) {
   auto it = mappings_.find(va);
   --physical_map_count_[it->second.handle];
   mappings_.erase(it);
+  mapping_ends_.erase(va);
   --counts_.live_mappings;
 }
 
@@ -394,6 +570,9 @@ absl::Status SimBackend::Unmap(DevicePtr va, std::size_t bytes) {
   ++counts_.unmap_calls;
   if (absl::Status s = RefuseDuringCapture("Unmap"); !s.ok()) return s;
   if (ShouldFail(SimOp::kUnmap)) return InjectedFailure("Unmap");
+  if (CopyUses(va, bytes)) {
+    return absl::FailedPreconditionError("sim: Unmap of memory a queued copy still uses");
+  }
   auto it = mappings_.find(va);
   if (it == mappings_.end() || it->second.bytes != bytes) {
     return absl::InvalidArgumentError("sim: Unmap of a range that is not mapped");
@@ -409,6 +588,9 @@ absl::Status SimBackend::UnmapRun(DevicePtr va, std::size_t bytes, std::size_t b
   if (unmapped != nullptr) *unmapped = 0;
   if (absl::Status s = RefuseDuringCapture("UnmapRun"); !s.ok()) return s;
   if (ShouldFail(SimOp::kUnmap)) return InjectedFailure("UnmapRun");
+  if (CopyUses(va, bytes)) {
+    return absl::FailedPreconditionError("sim: UnmapRun of memory a queued copy still uses");
+  }
   // Whole mappings tiling the run, or nothing changes.
   if (bytes_each == 0 || bytes % bytes_each != 0) {
     return absl::InvalidArgumentError("sim: UnmapRun of a run that is not whole mappings");
@@ -619,7 +801,8 @@ bool SimBackend::NothingOutstanding() const {
   return counts_.bytes_in_use == 0 && counts_.live_allocations == 0 &&
          counts_.live_physical == 0 && counts_.live_mappings == 0 &&
          counts_.live_ranges == 0 && counts_.live_events == 0 && counts_.live_opened == 0 &&
-         counts_.live_imported == 0 && counts_.exported_fds == 0;
+         counts_.live_imported == 0 && counts_.exported_fds == 0 && counts_.live_host == 0 &&
+         queued_.empty();
 }
 
 }  // namespace ccalloc

@@ -15,6 +15,14 @@
 // Allocating and mapping new memory stays allowed: CudaBackend runs those in
 // relaxed capture mode.
 //
+// Memory has contents, so that backups can be checked byte for byte: each
+// physical handle and each host buffer keeps sparse storage, written by the
+// copies and by the test hooks WriteBytes / ReadBytes, reading as zero where
+// never written (fresh physical memory is zero, so a restore that forgot a
+// block shows). Copies are queued and done at WaitCopies, as on a stream:
+// unmapping or releasing memory, or freeing a host buffer, while a queued
+// copy uses it is refused, which catches a missing wait.
+//
 // Several SimBackends sharing one SimIpcRegistry behave as processes of one
 // machine: each has its own fake pid, exported physical memory is named by a
 // fake file descriptor of its process, and classic IPC handles open in any
@@ -33,6 +41,7 @@
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/container/btree_map.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/container/inlined_vector.h"
@@ -55,6 +64,9 @@ enum class SimOp : int {
   kImportPhysical,  // ImportPhysical
   kSetAccess,       // SetAccess
   kUnmap,           // Unmap, UnmapRun
+  kAllocateHost,    // AllocateHost
+  kCopy,            // CopyToHost, CopyToDevice (when queued)
+  kWaitCopies,      // WaitCopies (the queued copies are dropped)
   kCount
 };
 
@@ -164,6 +176,21 @@ class SimBackend : public DeviceBackend {
       ABSL_LOCKS_EXCLUDED(mu_);
   absl::Status CheckPeer(int peer) override;
 
+  absl::StatusOr<HostPtr> AllocateHost(std::size_t bytes) override ABSL_LOCKS_EXCLUDED(mu_);
+  absl::Status FreeHost(HostPtr ptr, std::size_t bytes) override ABSL_LOCKS_EXCLUDED(mu_);
+  absl::Status CopyToHost(HostPtr dst, DevicePtr src, std::size_t bytes) override
+      ABSL_LOCKS_EXCLUDED(mu_);
+  absl::Status CopyToDevice(DevicePtr dst, HostPtr src, std::size_t bytes) override
+      ABSL_LOCKS_EXCLUDED(mu_);
+  absl::Status WaitCopies() override ABSL_LOCKS_EXCLUDED(mu_);
+
+  // --- Contents (test hooks) -------------------------------------------------
+  // Writes / reads mapped device memory (growable mappings only);
+  // InvalidArgument where a byte is not mapped.
+  absl::Status WriteBytes(DevicePtr ptr, const std::string& bytes) ABSL_LOCKS_EXCLUDED(mu_);
+  absl::StatusOr<std::string> ReadBytes(DevicePtr ptr, std::size_t bytes) const
+      ABSL_LOCKS_EXCLUDED(mu_);
+
   // This backend's process id in its registry.
   int pid() const { return pid_; }
   const std::shared_ptr<SimIpcRegistry>& ipc_registry() const { return registry_; }
@@ -213,6 +240,10 @@ class SimBackend : public DeviceBackend {
     std::int64_t live_opened = 0;       // classic IPC handles open here
     std::int64_t live_imported = 0;     // imported physical handles (also in live_physical)
     std::int64_t exported_fds = 0;      // descriptors this process keeps open
+    std::int64_t live_host = 0;         // host buffers
+    std::size_t host_bytes = 0;         // their bytes
+    std::int64_t copy_calls = 0;        // CopyToHost and CopyToDevice calls
+    std::size_t copied_bytes = 0;       // what they copied
   };
   Counts counts() const ABSL_LOCKS_EXCLUDED(mu_);
   // True when everything taken has been given back (events included).
@@ -239,6 +270,40 @@ class SimBackend : public DeviceBackend {
     std::size_t bytes = 0;
   };
 
+  // Sparse bytes in 4 KiB pieces; absent pieces read as zero.
+  class Contents {
+   public:
+    void Write(std::size_t offset, const char* data, std::size_t n);
+    void Read(std::size_t offset, char* out, std::size_t n) const;
+
+   private:
+    static constexpr std::size_t kPiece = 4096;
+    absl::btree_map<std::size_t, std::string> pieces_;
+  };
+  struct HostBuffer {
+    std::size_t bytes = 0;
+    Contents contents;
+  };
+  struct QueuedCopy {
+    bool to_host;
+    DevicePtr device;
+    HostPtr host;
+    std::size_t bytes;
+  };
+  // The contents of the mapped memory at [ptr, ptr + n), each piece with the
+  // physical handle and the offset in it; InvalidArgument where unmapped.
+  struct Piece {
+    PhysicalHandle handle;
+    std::size_t offset;
+    std::size_t bytes;
+  };
+  absl::StatusOr<std::vector<Piece>> Pieces(DevicePtr ptr, std::size_t n) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The host buffer holding [ptr, ptr + n) and the offset in it.
+  absl::StatusOr<std::pair<HostBuffer*, std::size_t>> HostAt(HostPtr ptr, std::size_t n)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Whether a queued copy touches device [va, va + n) / host buffer `host`.
+  bool CopyUses(DevicePtr va, std::size_t n) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   bool ShouldFail(SimOp op) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // One mapping, checked; and the undoing of one known to exist.
   absl::Status MapOne(DevicePtr va, std::size_t bytes, PhysicalHandle handle)
@@ -265,6 +330,12 @@ class SimBackend : public DeviceBackend {
   absl::flat_hash_map<PhysicalHandle, Physical> physical_ ABSL_GUARDED_BY(mu_);
   absl::flat_hash_map<PhysicalHandle, int> physical_map_count_ ABSL_GUARDED_BY(mu_);
   absl::flat_hash_map<DevicePtr, Mapping> mappings_ ABSL_GUARDED_BY(mu_);
+  // The same mappings by address, to find the one holding a byte.
+  absl::btree_map<DevicePtr, std::size_t> mapping_ends_ ABSL_GUARDED_BY(mu_);
+  absl::flat_hash_map<PhysicalHandle, Contents> contents_ ABSL_GUARDED_BY(mu_);
+  absl::btree_map<HostPtr, HostBuffer> host_ ABSL_GUARDED_BY(mu_);
+  HostPtr next_host_ ABSL_GUARDED_BY(mu_) = HostPtr{1} << 40;
+  std::vector<QueuedCopy> queued_ ABSL_GUARDED_BY(mu_);
   absl::flat_hash_map<EventHandle, EventState> events_ ABSL_GUARDED_BY(mu_);
   // Classic allocations exported, by base: their registry handle id.
   absl::flat_hash_map<DevicePtr, std::uint64_t> exported_ ABSL_GUARDED_BY(mu_);

@@ -137,6 +137,19 @@ class CountingBackend : public DeviceBackend {
     return inner_->ImportPhysical(from);
   }
   absl::Status CheckPeer(int peer) override { return inner_->CheckPeer(peer); }
+  absl::StatusOr<HostPtr> AllocateHost(std::size_t bytes) override {
+    return inner_->AllocateHost(bytes);
+  }
+  absl::Status FreeHost(HostPtr ptr, std::size_t bytes) override {
+    return inner_->FreeHost(ptr, bytes);
+  }
+  absl::Status CopyToHost(HostPtr dst, DevicePtr src, std::size_t bytes) override {
+    return inner_->CopyToHost(dst, src, bytes);
+  }
+  absl::Status CopyToDevice(DevicePtr dst, HostPtr src, std::size_t bytes) override {
+    return inner_->CopyToDevice(dst, src, bytes);
+  }
+  absl::Status WaitCopies() override { return inner_->WaitCopies(); }
 
  private:
   void Count(DriverCall call, std::uint64_t bytes) ABSL_LOCKS_EXCLUDED(mu_);

@@ -64,7 +64,8 @@ bool MemoryStats::Validate() const {
   }
   // Blocks of a paused region are active over memory given back.
   ok = ok && allocated_bytes[0].current <= active_bytes[0].current &&
-       active_bytes[0].current <= reserved_bytes[0].current + paused_bytes && paused_bytes >= 0;
+       active_bytes[0].current <= reserved_bytes[0].current + paused_bytes && paused_bytes >= 0 &&
+       backup_bytes >= 0 && backup_bytes <= backup_host_bytes;
   return ok;
 }
 
@@ -93,6 +94,8 @@ std::vector<std::pair<std::string, std::int64_t>> Flatten(const MemoryStats& s) 
   out.emplace_back("ccalloc.num_stream_syncs", s.num_stream_syncs);
   out.emplace_back("ccalloc.num_unmaps", s.num_unmaps);
   out.emplace_back("ccalloc.paused_bytes", s.paused_bytes);
+  out.emplace_back("ccalloc.backup_bytes", s.backup_bytes);
+  out.emplace_back("ccalloc.backup_host_bytes", s.backup_host_bytes);
   std::sort(out.begin(), out.end());
   return out;
 }

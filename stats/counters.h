@@ -74,6 +74,11 @@ struct MemoryStats {
   // Memory given back by Pause and not yet taken again by Resume (a gauge:
   // not reset with the accumulated counters).
   std::int64_t paused_bytes = 0;
+  // Bytes of live blocks of paused regions whose contents wait in host
+  // memory for Resume (a gauge), and the page-locked host memory held for
+  // backups, buffers kept for the next pause included (a gauge).
+  std::int64_t backup_bytes = 0;
+  std::int64_t backup_host_bytes = 0;
 
   void ResetPeaks();
   void ResetAccumulated();

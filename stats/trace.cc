@@ -185,9 +185,22 @@ absl::StatusOr<Trace> ParseV1(absl::string_view text, std::string name) {
             absl::StrCat("expected 'f <id> [<stream>]', got '", line, "'"));
       }
       free_names_stream = !stream.empty();
+    } else if (op == "p" || op == "r") {
+      // Sleep and wake: the region and the bytes given back or taken. They
+      // name no block, so the id checks below do not apply.
+      event.op = op == "p" ? TraceEvent::Op::kPause : TraceEvent::Op::kResume;
+      event.stream = 0;
+      if (!ParseUint(NextToken(rest), 10, event.id) ||
+          !ParseUint(NextToken(rest), 10, event.bytes) || !NextToken(rest).empty() ||
+          event.id == 0 || event.id > 0xffffffffu) {
+        return error(absl::StrCat("expected '", op, " <region 1..2^32-1> <bytes>', got '", line,
+                                  "'"));
+      }
+      trace.events.push_back(event);
+      continue;
     } else {
       return error(
-          absl::StrCat("unknown operation '", op, "' (expected 'a' or 'f')"));
+          absl::StrCat("unknown operation '", op, "' (expected 'a', 'f', 'p' or 'r')"));
     }
 
     if (event.id >= max_ids) {
@@ -487,6 +500,11 @@ absl::Status WriteTrace(const Trace& trace, const std::string& path) {
       AppendUint(text, e.bytes);
       text += ' ';
       AppendUint(text, e.stream);
+    } else if (e.op == TraceEvent::Op::kPause || e.op == TraceEvent::Op::kResume) {
+      text += e.op == TraceEvent::Op::kPause ? "p " : "r ";
+      AppendUint(text, e.id);
+      text += ' ';
+      AppendUint(text, e.bytes);
     } else {
       text += "f ";
       AppendUint(text, e.id);
@@ -556,6 +574,12 @@ absl::Status ValidateTrace(const Trace& trace) {
   std::vector<uint64_t> bytes(trace.num_ids);
   for (size_t i = 0; i < trace.events.size(); ++i) {
     const TraceEvent& e = trace.events[i];
+    if (e.op == TraceEvent::Op::kPause || e.op == TraceEvent::Op::kResume) {
+      if (e.id == 0 || e.id > 0xffffffffu) {
+        return error(i, absl::StrCat("pause/resume of region ", e.id, " (1..2^32-1)"));
+      }
+      continue;
+    }
     if (e.id >= trace.num_ids) {
       return error(i, absl::StrCat("id ", e.id, " is not below num_ids ",
                                    trace.num_ids));

@@ -32,7 +32,11 @@
 namespace ccalloc {
 
 struct TraceEvent {
-  enum class Op : uint8_t { kAlloc, kFree };
+  // kPause / kResume (sleep and wake): `id` is the region's number, `bytes`
+  // the device memory the allocator gave back or took; `stream` is 0. Their
+  // lines ("p <region> <bytes>", "r <region> <bytes>") are a ccalloc
+  // extension; a trace without them reads as before.
+  enum class Op : uint8_t { kAlloc, kFree, kPause, kResume };
 
   Op op;
   // Dense: the i-th distinct block of a trace is usually id i, but ids need

@@ -21,6 +21,16 @@ void TraceRecorder::OnFree(std::uint64_t ptr) {
   live_.erase(it);
 }
 
+void TraceRecorder::OnPause(std::uint32_t region, std::uint64_t bytes) {
+  absl::MutexLock lock(&mu_);
+  trace_.events.push_back(TraceEvent{TraceEvent::Op::kPause, region, bytes, 0});
+}
+
+void TraceRecorder::OnResume(std::uint32_t region, std::uint64_t bytes) {
+  absl::MutexLock lock(&mu_);
+  trace_.events.push_back(TraceEvent{TraceEvent::Op::kResume, region, bytes, 0});
+}
+
 Trace TraceRecorder::Snapshot() const {
   absl::MutexLock lock(&mu_);
   return trace_;

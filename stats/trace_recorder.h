@@ -27,6 +27,9 @@ class TraceRecorder {
   void OnAllocate(std::uint64_t ptr, std::uint64_t bytes, std::uint64_t stream)
       ABSL_LOCKS_EXCLUDED(mu_);
   void OnFree(std::uint64_t ptr) ABSL_LOCKS_EXCLUDED(mu_);
+  // A region paused (its memory given back) or resumed.
+  void OnPause(std::uint32_t region, std::uint64_t bytes) ABSL_LOCKS_EXCLUDED(mu_);
+  void OnResume(std::uint32_t region, std::uint64_t bytes) ABSL_LOCKS_EXCLUDED(mu_);
 
   // A copy of what was recorded so far (blocks still live stay unfreed).
   Trace Snapshot() const ABSL_LOCKS_EXCLUDED(mu_);

@@ -39,6 +39,31 @@ class RegionsTest : public AllocatorTest<SimGrowable> {
   }
   std::int64_t Reserved() const { return alloc_->GetStats().reserved_bytes[kStatAll].current; }
   std::size_t DeviceBytes() const { return env_.sim()->counts().bytes_in_use; }
+  // A pattern of `size` bytes that differs per block and per byte position.
+  static std::string Pattern(DevicePtr p, std::size_t size) {
+    std::string bytes(size, '\0');
+    for (std::size_t i = 0; i < size; ++i) {
+      bytes[i] = static_cast<char>((p >> 21) * 131 + i * 7 + (i >> 12));
+    }
+    return bytes;
+  }
+  // Fills the block at `p` with its pattern (first and last 64 KiB: enough
+  // to catch a shifted or truncated copy, cheap for the sim).
+  void Fill(DevicePtr p, std::size_t size) {
+    const std::size_t edge = std::min<std::size_t>(size, 64 * 1024);
+    ASSERT_TRUE(env_.sim()->WriteBytes(p, Pattern(p, edge)).ok());
+    ASSERT_TRUE(env_.sim()->WriteBytes(p + size - edge, Pattern(p + size - edge, edge)).ok());
+  }
+  bool Holds(DevicePtr p, std::size_t size) {
+    const std::size_t edge = std::min<std::size_t>(size, 64 * 1024);
+    absl::StatusOr<std::string> head = env_.sim()->ReadBytes(p, edge);
+    absl::StatusOr<std::string> tail = env_.sim()->ReadBytes(p + size - edge, edge);
+    return head.ok() && tail.ok() && *head == Pattern(p, edge) &&
+           *tail == Pattern(p + size - edge, edge);
+  }
+  std::int64_t Backup() const { return alloc_->GetStats().backup_bytes; }
+  std::int64_t BackupHost() const { return alloc_->GetStats().backup_host_bytes; }
+  static constexpr DeviceAllocator::PauseOptions kBackup{.backup = true};
 };
 
 // Pause gives back exactly what the region holds, other memory untouched;
@@ -153,6 +178,124 @@ TEST_F(RegionsTest, FailedResumeLeavesTheRegionPausedAndConsistent) {
   ASSERT_TRUE(alloc_->Resume(3).ok());
   EXPECT_FALSE(alloc_->IsPaused(3));
   for (DevicePtr p : b) ASSERT_TRUE(alloc_->Free(p).ok());
+}
+
+// With a backup the bytes of live blocks survive a pause: adjacent blocks
+// (one copy run), split blocks next to free holes, a block pending on
+// another stream at the pause (completed by the wait, so not backed up) and
+// a block freed while paused (its part dropped, nothing released twice).
+TEST_F(RegionsTest, BackupRestoresLiveSplitAndCoalescedBlocksExactly) {
+  Make();
+  std::vector<std::size_t> sizes = {3 * kMiB, 5 * kMiB, 512 * 1024, 7 * kMiB, 9 * kMiB, 1536};
+  std::vector<DevicePtr> b;
+  {
+    InRegion r(4);
+    for (std::size_t size : sizes) b.push_back(AllocateOk(size));
+  }
+  const DevicePtr other = AllocateOk(4 * kMiB);
+  Fill(other, 4 * kMiB);
+  for (std::size_t i = 0; i < b.size(); ++i) Fill(b[i], sizes[i]);
+  // b[2] freed now (a hole that splits the run), b[3] pending on stream 9.
+  ASSERT_TRUE(alloc_->Free(b[2]).ok());
+  ASSERT_TRUE(alloc_->RecordStream(b[3], 9).ok());
+  ASSERT_TRUE(alloc_->Free(b[3]).ok());
+  const std::int64_t live = alloc_->GetStats().allocated_bytes[kStatAll].current;
+  const std::size_t device_before = DeviceBytes();
+  absl::StatusOr<std::size_t> paused = alloc_->Pause(4, kBackup);
+  ASSERT_TRUE(paused.ok()) << paused.status();
+  EXPECT_EQ(DeviceBytes(), device_before - *paused);
+  // Live: b0, b1, b4, b5 (the pending one was completed by the wait, so it
+  // is free and not copied); 1536 bytes round to 1536.
+  std::int64_t expect = 0;
+  for (std::size_t i : {0, 1, 4, 5}) expect += static_cast<std::int64_t>(sizes[i]);
+  EXPECT_EQ(alloc_->GetStats().allocated_bytes[kStatAll].current - live, 0);
+  EXPECT_EQ(Backup(), expect);
+  EXPECT_GE(BackupHost(), Backup());
+  EXPECT_EQ(env_.sim()->counts().host_bytes, static_cast<std::size_t>(BackupHost()));
+  // Freeing a paused block drops its part of the backup, nothing else.
+  ASSERT_TRUE(alloc_->Free(b[1]).ok());
+  EXPECT_EQ(Backup(), expect - static_cast<std::int64_t>(5 * kMiB));
+  EXPECT_TRUE(IsValid(*alloc_));
+  absl::StatusOr<std::size_t> resumed = alloc_->Resume(4);
+  ASSERT_TRUE(resumed.ok()) << resumed.status();
+  for (std::size_t i : {0, 4, 5}) EXPECT_TRUE(Holds(b[i], sizes[i])) << "block " << i;
+  EXPECT_TRUE(Holds(other, 4 * kMiB)) << "a block outside the region";
+  EXPECT_EQ(Backup(), 0);
+  EXPECT_GT(BackupHost(), 0) << "the host buffer is kept for the next pause";
+  EXPECT_TRUE(IsValid(*alloc_));
+  // Written after the resume, kept across a second pause that reuses the
+  // buffer (no new host allocation).
+  Fill(b[0], sizes[0]);
+  const std::int64_t host_buffers = env_.sim()->counts().live_host;
+  ASSERT_TRUE(alloc_->Pause(4, kBackup).ok());
+  EXPECT_EQ(env_.sim()->counts().live_host, host_buffers);
+  ASSERT_TRUE(alloc_->Resume(4).ok());
+  EXPECT_TRUE(Holds(b[0], sizes[0]));
+  // EmptyCache frees the buffer of a running region.
+  ASSERT_TRUE(alloc_->EmptyCache().ok());
+  EXPECT_EQ(BackupHost(), 0);
+  EXPECT_EQ(env_.sim()->counts().live_host, 0);
+  for (std::size_t i : {0, 4, 5}) ASSERT_TRUE(alloc_->Free(b[i]).ok());
+  ASSERT_TRUE(alloc_->Free(other).ok());
+}
+
+// A backup that fails (host memory refused, a copy refused, the wait
+// failing) leaves the region running with every byte in place; a restore
+// that fails leaves it paused with its backup, and a retry restores.
+TEST_F(RegionsTest, FailedBackupKeepsTheRegionRunningAndFailedRestoreKeepsItPaused) {
+  Make();
+  std::vector<DevicePtr> b;
+  std::vector<std::size_t> sizes = {6 * kMiB, 20 * kMiB, 2 * kMiB, 33 * kMiB};
+  {
+    InRegion r(5);
+    for (std::size_t size : sizes) b.push_back(AllocateOk(size));
+  }
+  ASSERT_TRUE(alloc_->Free(b[2]).ok());  // two runs
+  for (std::size_t i : {0, 1, 3}) Fill(b[i], sizes[i]);
+  const std::int64_t reserved = Reserved();
+  for (SimOp op : {SimOp::kAllocateHost, SimOp::kCopy, SimOp::kWaitCopies}) {
+    env_.sim()->FailNth(op, op == SimOp::kCopy ? 2 : 1);
+    absl::StatusOr<std::size_t> paused = alloc_->Pause(5, kBackup);
+    ASSERT_FALSE(paused.ok()) << "op " << static_cast<int>(op);
+    EXPECT_FALSE(alloc_->IsPaused(5));
+    EXPECT_EQ(Reserved(), reserved);
+    EXPECT_EQ(Backup(), 0);
+    for (std::size_t i : {0, 1, 3}) EXPECT_TRUE(Holds(b[i], sizes[i]));
+    EXPECT_TRUE(IsValid(*alloc_));
+  }
+  ASSERT_TRUE(alloc_->Pause(5, kBackup).ok());
+  const std::int64_t reserved_paused = Reserved();
+  const std::size_t device_paused = DeviceBytes();
+  for (SimOp op : {SimOp::kMap, SimOp::kCopy, SimOp::kWaitCopies}) {
+    env_.sim()->FailNth(op, op == SimOp::kMap ? 3 : (op == SimOp::kCopy ? 2 : 1));
+    absl::StatusOr<std::size_t> resumed = alloc_->Resume(5);
+    ASSERT_FALSE(resumed.ok()) << "op " << static_cast<int>(op);
+    EXPECT_TRUE(alloc_->IsPaused(5));
+    EXPECT_EQ(Reserved(), reserved_paused);
+    EXPECT_EQ(DeviceBytes(), device_paused);
+    EXPECT_GT(Backup(), 0) << "the backup stays for a retry";
+    EXPECT_TRUE(IsValid(*alloc_));
+  }
+  ASSERT_TRUE(alloc_->Resume(5).ok());
+  for (std::size_t i : {0, 1, 3}) EXPECT_TRUE(Holds(b[i], sizes[i])) << "block " << i;
+  for (std::size_t i : {0, 1, 3}) ASSERT_TRUE(alloc_->Free(b[i]).ok());
+}
+
+// A pause without backup keeps nothing: fresh memory reads as zero (the
+// simulated device's fresh pages), which is what proves the restores above.
+TEST_F(RegionsTest, PauseWithoutBackupLosesContents) {
+  Make();
+  DevicePtr p;
+  {
+    InRegion r(6);
+    p = AllocateOk(4 * kMiB);
+  }
+  Fill(p, 4 * kMiB);
+  ASSERT_TRUE(alloc_->Pause(6).ok());
+  EXPECT_EQ(BackupHost(), 0);
+  ASSERT_TRUE(alloc_->Resume(6).ok());
+  EXPECT_FALSE(Holds(p, 4 * kMiB));
+  ASSERT_TRUE(alloc_->Free(p).ok());
 }
 
 TEST_F(RegionsTest, BadCallsAreClearErrors) {

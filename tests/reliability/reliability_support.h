@@ -77,6 +77,19 @@ class BorrowedBackend final : public DeviceBackend {
     return sim_->Map(va, bytes, handle);
   }
   absl::Status Unmap(DevicePtr va, std::size_t bytes) override { return sim_->Unmap(va, bytes); }
+  absl::StatusOr<HostPtr> AllocateHost(std::size_t bytes) override {
+    return sim_->AllocateHost(bytes);
+  }
+  absl::Status FreeHost(HostPtr ptr, std::size_t bytes) override {
+    return sim_->FreeHost(ptr, bytes);
+  }
+  absl::Status CopyToHost(HostPtr dst, DevicePtr src, std::size_t bytes) override {
+    return sim_->CopyToHost(dst, src, bytes);
+  }
+  absl::Status CopyToDevice(DevicePtr dst, HostPtr src, std::size_t bytes) override {
+    return sim_->CopyToDevice(dst, src, bytes);
+  }
+  absl::Status WaitCopies() override { return sim_->WaitCopies(); }
 
  private:
   SimBackend* const sim_;

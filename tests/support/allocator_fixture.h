@@ -112,6 +112,19 @@ class TrackingBackend : public DeviceBackend {
     return real_->SetAccess(va, bytes, devices);
   }
   absl::Status CheckPeer(int peer) override { return real_->CheckPeer(peer); }
+  absl::StatusOr<HostPtr> AllocateHost(std::size_t bytes) override {
+    return real_->AllocateHost(bytes);
+  }
+  absl::Status FreeHost(HostPtr ptr, std::size_t bytes) override {
+    return real_->FreeHost(ptr, bytes);
+  }
+  absl::Status CopyToHost(HostPtr dst, DevicePtr src, std::size_t bytes) override {
+    return real_->CopyToHost(dst, src, bytes);
+  }
+  absl::Status CopyToDevice(DevicePtr dst, HostPtr src, std::size_t bytes) override {
+    return real_->CopyToDevice(dst, src, bytes);
+  }
+  absl::Status WaitCopies() override { return real_->WaitCopies(); }
 
  private:
   DeviceBackend* const real_;

@@ -88,13 +88,20 @@ class Allocator {
   // Allocations made while a region (a nonzero number) is the calling
   // thread's current region live in segments of that region only. Pause
   // waits for the device and gives back all the memory the region holds,
-  // live blocks' too, keeping every address (their contents are lost: copy
-  // what must survive first); Resume takes memory again under the live
-  // blocks at the same addresses, or fails leaving the region paused. Needs
-  // growable segments. Both return the bytes given back or taken.
+  // live blocks' too, keeping every address. With `backup` the live blocks'
+  // bytes go to page-locked host memory first (kept for the next pause;
+  // EmptyCache frees it) and Resume copies them back; without, they are
+  // lost. A failed backup changes nothing. Resume takes memory again under
+  // the live blocks at the same addresses, or fails leaving the region
+  // paused (backup included). Needs growable segments. Both return the bytes
+  // of device memory given back or taken.
+  struct PauseOptions {
+    bool backup = false;
+  };
   static std::uint32_t SetCurrentRegion(std::uint32_t region);  // returns the previous
   static std::uint32_t CurrentRegion();
-  absl::StatusOr<std::size_t> Pause(std::uint32_t region);
+  absl::StatusOr<std::size_t> Pause(std::uint32_t region, PauseOptions options);
+  absl::StatusOr<std::size_t> Pause(std::uint32_t region) { return Pause(region, PauseOptions()); }
   absl::StatusOr<std::size_t> Resume(std::uint32_t region);
 
   // The engine, for tools that need more than this API (internal header).

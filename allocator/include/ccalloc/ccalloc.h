@@ -111,17 +111,25 @@ size_t ccalloc_tag_usage_json(ccalloc_allocator* allocator, char* buffer,
 /* Sleep and wake. Allocations made while a region (a nonzero number) is the
  * calling thread's current region live in segments of that region only.
  * ccalloc_pause waits for the device and gives back all the memory the region
- * holds, live blocks' too: every pointer stays valid as an address, the
- * contents are lost (copy what must survive first). Allocating in a paused
- * region fails with CCALLOC_INVALID_ARGUMENT; freeing its blocks works.
- * ccalloc_resume maps memory again under the live blocks at the same
- * addresses; if the device refuses, the region stays paused and
- * CCALLOC_OUT_OF_MEMORY is returned. Needs growable segments (the default).
- * `bytes` (may be NULL) receives what was given back or taken. */
+ * holds, live blocks' too: every pointer stays valid as an address.
+ * ccalloc_pause loses the contents; ccalloc_pause_ex with
+ * CCALLOC_PAUSE_BACKUP first copies the live blocks to page-locked host
+ * memory (kept for the next pause; ccalloc_empty_cache frees it), and
+ * ccalloc_resume copies them back; a failed backup changes nothing.
+ * Allocating in a paused region fails with CCALLOC_INVALID_ARGUMENT; freeing
+ * its blocks works. ccalloc_resume maps memory again under the live blocks
+ * at the same addresses; if the device refuses (or a copy fails), the region
+ * stays paused, backup included, and an error is returned. Needs growable
+ * segments (the default). `bytes` (may be NULL) receives the device memory
+ * given back or taken. */
 typedef uint32_t ccalloc_region;
 ccalloc_region ccalloc_set_region(ccalloc_region region); /* returns the previous */
 ccalloc_status ccalloc_pause(ccalloc_allocator* allocator, ccalloc_region region,
                              size_t* bytes);
+#define CCALLOC_PAUSE_BACKUP 1u /* keep the contents in host memory */
+/* Unknown flag bits: CCALLOC_INVALID_ARGUMENT, nothing done. */
+ccalloc_status ccalloc_pause_ex(ccalloc_allocator* allocator, ccalloc_region region,
+                                uint32_t flags, size_t* bytes);
 ccalloc_status ccalloc_resume(ccalloc_allocator* allocator, ccalloc_region region,
                               size_t* bytes);
 
