@@ -87,6 +87,7 @@ Snapshot DeviceAllocator::TakeSnapshot() const {
     info.small_pool = segment->pool == PoolKind::kSmall;
     info.expandable = segment->expandable;
     info.pool_id = segment->pool_id();
+    info.paused = segment->owner != nullptr && segment->owner->paused;
     store_->Describe(Locked(), *segment, &info);
     for (const Block* b = segment->head; b != nullptr; b = b->next) {
       BlockInfo bi;

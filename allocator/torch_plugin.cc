@@ -481,19 +481,35 @@ CCALLOC_TORCH_API size_t ccalloc_torch_tag_usage_json(int device, char* buffer,
 }
 
 // Sleep and wake (DeviceAllocator::Pause/Resume): the calling thread's
-// region, and pausing or resuming one on `device` (bytes given back or
-// taken in *bytes, which may be NULL).
+// region, and pausing or resuming one on `device` (bytes of device memory
+// given back or taken in *bytes, which may be NULL). Flags of the _ex calls:
+// 1 (pause only) backs the live contents up to host memory and resume
+// restores them; 2 makes a region never allocated in on `device` a no-op
+// (0 bytes) instead of an error, for "every device" loops. Unknown bits are
+// an error.
 CCALLOC_TORCH_API uint32_t ccalloc_torch_set_region(uint32_t region) {
   return ccalloc::SetCurrentRegion(region);
 }
 
 namespace {
-int PauseOrResume(int device, uint32_t region, size_t* bytes, bool pause) {
+constexpr uint32_t kPauseBackup = 1;
+constexpr uint32_t kSkipUnused = 2;
+
+int PauseOrResume(int device, uint32_t region, uint32_t flags, size_t* bytes, bool pause) {
   if (bytes != nullptr) *bytes = 0;
+  const uint32_t known = pause ? (kPauseBackup | kSkipUnused) : kSkipUnused;
+  if ((flags & ~known) != 0) {
+    return Report(absl::InvalidArgumentError(absl::StrCat(
+        pause ? "ccalloc_torch_pause_ex" : "ccalloc_torch_resume_ex", ": unknown flags ",
+        flags & ~known)));
+  }
   absl::StatusOr<ccalloc::DeviceAllocator*> allocator = ccalloc::GetOrCreate(device);
   if (!allocator.ok()) return Report(allocator.status());
   absl::StatusOr<std::size_t> n =
-      pause ? (*allocator)->Pause(region) : (*allocator)->Resume(region);
+      pause ? (*allocator)->Pause(region, ccalloc::DeviceAllocator::PauseOptions{
+                                              .backup = (flags & kPauseBackup) != 0})
+            : (*allocator)->Resume(region);
+  if (!n.ok() && (flags & kSkipUnused) != 0 && absl::IsNotFound(n.status())) return CCALLOC_OK;
   if (!n.ok()) return Report(n.status());
   if (bytes != nullptr) *bytes = *n;
   return CCALLOC_OK;
@@ -501,11 +517,21 @@ int PauseOrResume(int device, uint32_t region, size_t* bytes, bool pause) {
 }  // namespace
 
 CCALLOC_TORCH_API int ccalloc_torch_pause(int device, uint32_t region, size_t* bytes) {
-  return PauseOrResume(device, region, bytes, /*pause=*/true);
+  return PauseOrResume(device, region, 0, bytes, /*pause=*/true);
+}
+
+CCALLOC_TORCH_API int ccalloc_torch_pause_ex(int device, uint32_t region, uint32_t flags,
+                                             size_t* bytes) {
+  return PauseOrResume(device, region, flags, bytes, /*pause=*/true);
 }
 
 CCALLOC_TORCH_API int ccalloc_torch_resume(int device, uint32_t region, size_t* bytes) {
-  return PauseOrResume(device, region, bytes, /*pause=*/false);
+  return PauseOrResume(device, region, 0, bytes, /*pause=*/false);
+}
+
+CCALLOC_TORCH_API int ccalloc_torch_resume_ex(int device, uint32_t region, uint32_t flags,
+                                              size_t* bytes) {
+  return PauseOrResume(device, region, flags, bytes, /*pause=*/false);
 }
 
 CCALLOC_TORCH_API int ccalloc_torch_devices(int* out, int capacity) {

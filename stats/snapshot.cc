@@ -55,7 +55,8 @@ std::string SnapshotToJson(const Snapshot& snapshot) {
                     ",\"requested_size\":", s.requested_size, ",\"stream\":", s.stream,
                     ",\"segment_type\":\"", s.small_pool ? "small" : "large", "\"",
                     ",\"is_expandable\":", s.expandable ? "true" : "false",
-                    ",\"pool_id\":", s.pool_id, ",\"blocks\":[");
+                    ",\"pool_id\":", s.pool_id, s.paused ? ",\"paused\":true" : "",
+                    ",\"blocks\":[");
     for (std::size_t j = 0; j < s.blocks.size(); ++j) {
       const BlockInfo& b = s.blocks[j];
       absl::StrAppend(&out, j ? "," : "", "{\"address\":", b.address, ",\"size\":", b.size,

@@ -41,6 +41,9 @@ struct SegmentInfo {
   // The pool owning the segment: 0 is the default pool, any other value a
   // private pool (a CUDA graph's).
   std::uint64_t pool_id = 0;
+  // A paused region's segment: its blocks keep their addresses over memory
+  // given back (mapped_size 0 after a whole pause).
+  bool paused = false;
   std::vector<BlockInfo> blocks;
   // Growable segments: [begin, end) address ranges that are mapped.
   std::vector<std::pair<std::uint64_t, std::uint64_t>> mapped_ranges;

@@ -246,6 +246,19 @@ static void test_regions(void) {
   CHECK(ccalloc_resume(a, 5, NULL) == CCALLOC_INVALID_ARGUMENT); /* not paused */
   CHECK(ccalloc_pause(a, 77, NULL) == CCALLOC_INVALID_ARGUMENT); /* never used */
   CHECK(ccalloc_pause(NULL, 5, NULL) == CCALLOC_INVALID_ARGUMENT);
+  /* With a backup: the live bytes wait in host memory; a bad flag does nothing. */
+  CHECK(ccalloc_pause_ex(a, 5, 0x80, &bytes) == CCALLOC_INVALID_ARGUMENT);
+  CHECK(bytes == 0);
+  CHECK(strstr(ccalloc_last_error(), "flags") != NULL);
+  CHECK(stat_of(a, "ccalloc.paused_bytes") == 0);
+  CHECK(ccalloc_pause_ex(a, 5, CCALLOC_PAUSE_BACKUP, &bytes) == CCALLOC_OK);
+  CHECK(bytes >= 8 * MiB);
+  CHECK(stat_of(a, "ccalloc.backup_bytes") == (int64_t)(8 * MiB));
+  CHECK(stat_of(a, "ccalloc.backup_host_bytes") >= (int64_t)(8 * MiB));
+  CHECK(ccalloc_resume(a, 5, &bytes) == CCALLOC_OK);
+  CHECK(stat_of(a, "ccalloc.backup_bytes") == 0);
+  CHECK(ccalloc_empty_cache(a) == CCALLOC_OK);
+  CHECK(stat_of(a, "ccalloc.backup_host_bytes") == 0);
   CHECK(ccalloc_free(a, w) == CCALLOC_OK);
   ccalloc_destroy(a);
 }

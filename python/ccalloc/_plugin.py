@@ -20,6 +20,10 @@ INVALID_ARGUMENT = 2
 INTERNAL = 3
 UNAVAILABLE = 4
 
+# Flags of ccalloc_torch_pause_ex / ccalloc_torch_resume_ex (torch_plugin.cc).
+PAUSE_BACKUP = 1
+SKIP_UNUSED = 2
+
 
 class CcallocError(RuntimeError):
     """A plugin call failed; `code` is the ccalloc_status."""
@@ -113,6 +117,10 @@ class Plugin:
             "ccalloc_torch_set_region": (ctypes.c_uint32, [ctypes.c_uint32]),
             "ccalloc_torch_pause": (ctypes.c_int, [ctypes.c_int, ctypes.c_uint32, c_size_p]),
             "ccalloc_torch_resume": (ctypes.c_int, [ctypes.c_int, ctypes.c_uint32, c_size_p]),
+            "ccalloc_torch_pause_ex": (ctypes.c_int, [ctypes.c_int, ctypes.c_uint32,
+                                                      ctypes.c_uint32, c_size_p]),
+            "ccalloc_torch_resume_ex": (ctypes.c_int, [ctypes.c_int, ctypes.c_uint32,
+                                                       ctypes.c_uint32, c_size_p]),
             "ccalloc_torch_tag_intern": (ctypes.c_uint32, [ctypes.c_char_p]),
             "ccalloc_torch_set_tag": (ctypes.c_uint32, [ctypes.c_uint32]),
             "ccalloc_torch_current_tag": (ctypes.c_uint32, []),
@@ -218,14 +226,19 @@ class Plugin:
         """Sets the calling thread's region number; returns the previous one."""
         return self.lib.ccalloc_torch_set_region(region)
 
-    def pause(self, region, device=0):
+    def pause(self, region, device=0, backup=False, skip_unused=False):
+        """Bytes of device memory given back. backup: keep the contents in
+        host memory for resume(); skip_unused: a region never allocated in on
+        `device` gives 0 instead of an error."""
         out = ctypes.c_size_t()
-        self._check(self.lib.ccalloc_torch_pause(device, region, ctypes.byref(out)))
+        flags = (PAUSE_BACKUP if backup else 0) | (SKIP_UNUSED if skip_unused else 0)
+        self._check(self.lib.ccalloc_torch_pause_ex(device, region, flags, ctypes.byref(out)))
         return out.value
 
-    def resume(self, region, device=0):
+    def resume(self, region, device=0, skip_unused=False):
         out = ctypes.c_size_t()
-        self._check(self.lib.ccalloc_torch_resume(device, region, ctypes.byref(out)))
+        flags = SKIP_UNUSED if skip_unused else 0
+        self._check(self.lib.ccalloc_torch_resume_ex(device, region, flags, ctypes.byref(out)))
         return out.value
 
     # --- tags ---------------------------------------------------------------

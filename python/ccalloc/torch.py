@@ -460,8 +460,11 @@ class region:
         ...                               # another job uses the GPU
         ccalloc.torch.resume("weights")   # new memory at the same addresses
 
-    Contents do not survive a pause yet (no copy to host memory): save what
-    must survive first. As with tag(), the region is the calling thread's.
+    pause() keeps the contents in host memory by default (backup=True) and
+    resume() restores them. As with tag(), the region is the calling
+    thread's: the autograd engine allocates gradients on threads of its own,
+    so create them inside the block (p.grad = torch.zeros_like(p)) and keep
+    them (zero_grad(set_to_none=False)) for them to live in the region.
     """
 
     def __init__(self, name):
@@ -486,25 +489,47 @@ def _regions_for(name):
     return [_regions[str(name)]]
 
 
-def pause(region=None, backup=False, device=None):
-    """Gives back the memory of `region` (None: every region used) on
-    `device`, live tensors' too, after waiting for the device; returns the
-    bytes given back. Allocating in a paused region raises; freeing works.
-    backup=True (keeping contents in host memory) is not implemented yet."""
-    if backup:
-        raise NotImplementedError("ccalloc: pause(backup=True) is not implemented yet; "
-                                  "copy what must survive to the host first")
+def _devices_for(plugin, device):
+    """(devices, skip_unused): None or "all" means every device ccalloc has
+    an allocator on, where a region never used on one of them is skipped."""
+    if device is None or device == "all":
+        return plugin.devices(), True
+    return [_device_index(device)], False
+
+
+def pause(region=None, backup=True, device=None):
+    """Gives back the device memory of `region` (None: every region used),
+    live tensors' too, after waiting for the device's pending work; returns
+    the bytes given back (summed over devices). Tensors keep their addresses,
+    so pointers held elsewhere and captured CUDA graphs stay valid.
+
+    backup=True first copies the live tensors' bytes to page-locked host
+    memory (asynchronous copies in large runs on a stream of ccalloc's own,
+    one wait) and resume() copies them back; the host buffer is kept for the
+    next pause (pinning many GiB takes seconds) until empty_cache(). A failed
+    backup changes nothing. backup=False loses the contents (faster: nothing
+    is copied).
+
+    device: None or "all" pauses on every device ccalloc has an allocator
+    on (regions never used on a device are skipped there); an int, "cuda:N"
+    or torch.device pauses on that device only. Allocating in a paused
+    region raises; freeing its tensors works."""
     plugin = _require_plugin()
-    dev = _device_index(device)
-    return sum(plugin.pause(r, dev) for r in _regions_for(region))
+    devices, skip = _devices_for(plugin, device)
+    return sum(plugin.pause(r, d, backup=bool(backup), skip_unused=skip)
+               for d in devices for r in _regions_for(region))
 
 
 def resume(region=None, device=None):
     """Takes memory again under the live tensors of `region` (None: every
-    region used) at the same addresses; returns the bytes taken."""
+    region used) at the same addresses and restores their contents if the
+    pause backed them up; returns the bytes taken. On failure the region
+    stays paused (backup included) and resume() can be retried. device as
+    for pause()."""
     plugin = _require_plugin()
-    dev = _device_index(device)
-    return sum(plugin.resume(r, dev) for r in _regions_for(region))
+    devices, skip = _devices_for(plugin, device)
+    return sum(plugin.resume(r, d, skip_unused=skip)
+               for d in devices for r in _regions_for(region))
 
 
 def tag_usage(device=None):

@@ -120,13 +120,43 @@ class StatsTest(unittest.TestCase):
         self.assertEqual(usage["host/params"]["peak_bytes"], 5 * MiB)
         ct.empty_cache()
 
+    def test_pause_with_backup_on_every_device(self):
+        # device=None: every device with an allocator; a region never used on
+        # one of them is skipped there, not an error.
+        with ct.region("host/sleepy"):
+            a0 = plugin.malloc(3 * MiB, device=0)
+            a1 = plugin.malloc(5 * MiB, device=1)
+        with ct.region("host/only0"):
+            b0 = plugin.malloc(2 * MiB, device=0)
+        given = ct.pause("host/sleepy")  # backup=True is the default
+        self.assertGreaterEqual(given, 8 * MiB)
+        self.assertEqual(ct.ccalloc_stats(0)["backup_bytes"], 3 * MiB)
+        self.assertEqual(ct.ccalloc_stats(1)["backup_bytes"], 5 * MiB)
+        self.assertGreaterEqual(ct.ccalloc_stats(1)["backup_host_bytes"], 5 * MiB)
+        with self.assertRaises(ccalloc.CcallocError):
+            ct.pause("host/sleepy", device=1)  # already paused: a clear error
+        self.assertGreaterEqual(ct.pause("host/only0", backup=False, device="all"), 2 * MiB)
+        self.assertGreaterEqual(ct.resume("host/only0", device="all"), 2 * MiB)
+        plugin.free(a1, device=1)  # freeing a paused tensor drops its backup
+        self.assertEqual(ct.ccalloc_stats(1)["backup_bytes"], 0)
+        self.assertGreaterEqual(ct.resume("host/sleepy"), 3 * MiB)
+        self.assertEqual(ct.ccalloc_stats(0)["backup_bytes"], 0)
+        self.assertEqual(ct.ccalloc_stats(0)["paused_bytes"], 0)
+        self.assertGreater(ct.ccalloc_stats(0)["backup_host_bytes"], 0, "kept for the next pause")
+        with self.assertRaises(ValueError):
+            ct.pause("host/sleepy", device="cpu")
+        for p in (a0, b0):
+            plugin.free(p, device=0)
+        ct.empty_cache()
+        self.assertEqual(ct.ccalloc_stats(0)["backup_host_bytes"], 0)
+
     def test_region_pause_and_resume_keep_addresses(self):
         dev = 0
         with ct.region("host/weights"):
             w = plugin.malloc(6 * MiB, device=dev)
         other = plugin.malloc(2 * MiB, device=dev)
         reserved = ct.memory_reserved(dev)
-        given = ct.pause("host/weights", device=dev)
+        given = ct.pause("host/weights", backup=False, device=dev)
         self.assertGreaterEqual(given, 6 * MiB)
         self.assertEqual(ct.memory_reserved(dev), reserved - given)
         self.assertEqual(ct.ccalloc_stats(dev)["paused_bytes"], given)
@@ -134,8 +164,9 @@ class StatsTest(unittest.TestCase):
             with self.assertRaises(ccalloc.CcallocError) as refused:
                 plugin.malloc(MiB, device=dev)
         self.assertIn("paused", str(refused.exception))
-        with self.assertRaises(NotImplementedError):
-            ct.pause("host/weights", backup=True, device=dev)
+        self.assertEqual(ct.ccalloc_stats(dev)["backup_bytes"], 0, "no backup was asked for")
+        self.assertTrue(all(s.get("paused") for s in plugin.snapshot(dev)["segments"]
+                            if w in {b["address"] for b in s["blocks"]}))
         self.assertGreaterEqual(ct.resume("host/weights", device=dev), 6 * MiB)
         segments = plugin.snapshot(dev)["segments"]
         blocks = {b["address"]: b for s in segments for b in s["blocks"]}

@@ -48,7 +48,8 @@
 //                                               good fraction, reset peaks,
 //                                               snapshot check, region 1 on/off
 //                                               for later allocations, pause or
-//                                               resume region 1)
+//                                               resume region 1; a pause backs
+//                                               up when (which/9) is odd)
 //     16   begin_pool    pool:u8 stream:u8     (pool 1 + pool%3; allocations
 //                                               on the stream go to it, under
 //                                               a simulated stream capture)
@@ -498,22 +499,35 @@ class Harness {
         SetCurrentRegion(region_);
         break;
       case 8:
-        DoPauseOrResume();
+        DoPauseOrResume(/*backup=*/(which / 9) % 2 == 1);
         break;
     }
     Check(what_);
   }
 
-  // Pauses region 1, or resumes it when paused. Classic segments refuse, so
-  // does a capture; an injected failure leaves the region as the allocator
-  // says (IsPaused), valid either way.
-  void DoPauseOrResume() {
+  // Pauses region 1 (with a backup when `backup`), or resumes it when
+  // paused. Classic segments refuse, so does a capture; an injected failure
+  // leaves the region as the allocator says (IsPaused), valid either way. A
+  // backup pause first stamps each live block of the region with its address
+  // (8 bytes: cheap); a successful resume finds the stamps of the blocks
+  // still allocated, and a failed backup pause leaves them readable.
+  void DoPauseOrResume(bool backup) {
     const bool was_paused = alloc_->IsPaused(1);
-    what_ = was_paused ? "resume" : "pause";
+    what_ = was_paused ? "resume" : (backup ? "pause with backup" : "pause");
+    if (!was_paused) {
+      stamped_.clear();
+      if (backup) {
+        for (DevicePtr p : RegionBlocks()) {
+          if (sim_->WriteBytes(p, Stamp(p)).ok()) stamped_.push_back(p);
+        }
+      }
+    }
     const std::int64_t injected = sim_->counts().failures_injected;
-    absl::Status s = was_paused ? alloc_->Resume(1).status() : alloc_->Pause(1).status();
+    absl::Status s = was_paused ? alloc_->Resume(1).status()
+                                : alloc_->Pause(1, DeviceAllocator::PauseOptions{backup}).status();
     if (s.ok()) {
       Expect(alloc_->IsPaused(1) != was_paused, "a successful pause/resume changed nothing");
+      if (was_paused) CheckStamps("a resume lost a backed-up block's bytes");
       return;
     }
     const bool expected = absl::IsNotFound(s) ||                          // never used
@@ -521,6 +535,29 @@ class Harness {
                           sim_->counts().failures_injected > injected;
     Expect(expected, absl::StrCat(what_, " failed: ", s.ToString()));
     if (was_paused) Expect(alloc_->IsPaused(1), "a failed resume left the region running");
+    if (!was_paused && !alloc_->IsPaused(1)) CheckStamps("a failed backup touched the region");
+  }
+  // The allocated blocks of region 1, from the snapshot.
+  std::vector<DevicePtr> RegionBlocks() const {
+    std::vector<DevicePtr> blocks;
+    for (const SegmentInfo& segment : alloc_->TakeSnapshot().segments) {
+      if (segment.pool_id != (kRegionPoolBit | 1)) continue;
+      for (const BlockInfo& b : segment.blocks) {
+        if (b.status == BlockStatus::kActiveAllocated && b.size >= 8) blocks.push_back(b.address);
+      }
+    }
+    return blocks;
+  }
+  static std::string Stamp(DevicePtr p) {
+    return std::string(reinterpret_cast<const char*>(&p), sizeof(p));
+  }
+  void CheckStamps(const char* what) {
+    const std::vector<DevicePtr> live = RegionBlocks();
+    for (DevicePtr p : stamped_) {
+      if (!std::binary_search(live.begin(), live.end(), p)) continue;  // freed meanwhile
+      absl::StatusOr<std::string> bytes = sim_->ReadBytes(p, sizeof(p));
+      Expect(bytes.ok() && *bytes == Stamp(p), what);
+    }
   }
 
   bool uses_empty() const {
@@ -697,6 +734,7 @@ class Harness {
   int op_ = 0;
   int bad_inputs_ = 0;
   RegionId region_ = 0;  // this thread's current region (misc op 7)
+  std::vector<DevicePtr> stamped_;  // blocks stamped before a backup pause
   std::string what_ = "start";
 };
 
