@@ -44,6 +44,13 @@
 #                                              as PyTorch's allocator against native
 #                                              PyTorch (tests/python/test_torch_compat_gpu.py;
 #                                              CUDA-graph case also under memcheck)
+#   scripts/gpu_round.sh .gpu OUTDIR sleep     sleep and wake acceptance (bench/sleep_wake.py):
+#                                              model A paused with backup while job B
+#                                              uses the memory, bit-identical losses and
+#                                              CUDA-graph replays against a reference run,
+#                                              backup/restore GiB/s against a pinned copy_,
+#                                              16 GiB paused without backup; CHECK/MEASURE
+#                                              lines, OUTDIR/sleep.json (~2-3 minutes)
 #
 # Each part writes its logs and JSON under OUTDIR; the exit status is non-zero
 # if anything failed.
@@ -169,8 +176,21 @@ ldd "$L"; ! ldd "$L" | grep -i absl'
         rc=1
       fi
       ;;
+    sleep)
+      sleep_env=(PYTHONPATH="$ROOT/python${PYTHONPATH:+:$PYTHONPATH}"
+        CCALLOC_TORCH_LIBRARY="$BUNDLE/allocator/libccalloc_torch.so"
+        CCALLOC_CACHE="${TMPDIR:-/tmp}/ccalloc-cache")
+      # The GPU suites of the backend and allocator first (the new copy calls
+      # included), then the acceptance; a limit keeps a hang from eating the call.
+      for t in "$BUNDLE"/tests/cuda_backend_gpu_test "$BUNDLE"/tests/allocator_behaviour_gpu_test; do
+        [[ -x "$t" ]] && run "sleep_$(basename "$t")" "$t" --gtest_brief=1 \
+          --gtest_filter='*Copy*:*Host*:*Pause*:*Region*'
+      done
+      run sleep_wake timeout 300 env "${sleep_env[@]}" \
+        python3 bench/sleep_wake.py --out "$OUT/sleep.json"
+      ;;
     *)
-      echo "unknown part '$part' (core, bench, torch, compare, training, traces, pip, compat, costs)" >&2
+      echo "unknown part '$part' (core, bench, torch, compare, training, traces, pip, compat, costs, sleep)" >&2
       rc=2
       ;;
   esac

@@ -16,6 +16,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <thread>
@@ -601,6 +602,66 @@ TEST_F(CudaBackendTest, AllocatorAddPeerAccess) {
     EXPECT_EQ(ReadBack(*b, after.size()), after);
   }
   ASSERT_EQ(driver_->ctx_set_current(context_->context()), CUDA_SUCCESS);
+  std::string why;
+  EXPECT_TRUE(alloc.Validate(&why)) << why;
+  EXPECT_TRUE(alloc.Free(*a).ok());
+  EXPECT_TRUE(alloc.Free(*b).ok());
+}
+
+// The backup path: page-locked host memory and async copies on the
+// backend's own stream, waited for once.
+TEST_F(CudaBackendTest, CopiesRoundTripThroughPinnedHost) {
+  constexpr std::size_t kBytes = 6 * kMiB;
+  absl::StatusOr<DevicePtr> ptr = backend_->Allocate(kBytes);
+  ASSERT_TRUE(ptr.ok()) << ptr.status();
+  absl::StatusOr<HostPtr> host = backend_->AllocateHost(kBytes);
+  ASSERT_TRUE(host.ok()) << host.status();
+  const std::vector<std::uint8_t> bytes = Pattern(kBytes, 31);
+  Write(*ptr, bytes);
+  // Two copies of unequal halves, one wait.
+  ASSERT_TRUE(backend_->CopyToHost(*host, *ptr, kMiB).ok());
+  ASSERT_TRUE(backend_->CopyToHost(*host + kMiB, *ptr + kMiB, kBytes - kMiB).ok());
+  ASSERT_TRUE(backend_->WaitCopies().ok());
+  EXPECT_EQ(std::memcmp(reinterpret_cast<const void*>(*host), bytes.data(), kBytes), 0);
+  ASSERT_EQ(driver_->memset_d8(*ptr, 0, kBytes), CUDA_SUCCESS);
+  ASSERT_TRUE(backend_->CopyToDevice(*ptr, *host, kBytes).ok());
+  ASSERT_TRUE(backend_->WaitCopies().ok());
+  EXPECT_EQ(ReadBack(*ptr, kBytes), bytes);
+  EXPECT_TRUE(backend_->FreeHost(*host, kBytes).ok());
+  EXPECT_TRUE(backend_->Deallocate(*ptr, kBytes).ok());
+}
+
+// Sleep and wake on the device: a region paused with backup gives its memory
+// back to the device (cuMemGetInfo sees it) and resumes with its bytes, at
+// the same addresses.
+TEST_F(CudaBackendTest, AllocatorPauseWithBackupRestoresBytes) {
+  if (!backend_->SupportsVirtualMemory()) GTEST_SKIP() << "no virtual memory management";
+  absl::StatusOr<std::unique_ptr<DeviceBackend>> backend = CreateCudaBackend(0);
+  ASSERT_TRUE(backend.ok());
+  Options options = PytorchNativeOptions();
+  options.expandable_segments = true;
+  DeviceAllocator alloc(*std::move(backend), options);
+  const RegionId previous = SetCurrentRegion(3);
+  absl::StatusOr<DevicePtr> a = alloc.Allocate(40 * kMiB, 0);
+  absl::StatusOr<DevicePtr> b = alloc.Allocate(3 * kMiB + 512, 0);
+  SetCurrentRegion(previous);
+  ASSERT_TRUE(a.ok() && b.ok());
+  const std::vector<std::uint8_t> pa = Pattern(40 * kMiB, 5);
+  const std::vector<std::uint8_t> pb = Pattern(3 * kMiB + 512, 6);
+  Write(*a, pa);
+  Write(*b, pb);
+  absl::StatusOr<DeviceMemoryInfo> before = backend_->MemoryInfo();
+  absl::StatusOr<std::size_t> paused = alloc.Pause(3, DeviceAllocator::PauseOptions{true});
+  ASSERT_TRUE(paused.ok()) << paused.status();
+  absl::StatusOr<DeviceMemoryInfo> after = backend_->MemoryInfo();
+  ASSERT_TRUE(before.ok() && after.ok());
+  EXPECT_GE(after->free_bytes, before->free_bytes + *paused - 2 * kMiB)
+      << "the device did not get the paused memory back";
+  EXPECT_GT(alloc.GetStats().backup_bytes, 0);
+  absl::StatusOr<std::size_t> resumed = alloc.Resume(3);
+  ASSERT_TRUE(resumed.ok()) << resumed.status();
+  EXPECT_EQ(ReadBack(*a, pa.size()), pa);
+  EXPECT_EQ(ReadBack(*b, pb.size()), pb);
   std::string why;
   EXPECT_TRUE(alloc.Validate(&why)) << why;
   EXPECT_TRUE(alloc.Free(*a).ok());

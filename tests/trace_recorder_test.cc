@@ -91,5 +91,38 @@ TEST(TraceRecorderTest, DetachedRecorderSeesNothing) {
   EXPECT_EQ(trace.events[0].bytes, 4096u);
 }
 
+// Pause and resume are recorded with the region and the bytes, written as
+// "p"/"r" lines and read back; traces without them read as before, and a
+// bad pause line is a clear error.
+TEST(TraceRecorderTest, PauseAndResumeAreRecordedWrittenAndReadBack) {
+  auto allocator = MakeAllocator(/*expandable=*/true);
+  TraceRecorder recorder;
+  allocator->SetTraceRecorder(&recorder);
+  const RegionId previous = SetCurrentRegion(4);
+  absl::StatusOr<DevicePtr> p = allocator->Allocate(6 << 20, 0);
+  SetCurrentRegion(previous);
+  ASSERT_TRUE(p.ok());
+  absl::StatusOr<std::size_t> paused = allocator->Pause(4, {.backup = true});
+  ASSERT_TRUE(paused.ok()) << paused.status();
+  absl::StatusOr<std::size_t> resumed = allocator->Resume(4);
+  ASSERT_TRUE(resumed.ok()) << resumed.status();
+  ASSERT_TRUE(allocator->Free(*p).ok());
+  const Trace trace = recorder.Snapshot();
+  ASSERT_EQ(trace.events.size(), 4u);
+  EXPECT_EQ(trace.events[1], (TraceEvent{TraceEvent::Op::kPause, 4, *paused, 0}));
+  EXPECT_EQ(trace.events[2], (TraceEvent{TraceEvent::Op::kResume, 4, *resumed, 0}));
+  const std::string path =
+      (std::filesystem::temp_directory_path() / "ccalloc_pause_trace_test.trace").string();
+  ASSERT_TRUE(WriteTrace(trace, path).ok());
+  absl::StatusOr<Trace> back = ReadTrace(path);
+  std::filesystem::remove(path);
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(back->events, trace.events);
+  EXPECT_EQ(back->num_ids, 1u);
+  absl::StatusOr<Trace> bad = ParseTrace("a 0 512 0\np 0 4096\n", "t");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("region"), std::string::npos) << bad.status();
+}
+
 }  // namespace
 }  // namespace ccalloc
