@@ -169,30 +169,27 @@ absl::Status SimBackend::FreeHost(HostPtr ptr, std::size_t bytes) {
   return absl::OkStatus();
 }
 
-absl::Status SimBackend::CopyToHost(HostPtr dst, DevicePtr src, std::size_t bytes) {
+absl::Status SimBackend::QueueCopy(bool to_host, DevicePtr device, HostPtr host,
+                                   std::size_t bytes) {
   absl::MutexLock lock(&mu_);
   ++counts_.copy_calls;
-  if (ShouldFail(SimOp::kCopy)) return InjectedFailure("CopyToHost");
-  if (!captures_.empty()) return RefuseDuringCapture("CopyToHost");
-  if (absl::StatusOr<std::vector<Piece>> p = Pieces(src, bytes); !p.ok()) return p.status();
-  if (absl::StatusOr<std::pair<HostBuffer*, std::size_t>> h = HostAt(dst, bytes); !h.ok()) {
+  const char* what = to_host ? "CopyToHost" : "CopyToDevice";
+  if (ShouldFail(SimOp::kCopy)) return InjectedFailure(what);
+  if (!captures_.empty()) return RefuseDuringCapture(what);
+  if (absl::StatusOr<std::vector<Piece>> p = Pieces(device, bytes); !p.ok()) return p.status();
+  if (absl::StatusOr<std::pair<HostBuffer*, std::size_t>> h = HostAt(host, bytes); !h.ok()) {
     return h.status();
   }
-  queued_.push_back(QueuedCopy{/*to_host=*/true, src, dst, bytes});
+  queued_.push_back(QueuedCopy{to_host, device, host, bytes});
   return absl::OkStatus();
 }
 
+absl::Status SimBackend::CopyToHost(HostPtr dst, DevicePtr src, std::size_t bytes) {
+  return QueueCopy(/*to_host=*/true, src, dst, bytes);
+}
+
 absl::Status SimBackend::CopyToDevice(DevicePtr dst, HostPtr src, std::size_t bytes) {
-  absl::MutexLock lock(&mu_);
-  ++counts_.copy_calls;
-  if (ShouldFail(SimOp::kCopy)) return InjectedFailure("CopyToDevice");
-  if (!captures_.empty()) return RefuseDuringCapture("CopyToDevice");
-  if (absl::StatusOr<std::vector<Piece>> p = Pieces(dst, bytes); !p.ok()) return p.status();
-  if (absl::StatusOr<std::pair<HostBuffer*, std::size_t>> h = HostAt(src, bytes); !h.ok()) {
-    return h.status();
-  }
-  queued_.push_back(QueuedCopy{/*to_host=*/false, dst, src, bytes});
-  return absl::OkStatus();
+  return QueueCopy(/*to_host=*/false, dst, src, bytes);
 }
 
 absl::Status SimBackend::WaitCopies() {

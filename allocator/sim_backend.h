@@ -302,7 +302,10 @@ class SimBackend : public DeviceBackend {
   // The host buffer holding [ptr, ptr + n) and the offset in it.
   absl::StatusOr<std::pair<HostBuffer*, std::size_t>> HostAt(HostPtr ptr, std::size_t n)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Whether a queued copy touches device [va, va + n) / host buffer `host`.
+  // Checks a copy and queues it for WaitCopies (or fails it when injected).
+  absl::Status QueueCopy(bool to_host, DevicePtr device, HostPtr host, std::size_t bytes)
+      ABSL_LOCKS_EXCLUDED(mu_);
+  // Whether a queued copy touches device [va, va + n).
   bool CopyUses(DevicePtr va, std::size_t n) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   bool ShouldFail(SimOp op) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // One mapping, checked; and the undoing of one known to exist.

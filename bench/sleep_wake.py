@@ -205,9 +205,7 @@ def main():
     # Job B starts first: its CUDA context (~0.5 GiB) is taken before any
     # measurement of free memory.
     job_b = subprocess.Popen([sys.executable, "-c", JOB_B], stdin=subprocess.PIPE,
-                             stdout=subprocess.PIPE, text=True, env={
-                                 k: v for k, v in os.environ.items()
-                                 if k not in ("CCALLOC_TORCH_LIBRARY", "PYTHONPATH")})
+                             stdout=subprocess.PIPE, text=True)  # plain PyTorch: no enable()
     ready = job_b.stdout.readline().strip()
     print("job B:", ready, flush=True)
 
