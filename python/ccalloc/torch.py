@@ -514,6 +514,17 @@ def tag_usage(device=None):
     return _require_plugin().tag_usage(_device_index(device))
 
 
+def profile(model, optimizer=None, **kwargs):
+    """A MemoryProfiler (ccalloc/profiler.py) attached to `model` and
+    `optimizer`: per step and phase, every allocated byte by kind
+    (parameters, gradients, optimizer state, activations saved for backward
+    by module, temporaries) plus the free cache; report(), svg(), json(),
+    save(prefix). Use `with prof.step():` around each training step."""
+    _require_plugin()
+    from .profiler import MemoryProfiler
+    return MemoryProfiler(model, optimizer, **kwargs)
+
+
 def last_error():
     """The message of the last failed ccalloc call on this thread."""
     return _require_plugin().last_error()
