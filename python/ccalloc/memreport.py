@@ -239,12 +239,12 @@ def svg(samples, title="ccalloc: where did my memory go", width=1100, height=480
     # Phase shading: the slot before sample i is the phase sample i closes.
     for i in range(1, n):
         phase = samples[i]["phase"]
+        if phase == "start":  # between two steps: nothing of the profiler's
+            continue
         parts.append(f'<rect x="{xs[i-1]:.1f}" y="{top}" width="{xs[i]-xs[i-1]:.1f}" height="{ph}" '
                      f'fill="{PHASE_SHADES.get(phase, "#f4f4f4")}"><title>{_esc(phase)}</title></rect>')
         parts.append(f'<text x="{(xs[i-1]+xs[i])/2:.1f}" y="{top+ph+14}" text-anchor="middle" '
                      f'font-size="9" fill="#555">{_esc(phase[:4])}</text>')
-        if samples[i]["step"] != samples[i - 1]["step"] or samples[i - 1]["phase"] == "start":
-            pass
     for i, s in enumerate(samples):
         if s["phase"] == "start":
             parts.append(f'<line x1="{xs[i]:.1f}" y1="{top}" x2="{xs[i]:.1f}" y2="{top+ph}" '
@@ -268,6 +268,8 @@ def svg(samples, title="ccalloc: where did my memory go", width=1100, height=480
                  " ".join(f"{xs[i]:.1f},{y(s['reserved']):.1f}" for i, s in enumerate(samples)) + '"/>')
     for i in range(1, n):
         s = samples[i]
+        if s["phase"] == "start":
+            continue
         parts.append(f'<line x1="{xs[i-1]:.1f}" x2="{xs[i]:.1f}" y1="{y(s["peak"]):.1f}" '
                      f'y2="{y(s["peak"]):.1f}" stroke="#c00" stroke-width="2">'
                      f'<title>peak in {_esc(s["phase"])}: {_esc(fmt_bytes(s["peak"]))}</title></line>')

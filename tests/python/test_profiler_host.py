@@ -146,6 +146,44 @@ class ReportTest(unittest.TestCase):
         self.assertIn("forward/enc 300.0 MiB, (untagged) 100.0 MiB", text)
 
 
+class HistoryTagsTest(unittest.TestCase):
+    def snapshot(self):
+        frame = {"filename": "train.py", "line": 10, "name": "forward"}
+        return {
+            "segments": [{"address": 4096, "blocks": [
+                {"address": 4096, "size": 512, "state": "active_allocated", "frames": [frame]},
+                {"address": 4608, "size": 512, "state": "inactive", "frames": []},
+                {"address": 5120, "size": 512, "state": "active_allocated", "frames": []}]}],
+            "device_traces": [[
+                {"action": "alloc", "addr": 4096, "compile_context": "ccalloc tag: forward/enc",
+                 "frames": [frame]},
+                {"action": "alloc", "addr": 5120, "compile_context": "", "frames": []},
+                {"action": "free_requested", "addr": 4096, "frames": []}]],
+        }
+
+    def test_tags_become_first_frames_of_entries_and_live_blocks(self):
+        from ccalloc import history
+        snap = self.snapshot()
+        tags = history.block_tags_from_ccalloc([{"segments": [{"blocks": [
+            {"address": 4096, "tag_name": "forward/enc"}, {"address": 4608, "tag_name": "x"},
+            {"address": 5120}]}]}])
+        self.assertEqual(tags, {4096: "forward/enc", 4608: "x"})
+        _, entries, blocks = history.add_tag_frames(snap, tags)
+        self.assertEqual((entries, blocks), (1, 1))
+        trace = snap["device_traces"][0]
+        self.assertEqual(trace[0]["frames"][0], {"filename": "ccalloc tag", "line": 0, "name": "forward/enc"})
+        self.assertEqual(trace[0]["frames"][1]["filename"], "train.py")
+        self.assertEqual(trace[1]["frames"], [])
+        b = snap["segments"][0]["blocks"]
+        self.assertEqual(b[0]["frames"][0]["name"], "forward/enc")
+        self.assertEqual(b[1]["frames"], [])   # free memory has no tag
+        # Tagging twice keeps one tag frame.
+        history.add_tag_frames(snap, tags)
+        self.assertEqual([f["filename"] for f in trace[0]["frames"]], ["ccalloc tag", "train.py"])
+        with self.assertRaisesRegex(ValueError, "segments"):
+            history.add_tag_frames({}, {})
+
+
 class PluginBlocksTest(unittest.TestCase):
     """The batched block lookup and the accounting on the real plugin."""
 
