@@ -177,6 +177,12 @@ class DeviceAllocator final : private SegmentCache {
   // Bytes of live blocks per tag (the allocating thread's CurrentTag()),
   // current and peak, by tag id; they add up to allocated_bytes.
   std::vector<TagUsage> TagStats() const ABSL_LOCKS_EXCLUDED(mu_);
+  // For each of `ptrs[0..n)`, the allocated block holding it: its start,
+  // size (rounded, as allocated_bytes counts it) and tag; zeros where no
+  // allocated block holds the pointer. One lock for the whole batch: the
+  // profiler maps every known tensor to its block at each phase boundary.
+  void BlocksHolding(const DevicePtr* ptrs, std::size_t n, DevicePtr* starts,
+                     std::size_t* sizes, TagId* tags) const ABSL_LOCKS_EXCLUDED(mu_);
   void ResetAccumulatedStats() ABSL_LOCKS_EXCLUDED(mu_);
   Snapshot TakeSnapshot() const ABSL_LOCKS_EXCLUDED(mu_);
   FragmentationNow Fragmentation() const ABSL_LOCKS_EXCLUDED(mu_);

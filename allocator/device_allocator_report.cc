@@ -44,6 +44,24 @@ std::vector<TagUsage> DeviceAllocator::TagStats() const {
   return tags_.Usage();
 }
 
+void DeviceAllocator::BlocksHolding(const DevicePtr* ptrs, std::size_t n, DevicePtr* starts,
+                                    std::size_t* sizes, TagId* tags) const {
+  absl::MutexLock lock(&mu_);
+  for (std::size_t i = 0; i < n; ++i) {
+    const Block* b = nullptr;
+    // A tensor's storage starts its block, so the hash lookup nearly always
+    // answers; views into a block take the segment walk.
+    if (auto it = allocated_.find(ptrs[i]); it != allocated_.end()) {
+      b = it->second;
+    } else if (const Block* c = BlockCovering(ptrs[i]); c != nullptr && c->state == BlockState::kAllocated) {
+      b = c;
+    }
+    starts[i] = b == nullptr ? 0 : b->ptr;
+    sizes[i] = b == nullptr ? 0 : b->size;
+    tags[i] = b == nullptr ? kNoTag : b->tag;
+  }
+}
+
 void DeviceAllocator::ResetAccumulatedStats() {
   absl::MutexLock lock(&mu_);
   stats_.ResetAccumulated();

@@ -676,6 +676,39 @@ CCALLOC_TORCH_API int ccalloc_torch_largest_free_block(int device, size_t* out) 
   return CCALLOC_OK;
 }
 
+// Batched block lookup for the profiler (DeviceAllocator::BlocksHolding).
+// Any of starts/sizes/tags may be NULL when not wanted.
+CCALLOC_TORCH_API int ccalloc_torch_blocks_holding(int device, const uint64_t* ptrs, size_t n,
+                                                   uint64_t* starts, uint64_t* sizes,
+                                                   uint32_t* tags) {
+  if (n > 0 && ptrs == nullptr) return Report(absl::InvalidArgumentError("ptrs is NULL"));
+  if (absl::Status s = ccalloc::CheckDevice(device); !s.ok()) return Report(s);
+  std::vector<ccalloc::DevicePtr> p(ptrs, ptrs + n), st(n, 0);
+  std::vector<std::size_t> sz(n, 0);
+  std::vector<ccalloc::TagId> tg(n, ccalloc::kNoTag);
+  if (ccalloc::DeviceAllocator* a = ccalloc::Existing(device); a != nullptr && n > 0) {
+    a->BlocksHolding(p.data(), n, st.data(), sz.data(), tg.data());
+  }
+  for (size_t i = 0; i < n; ++i) {
+    if (starts != nullptr) starts[i] = st[i];
+    if (sizes != nullptr) sizes[i] = sz[i];
+    if (tags != nullptr) tags[i] = tg[i];
+  }
+  return CCALLOC_OK;
+}
+
+// The name of tag id `tag` ("" for none), snprintf-like: returns the length
+// of the name; writes at most capacity bytes including the terminator.
+CCALLOC_TORCH_API size_t ccalloc_torch_tag_name(uint32_t tag, char* buffer, size_t capacity) {
+  const std::string name = ccalloc::TagName(tag);
+  if (buffer != nullptr && capacity > 0) {
+    const size_t n = std::min(name.size(), capacity - 1);
+    std::memcpy(buffer, name.data(), n);
+    buffer[n] = '\0';
+  }
+  return name.size();
+}
+
 CCALLOC_TORCH_API int ccalloc_torch_visit_snapshot(
     int device, void (*on_segment)(void*, const ccalloc_torch_segment*),
     void (*on_block)(void*, const ccalloc_torch_block*), void* ctx) {

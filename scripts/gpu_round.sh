@@ -40,6 +40,14 @@
 #                                              OUTDIR/driver_costs.json, in the format
 #                                              of bench/driver_costs/ (commit it as
 #                                              bench/driver_costs/<gpu>.json)
+#   scripts/gpu_round.sh .gpu OUTDIR profile   where did my memory go (bench/memory_report.py):
+#                                              the profiler on a seq2seq and a UNet (per-step
+#                                              reports, kinds == memory_allocated() at every
+#                                              boundary, plots, JSON), its overhead, an OOM
+#                                              under it, and a memory-history dump with tags
+#                                              for memory_viz: OUTDIR/profile.log and
+#                                              OUTDIR/profile.tar (render the dump here with
+#                                              scripts/render_memory_viz.sh); ~4 minutes
 #   scripts/gpu_round.sh .gpu OUTDIR compat    every torch.cuda feature with ccalloc
 #                                              as PyTorch's allocator against native
 #                                              PyTorch (tests/python/test_torch_compat_gpu.py;
@@ -189,8 +197,25 @@ ldd "$L"; ! ldd "$L" | grep -i absl'
       run sleep_wake timeout 300 env "${sleep_env[@]}" \
         python3 bench/sleep_wake.py --out "$OUT/sleep.json"
       ;;
+    profile)
+      # The extension is built (and cached) first, in its own step, so the
+      # report's time budget goes to the GPU work. Results go to a folder that
+      # is tarred (the device tool brings back few files), also on failure.
+      profile_env=(PYTHONPATH="$ROOT/python${PYTHONPATH:+:$PYTHONPATH}"
+        CCALLOC_TORCH_LIBRARY="$BUNDLE/allocator/libccalloc_torch.so"
+        CCALLOC_CACHE="${TMPDIR:-/tmp}/ccalloc-cache")
+      profile_dir="${TMPDIR:-/tmp}/ccalloc-profile"
+      rm -rf "$profile_dir"
+      mkdir -p "$profile_dir"
+      run profile_build_extension env "${profile_env[@]}" timeout 150 python3 -c \
+        'import ccalloc.torch as ct; print("ccalloc.torch mode:", ct.enable()["mode"])'
+      run profile env "${profile_env[@]}" timeout 200 python3 bench/memory_report.py \
+        --out "$profile_dir"
+      tar -C "$profile_dir" -cf "$OUT/profile.tar" . && ls -l "$OUT/profile.tar"
+      tar -tvf "$OUT/profile.tar"
+      ;;
     *)
-      echo "unknown part '$part' (core, bench, torch, compare, training, traces, pip, compat, costs, sleep)" >&2
+      echo "unknown part '$part' (core, bench, torch, compare, training, traces, pip, compat, costs, sleep, profile)" >&2
       rc=2
       ;;
   esac

@@ -191,6 +191,7 @@ do_package_test() {
   ldd "$lib"
   if ldd "$lib" | grep -i absl; then echo "the installed plugin loads Abseil" >&2; return 1; fi
   CCALLOC_TEST_INSTALLED=1 "$PKG_VENV/bin/python" "$ROOT/tests/python/test_package_host.py"
+  CCALLOC_TEST_INSTALLED=1 "$PKG_VENV/bin/python" "$ROOT/tests/python/test_profiler_host.py"
   PIP_DISABLE_PIP_VERSION_CHECK=1 "$PKG_VENV/bin/python" -m pip uninstall -y ccalloc
   ! "$PKG_VENV/bin/python" -c 'import ccalloc' 2>/dev/null
 }

@@ -124,6 +124,12 @@ class Plugin:
             "ccalloc_torch_tag_intern": (ctypes.c_uint32, [ctypes.c_char_p]),
             "ccalloc_torch_set_tag": (ctypes.c_uint32, [ctypes.c_uint32]),
             "ccalloc_torch_current_tag": (ctypes.c_uint32, []),
+            "ccalloc_torch_blocks_holding": (ctypes.c_int, [ctypes.c_int, ctypes.POINTER(ctypes.c_uint64),
+                                                             ctypes.c_size_t, ctypes.POINTER(ctypes.c_uint64),
+                                                             ctypes.POINTER(ctypes.c_uint64),
+                                                             ctypes.POINTER(ctypes.c_uint32)]),
+            "ccalloc_torch_tag_name": (ctypes.c_size_t, [ctypes.c_uint32, ctypes.c_char_p, ctypes.c_size_t]),
+            "ccalloc_torch_largest_free_block": (ctypes.c_int, [ctypes.c_int, c_size_p]),
             "ccalloc_torch_tag_usage_json": (ctypes.c_size_t, [ctypes.c_int, ctypes.c_char_p,
                                                                ctypes.c_size_t]),
         }
@@ -256,6 +262,28 @@ class Plugin:
     def tag_usage(self, device=0):
         """[{"tag", "name", "current_bytes", "peak_bytes", "blocks"}, ...] by tag id."""
         return json.loads(self._text(self.lib.ccalloc_torch_tag_usage_json, device))
+
+    def tag_name(self, tag):
+        need = self.lib.ccalloc_torch_tag_name(tag, None, 0)
+        buf = ctypes.create_string_buffer(need + 1)
+        self.lib.ccalloc_torch_tag_name(tag, buf, need + 1)
+        return buf.value.decode("utf-8", "replace")
+
+    def blocks_holding(self, ptrs, device=0):
+        """(starts, sizes, tags): for each pointer, the allocated block holding
+        it (start address, rounded size, tag id); 0s where none does."""
+        n = len(ptrs)
+        arr = (ctypes.c_uint64 * max(n, 1))(*ptrs)
+        starts = (ctypes.c_uint64 * max(n, 1))()
+        sizes = (ctypes.c_uint64 * max(n, 1))()
+        tags = (ctypes.c_uint32 * max(n, 1))()
+        self._check(self.lib.ccalloc_torch_blocks_holding(device, arr, n, starts, sizes, tags))
+        return list(starts[:n]), list(sizes[:n]), list(tags[:n])
+
+    def largest_free_block(self, device=0):
+        out = ctypes.c_size_t()
+        self._check(self.lib.ccalloc_torch_largest_free_block(device, ctypes.byref(out)))
+        return out.value
 
     def devices(self):
         """Devices that have an allocator, ascending."""

@@ -539,6 +539,37 @@ def tag_usage(device=None):
     return _require_plugin().tag_usage(_device_index(device))
 
 
+def snapshot():
+    """torch.cuda.memory._snapshot() with ccalloc's tags as a first frame
+    {"filename": "ccalloc tag", "name": <tag>} of each trace entry and live
+    block (ccalloc/history.py), for memory_viz. Needs extension mode and
+    history on (torch.cuda.memory._record_memory_history())."""
+    import torch
+    from . import history
+    plugin = _require_plugin()
+    snap = torch.cuda.memory._snapshot()
+    tags = history.block_tags_from_ccalloc(plugin.snapshot(d) for d in plugin.devices())
+    history.add_tag_frames(snap, tags)
+    return snap
+
+
+def dump_snapshot(path="dump_snapshot.pickle"):
+    """Like torch.cuda.memory._dump_snapshot(path), with ccalloc's tags."""
+    from . import history
+    return history.dump(snapshot(), path)
+
+
+def profile(model, optimizer=None, **kwargs):
+    """A MemoryProfiler (ccalloc/profiler.py) attached to `model` and
+    `optimizer`: per step and phase, every allocated byte by kind
+    (parameters, gradients, optimizer state, activations saved for backward
+    by module, temporaries) plus the free cache; report(), svg(), json(),
+    save(prefix). Use `with prof.step():` around each training step."""
+    _require_plugin()
+    from .profiler import MemoryProfiler
+    return MemoryProfiler(model, optimizer, **kwargs)
+
+
 def last_error():
     """The message of the last failed ccalloc call on this thread."""
     return _require_plugin().last_error()

@@ -117,7 +117,12 @@ class CcallocAllocator final : public cca::CUDAAllocator {
     }
     if (ptr == nullptr) return nullptr;
     if (recording_.load(std::memory_order_relaxed)) {
-      Record(cda::TraceEntry::ALLOC, device, ptr, size, stream, std::move(context), true);
+      // The allocating thread's ccalloc tag (phase/module under the
+      // profiler) travels in the entry's compile_context, which PyTorch's
+      // snapshot keeps per trace entry; ccalloc.torch.snapshot() turns it
+      // into a first frame that memory_viz shows.
+      Record(cda::TraceEntry::ALLOC, device, ptr, size, stream, std::move(context), true,
+             TagName(ccalloc_torch_current_tag()));
     }
     if (C10_UNLIKELY(c10::memoryProfilingEnabled())) ReportToProfiler(ptr, size, device, true);
     return ptr;
@@ -606,7 +611,7 @@ class CcallocAllocator final : public cca::CUDAAllocator {
   // `track_live`, remembers the context for snapshots and the free's entry.
   void Record(cda::TraceEntry::Action action, c10::DeviceIndex device, void* ptr, size_t size,
               cudaStream_t stream, std::shared_ptr<c10::GatheredContext> context,
-              bool track_live) {
+              bool track_live, std::string tag = "") {
     std::vector<cda::AllocatorTraceTracker> trackers;
     {
       std::lock_guard<std::mutex> lock(mu_);
@@ -614,7 +619,7 @@ class CcallocAllocator final : public cca::CUDAAllocator {
       cda::TraceEntry entry(action, device, reinterpret_cast<size_t>(ptr), size, stream,
                             MempoolId_t{0, 0}, c10::getApproximateTime(),
                             record_context_ >= cda::RecordContext::ALLOC ? context : nullptr,
-                            "", user_metadata_);
+                            tag.empty() ? "" : "ccalloc tag: " + tag, user_metadata_);
       if (history_on_ && skip_.count(ActionName(action)) == 0) {
         if (traces_.size() <= static_cast<size_t>(device)) traces_.resize(device + 1);
         auto& ring = traces_[device];
@@ -625,6 +630,20 @@ class CcallocAllocator final : public cca::CUDAAllocator {
       trackers = trackers_;
       for (const auto& t : trackers) t(entry);
     }
+  }
+
+  // Names of tags, cached: the registry takes a lock, history is on.
+  std::string TagName(uint32_t tag) {
+    if (tag == 0) return "";
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (auto it = tag_names_.find(tag); it != tag_names_.end()) return it->second;
+    }
+    std::string name(ccalloc_torch_tag_name(tag, nullptr, 0), '\0');
+    ccalloc_torch_tag_name(tag, name.data(), name.size() + 1);
+    std::lock_guard<std::mutex> lock(mu_);
+    tag_names_[tag] = name;
+    return name;
   }
 
   void RecordFree(void* ptr) {
@@ -731,6 +750,7 @@ class CcallocAllocator final : public cca::CUDAAllocator {
   std::vector<std::deque<cda::TraceEntry>> traces_;
   std::vector<cda::AnnotationEntry> annotations_;
   std::unordered_map<void*, LiveInfo> live_;
+  std::unordered_map<uint32_t, std::string> tag_names_;
   std::unordered_map<void*, std::pair<size_t, c10::DeviceIndex>> profiled_;
   std::string user_metadata_;
   std::vector<cca::OutOfMemoryObserver> oom_observers_;

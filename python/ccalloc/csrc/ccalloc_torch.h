@@ -60,6 +60,15 @@ int ccalloc_torch_get_stats(int device, ccalloc_torch_stats* out);
  * from it); 0 when there is none. */
 int ccalloc_torch_largest_free_block(int device, size_t* out);
 
+/* For each of ptrs[0..n), the allocated block holding it: start, size
+ * (rounded) and tag id; zeros where none does. Any output may be NULL. */
+int ccalloc_torch_blocks_holding(int device, const uint64_t* ptrs, size_t n, uint64_t* starts,
+                                 uint64_t* sizes, uint32_t* tags);
+/* The current tag of the calling thread and a tag's name (snprintf-like:
+ * returns the name's length). */
+uint32_t ccalloc_torch_current_tag(void);
+size_t ccalloc_torch_tag_name(uint32_t tag, char* buffer, size_t capacity);
+
 /* --- Snapshot: segments and their blocks, by address ---------------------- */
 typedef struct ccalloc_torch_segment {
   uint64_t address, total_size, mapped_size;

@@ -1,0 +1,354 @@
+"""Host tests of the memory profiler (ccalloc/memreport.py, ccalloc/profiler.py).
+
+    python3 tests/python/test_profiler_host.py
+
+Three parts: the pure accounting, report, plot and JSON on made-up numbers;
+the accounting against the real plugin's blocks on a simulated device
+(CCALLOC_TORCH_SIMULATE; skipped when the plugin is not built); and, when a
+torch is importable (Debian's CPU python3-torch: /usr/bin/python3), the
+profiler's hooks on a CPU model with a fake allocator view that records the
+tag set on each thread.
+"""
+
+import json
+import os
+import sys
+import threading
+import unittest
+import xml.dom.minidom
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+if os.environ.get("CCALLOC_TEST_INSTALLED") != "1":
+    sys.path.insert(0, os.path.join(ROOT, "python"))
+
+import ccalloc  # noqa: E402
+from ccalloc import memreport as mr  # noqa: E402
+
+try:
+    import torch
+except ImportError:
+    torch = None
+
+MiB = 1 << 20
+
+
+def sample(step, phase, allocated, peak, reserved, largest=0, **kinds):
+    k = dict.fromkeys(mr.KINDS, 0)
+    k.update(kinds)
+    k["temporaries"] = allocated - sum(v for n, v in k.items() if n != "temporaries")
+    return {"step": step, "phase": phase, "allocated": allocated, "peak": peak,
+            "reserved": reserved, "largest_free": largest, "kinds": k,
+            "activations_by_module": {"enc": k["activations"]} if k["activations"] else {},
+            "tag_rise": {}}
+
+
+def two_steps():
+    P, G, O, A = 100 * MiB, 100 * MiB, 200 * MiB, 300 * MiB
+    s = []
+    # Step 1: nothing but parameters at the start; Adam state appears.
+    s.append(sample(1, "start", P, P, P))
+    s.append(sample(1, "forward", P + A, P + A + 10 * MiB, 600 * MiB, parameters=P, activations=A))
+    s.append(sample(1, "loss", P + A + MiB, P + A + 2 * MiB, 600 * MiB, parameters=P, activations=A))
+    s.append(sample(1, "backward", P + G, P + A + G + 50 * MiB, 700 * MiB, parameters=P, gradients=G))
+    s.append(sample(1, "optimizer", P + G + O, P + G + O + 5 * MiB, 800 * MiB, 50 * MiB,
+                    parameters=P, gradients=G, optimizer_state=O))
+    s.append(sample(1, "other", P + O, P + G + O, 800 * MiB, 100 * MiB,
+                    parameters=P, optimizer_state=O))
+    # Step 2 starts with the optimizer state (and here, gradients kept).
+    s.append(sample(2, "start", P + O, P + O, 800 * MiB, parameters=P, optimizer_state=O))
+    s.append(sample(2, "forward", P + O + A, P + O + A, 900 * MiB, parameters=P, optimizer_state=O,
+                    activations=A))
+    s.append(sample(2, "backward", P + O + G, P + O + A + G + 50 * MiB, 1000 * MiB, parameters=P,
+                    optimizer_state=O, gradients=G))
+    s.append(sample(2, "optimizer", P + O + G, P + O + G, 1000 * MiB, parameters=P,
+                    optimizer_state=O, gradients=G))
+    return s
+
+
+class AccountTest(unittest.TestCase):
+    def test_each_block_counts_once_under_the_first_kind(self):
+        holders = [("activations", "lin1"), ("parameters", None), ("gradients", None),
+                   ("activations", "lin2"), ("optimizer_state", None), ("activations", "lin2")]
+        blocks = [(1000, 512), (1000, 512), (2000, 1024), (3000, 256), (4000, 2048), (3000, 256)]
+        kinds, modules = mr.account(10000, holders, blocks)
+        self.assertEqual(kinds["parameters"], 512)      # saved weight is a parameter
+        self.assertEqual(kinds["gradients"], 1024)
+        self.assertEqual(kinds["optimizer_state"], 2048)
+        self.assertEqual(kinds["activations"], 256)     # one block, saved twice
+        self.assertEqual(modules, {"lin2": 256})
+        self.assertEqual(sum(kinds.values()), 10000)
+        self.assertEqual(kinds["temporaries"], 10000 - 512 - 1024 - 2048 - 256)
+
+    def test_unheld_pointers_are_skipped_and_bad_input_refused(self):
+        kinds, _ = mr.account(100, [("parameters", None)], [(0, 0)])
+        self.assertEqual(kinds["temporaries"], 100)
+        with self.assertRaises(mr.AccountingError):
+            mr.account(100, [("parameters", None)], [(1, 200)])
+        with self.assertRaisesRegex(ValueError, "unknown kind"):
+            mr.account(100, [("weights", None)], [(1, 10)])
+        with self.assertRaisesRegex(ValueError, "holders but"):
+            mr.account(100, [("parameters", None)], [])
+
+    def test_fragmentation(self):
+        self.assertEqual(mr.fragmentation(0, 0), 0.0)
+        self.assertAlmostEqual(mr.fragmentation(100, 25), 0.75)
+
+
+class ReportTest(unittest.TestCase):
+    def test_report_answers_the_three_questions(self):
+        text = mr.report(two_steps())
+        # What appears at the first optimizer step: the optimizer state.
+        self.assertRegex(text, r"optimizer: \+200\.0 MiB optimizer state appeared")
+        # What raises the backward peak: live activations + what backward allocates.
+        self.assertRegex(text, r"backward: peak 550\.0 MiB = 401\.0 MiB live when it began "
+                               r"\(activations saved for backward 300\.0 MiB")
+        self.assertIn("new gradients 100.0 MiB", text)
+        # Why step two peaks higher: the optimizer state carried into it.
+        self.assertRegex(text, r"step peak 750\.0 MiB \(backward\) vs 550\.0 MiB the step before: "
+                               r"\+200\.0 MiB")
+        self.assertIn("optimizer state 200.0 MiB", text.split("step 2")[1])
+        self.assertIn("check: kinds add up", text)
+        self.assertNotIn("FAILED", text)
+
+    def test_a_sample_that_does_not_add_up_is_reported(self):
+        s = two_steps()
+        s[2]["kinds"]["temporaries"] += 1
+        s[3]["torch_allocated"] = s[3]["allocated"] + 512
+        self.assertEqual(len(mr.check_sample(s[2])), 1)
+        text = mr.report(s)
+        self.assertIn("check FAILED: loss: kinds sum to", text)
+        self.assertIn("torch.cuda.memory_allocated() is", text)
+
+    def test_svg_is_well_formed_and_draws_each_kind_and_phase(self):
+        doc = xml.dom.minidom.parseString(mr.svg(two_steps()))
+        titles = [t.firstChild.data for t in doc.getElementsByTagName("title")]
+        for kind in mr.KINDS + ("cached_free",):
+            self.assertIn(kind, titles)
+        for phase in ("forward", "loss", "backward", "optimizer", "other"):
+            self.assertIn(phase, titles)
+        self.assertIn("peak in backward: 550.0 MiB", titles)
+        with self.assertRaises(ValueError):
+            mr.svg([])
+
+    def test_json_round_trips(self):
+        s = two_steps()
+        d = json.loads(mr.to_json(s, {"model": "x"}))
+        self.assertEqual(d["samples"], s)
+        self.assertEqual(d["meta"], {"model": "x"})
+        self.assertEqual(d["kinds"], list(mr.KINDS))
+
+    def test_oom_report_names_phase_module_kinds_and_holders(self):
+        s = two_steps()[1]
+        text = mr.oom_report(s, {"forward/enc": 300 * MiB, "": 100 * MiB}, request=2 << 30,
+                             phase="forward", module="enc.layer3")
+        self.assertIn("out of memory allocating 2.00 GiB during forward in module enc.layer3", text)
+        self.assertIn("activations 300.0 MiB", text)
+        self.assertIn("forward/enc 300.0 MiB, (untagged) 100.0 MiB", text)
+
+
+class HistoryTagsTest(unittest.TestCase):
+    def snapshot(self):
+        frame = {"filename": "train.py", "line": 10, "name": "forward"}
+        return {
+            "segments": [{"address": 4096, "blocks": [
+                {"address": 4096, "size": 512, "state": "active_allocated", "frames": [frame]},
+                {"address": 4608, "size": 512, "state": "inactive", "frames": []},
+                {"address": 5120, "size": 512, "state": "active_allocated", "frames": []}]}],
+            "device_traces": [[
+                {"action": "alloc", "addr": 4096, "compile_context": "ccalloc tag: forward/enc",
+                 "frames": [frame]},
+                {"action": "alloc", "addr": 5120, "compile_context": "", "frames": []},
+                {"action": "free_requested", "addr": 4096, "frames": []}]],
+        }
+
+    def test_tags_become_first_frames_of_entries_and_live_blocks(self):
+        from ccalloc import history
+        snap = self.snapshot()
+        tags = history.block_tags_from_ccalloc([{"segments": [{"blocks": [
+            {"address": 4096, "tag_name": "forward/enc"}, {"address": 4608, "tag_name": "x"},
+            {"address": 5120}]}]}])
+        self.assertEqual(tags, {4096: "forward/enc", 4608: "x"})
+        _, entries, blocks = history.add_tag_frames(snap, tags)
+        self.assertEqual((entries, blocks), (1, 1))
+        trace = snap["device_traces"][0]
+        self.assertEqual(trace[0]["frames"][0], {"filename": "ccalloc tag", "line": 0, "name": "forward/enc"})
+        self.assertEqual(trace[0]["frames"][1]["filename"], "train.py")
+        self.assertEqual(trace[1]["frames"], [])
+        b = snap["segments"][0]["blocks"]
+        self.assertEqual(b[0]["frames"][0]["name"], "forward/enc")
+        self.assertEqual(b[1]["frames"], [])   # free memory has no tag
+        # Tagging twice keeps one tag frame.
+        history.add_tag_frames(snap, tags)
+        self.assertEqual([f["filename"] for f in trace[0]["frames"]], ["ccalloc tag", "train.py"])
+        with self.assertRaisesRegex(ValueError, "segments"):
+            history.add_tag_frames({}, {})
+
+
+class PluginBlocksTest(unittest.TestCase):
+    """The batched block lookup and the accounting on the real plugin."""
+
+    @classmethod
+    def setUpClass(cls):
+        os.environ.setdefault("CCALLOC_TORCH_SIMULATE", str(4 << 30))
+        try:
+            cls.plugin = ccalloc.load_library()
+        except FileNotFoundError as e:
+            raise unittest.SkipTest(f"plugin not built: {e}")
+
+    def test_blocks_holding_and_account_add_up_to_allocated(self):
+        p, dev = self.plugin, 7
+        tag = p.tag_intern("profiler-test")
+        prev = p.set_tag(tag)
+        try:
+            a = p.malloc(1000, device=dev)        # rounded up by the allocator
+            b = p.malloc(3 * MiB, device=dev)
+        finally:
+            p.set_tag(prev)
+        c = p.malloc(5 * MiB + 1, device=dev)
+        starts, sizes, tags = p.blocks_holding([a, b + 4096, c, 12345], dev)
+        self.assertEqual(starts, [a, b, c, 0])  # an interior pointer finds its block
+        self.assertGreaterEqual(sizes[0], 1000)
+        self.assertGreaterEqual(sizes[2], 5 * MiB + 1)
+        self.assertEqual(tags[:2], [tag, tag])
+        self.assertEqual(p.tag_name(tag), "profiler-test")
+        allocated = p.raw_stats(dev)["allocated_bytes.all.current"]
+        kinds, _ = mr.account(allocated, [("parameters", None), ("gradients", None)],
+                              list(zip(starts[:2], sizes[:2])))
+        self.assertEqual(sum(kinds.values()), allocated)
+        self.assertEqual(kinds["temporaries"], sizes[2])
+        p.free(b, dev)
+        self.assertEqual(p.blocks_holding([b], dev)[0], [0])
+        self.assertGreater(p.largest_free_block(dev), 0)
+        p.free(a, dev)
+        p.free(c, dev)
+        with self.assertRaises(ccalloc.CcallocError):
+            p.blocks_holding([a], -3)
+
+
+class FakeView:
+    """The allocator as the profiler sees it, for CPU tensors: each distinct
+    storage is a block of its size; allocated is their sum plus temporaries."""
+
+    def __init__(self):
+        self.extra = 1 << 20
+        self.tags = []          # (thread id, name)
+        self.device = "cpu"
+        self.known_sizes = {}
+
+    def counters(self):
+        return self.allocated, self.allocated, self.allocated * 2
+
+    def blocks(self, ptrs):
+        out = []
+        for p in ptrs:
+            size = self.known_sizes.get(p, 0)
+            out.append((p, size) if size else (0, 0))
+        self.allocated = sum({p: s for p, s in out if p}.values()) + self.extra
+        return out
+
+    def largest_free(self):
+        return 0
+
+    def tag_usage(self):
+        return {}
+
+    def reset_peaks(self):
+        pass
+
+    def set_tag(self, name):
+        self.tags.append((threading.get_ident(), name))
+        return 0
+
+    def restore_tag(self, tag):
+        pass
+
+
+@unittest.skipIf(torch is None, "no torch (Debian's python3-torch runs this under /usr/bin/python3)")
+class ProfilerHooksTest(unittest.TestCase):
+    def setUp(self):
+        torch.manual_seed(0)
+        self.model = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.ReLU(), torch.nn.Linear(16, 4))
+        self.opt = torch.optim.Adam(self.model.parameters(), lr=1e-3)
+        self.view = FakeView()
+        from ccalloc.profiler import MemoryProfiler
+        self.prof = MemoryProfiler(self.model, self.opt, view=self.view)
+        self.view.known_sizes = _SizeOf()
+
+    def tearDown(self):
+        self.prof.close()
+
+    def run_step(self):
+        with self.prof.step():
+            out = self.model(torch.randn(32, 8))
+            loss = out.square().mean()
+            loss.backward()
+            self.opt.step()
+            self.opt.zero_grad(set_to_none=True)
+
+    def test_phases_kinds_and_modules(self):
+        self.run_step()
+        self.run_step()
+        phases = [(s["step"], s["phase"]) for s in self.prof.samples]
+        self.assertEqual(phases[:8], [(1, "start"), (1, "other"), (1, "forward"), (1, "loss"),
+                                      (1, "backward"), (1, "other"), (1, "optimizer"), (1, "other")])
+        self.assertEqual(phases[8], (2, "start"))
+        by = {(s["step"], s["phase"]): s for s in self.prof.samples}
+        nparams = sum(p.numel() * 4 for p in self.model.parameters())
+        self.assertEqual(by[(1, "start")]["kinds"]["parameters"], nparams)
+        self.assertEqual(by[(1, "start")]["kinds"]["optimizer_state"], 0)
+        self.assertEqual(by[(1, "backward")]["kinds"]["gradients"], nparams)
+        self.assertEqual(by[(1, "loss")]["kinds"]["gradients"], 0)
+        # Adam: exp_avg and exp_avg_sq per parameter (+ the step counters).
+        self.assertGreaterEqual(by[(1, "optimizer")]["kinds"]["optimizer_state"], 2 * nparams)
+        self.assertEqual(by[(2, "start")]["kinds"]["optimizer_state"],
+                         by[(1, "optimizer")]["kinds"]["optimizer_state"])
+        # Saved for backward after forward, attributed to the modules; gone after backward.
+        acts = by[(1, "forward")]["activations_by_module"]
+        self.assertGreater(acts.get("0", 0) + acts.get("1", 0) + acts.get("2", 0), 0)
+        self.assertEqual(by[(1, "backward")]["kinds"]["activations"], 0)
+        for s in self.prof.samples:
+            self.assertEqual(sum(s["kinds"].values()), s["allocated"], s["phase"])
+        self.assertEqual(self.prof.problems(), [])
+        text = self.prof.report()
+        self.assertIn("optimizer state appeared", text)
+
+    def test_tags_follow_phases_and_modules_on_the_right_threads(self):
+        self.run_step()
+        names = [n for _, n in self.view.tags]
+        for expected in ("forward", "forward/0", "forward/2", "loss", "backward", "optimizer", "other"):
+            self.assertIn(expected, names)
+        # The backward tag is set by a hook, on the thread autograd runs it on
+        # (on CPU the caller's; the test checks it is set from the hook too).
+        self.assertGreaterEqual(names.count("backward"), 2)
+
+    def test_close_removes_hooks_and_the_backward_wrapper(self):
+        self.prof.close()
+        self.assertFalse(hasattr(torch.autograd.backward, "__wrapped__"))
+        before = len(self.view.tags)
+        self.model(torch.randn(2, 8)).sum().backward()
+        self.assertEqual(len(self.view.tags), before)
+
+    def test_bad_input(self):
+        from ccalloc.profiler import MemoryProfiler
+        with self.assertRaisesRegex(TypeError, "torch.nn.Module"):
+            MemoryProfiler(object(), view=FakeView())
+        with self.assertRaisesRegex(RuntimeError, "without begin_step"):
+            self.prof.end_step()
+
+
+class _SizeOf(dict):
+    """ptr -> bytes of the largest live CPU storage starting there (through
+    gc, every time: addresses are reused as tensors come and go)."""
+
+    def get(self, ptr, default=0):
+        import gc
+        size = 0
+        for obj in gc.get_objects():
+            if isinstance(obj, torch.Tensor) and obj.data_ptr() == ptr:
+                size = max(size, obj.storage().nbytes() if hasattr(obj.storage(), "nbytes")
+                           else obj.numel() * obj.element_size())
+        return size or default
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
