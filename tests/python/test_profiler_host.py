@@ -244,7 +244,7 @@ class FakeView:
             size = self.known_sizes.get(p, 0)
             out.append((p, size) if size else (0, 0))
         self.allocated = sum({p: s for p, s in out if p}.values()) + self.extra
-        return out
+        return [p for p, _ in out], [s for _, s in out]
 
     def largest_free(self):
         return 0
