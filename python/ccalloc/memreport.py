@@ -44,30 +44,16 @@ def account(allocated, holders, blocks):
     """
     if len(holders) != len(blocks):
         raise ValueError(f"account: {len(holders)} holders but {len(blocks)} blocks")
-    rank = {k: i for i, k in enumerate(KINDS)}
-    best = {}  # block start -> (rank, size, owner)
+    groups = {kind: ([], [], []) for kind in KINDS[:-1]}
     for (kind, owner), (start, size) in zip(holders, blocks):
-        if kind not in rank or kind == "temporaries":
+        group = groups.get(kind)
+        if group is None:
             raise ValueError(f"account: unknown kind {kind!r} (one of {KINDS[:-1]})")
-        if not start:
-            continue
-        r = rank[kind]
-        seen = best.get(start)
-        if seen is None or r < seen[0]:
-            best[start] = (r, size, owner)
-    kinds = dict.fromkeys(KINDS, 0)
-    modules = {}
-    for r, size, owner in best.values():
-        kinds[KINDS[r]] += size
-        if KINDS[r] == "activations":
-            key = owner or "(no module)"
-            modules[key] = modules.get(key, 0) + size
-    known = sum(kinds.values())
-    if known > allocated:
-        raise AccountingError(
-            f"account: known tensors' blocks hold {known} bytes but only {allocated} are allocated")
-    kinds["temporaries"] = allocated - known
-    return kinds, modules
+        group[0].append(start)
+        group[1].append(size)
+        group[2].append(owner)
+    return account_groups(allocated, [(kind, g[0], g[1], g[2] if kind == "activations" else None)
+                                      for kind, g in groups.items()])
 
 
 def account_groups(allocated, groups):
