@@ -130,6 +130,7 @@ class Plugin:
                                                              ctypes.POINTER(ctypes.c_uint32)]),
             "ccalloc_torch_tag_name": (ctypes.c_size_t, [ctypes.c_uint32, ctypes.c_char_p, ctypes.c_size_t]),
             "ccalloc_torch_largest_free_block": (ctypes.c_int, [ctypes.c_int, c_size_p]),
+            "ccalloc_torch_get_stats": (ctypes.c_int, [ctypes.c_int, ctypes.c_void_p]),
             "ccalloc_torch_tag_usage_json": (ctypes.c_size_t, [ctypes.c_int, ctypes.c_char_p,
                                                                ctypes.c_size_t]),
         }

@@ -31,18 +31,33 @@ def _with_tag(frames, name):
 
 
 def add_tag_frames(snapshot, block_tags):
-    """Adds the tag frame to every trace entry that names a tag and to every
-    allocated block whose address is in block_tags ({address: tag name}).
+    """Adds the tag frame to every trace entry that names a tag, to the free
+    entries of those allocations, and to every allocated block whose address
+    is in block_tags ({address: tag name}).
     Returns (the snapshot, changed in place; entries tagged, blocks tagged)."""
     if not isinstance(snapshot, dict) or "segments" not in snapshot:
         raise ValueError("add_tag_frames: not a torch.cuda.memory._snapshot() dict "
                          "(no 'segments')")
     entries = 0
     for trace in snapshot.get("device_traces", []):
+        # A free entry names no tag (the tag is the allocating thread's, and
+        # the extension records it at allocation only): it gets the tag of
+        # the allocation it frees, matched by address in trace order.
+        live = {}
         for entry in trace:
             context = entry.get("compile_context") or ""
+            action = entry.get("action")
+            name = None
             if context.startswith(_PREFIX):
-                entry["frames"] = _with_tag(entry.get("frames"), context[len(_PREFIX):])
+                name = context[len(_PREFIX):]
+                if action == "alloc":
+                    live[entry.get("addr")] = name
+            elif action in ("free_requested", "free_completed"):
+                name = live.get(entry.get("addr"))
+                if action == "free_completed":
+                    live.pop(entry.get("addr"), None)
+            if name:
+                entry["frames"] = _with_tag(entry.get("frames"), name)
                 entries += 1
     blocks = 0
     for segment in snapshot["segments"]:

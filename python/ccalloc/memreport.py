@@ -44,24 +44,48 @@ def account(allocated, holders, blocks):
     """
     if len(holders) != len(blocks):
         raise ValueError(f"account: {len(holders)} holders but {len(blocks)} blocks")
-    rank = {k: i for i, k in enumerate(KINDS)}
-    best = {}  # block start -> (rank, size, owner)
+    groups = {kind: ([], [], []) for kind in KINDS[:-1]}
     for (kind, owner), (start, size) in zip(holders, blocks):
-        if kind not in rank or kind == "temporaries":
+        group = groups.get(kind)
+        if group is None:
             raise ValueError(f"account: unknown kind {kind!r} (one of {KINDS[:-1]})")
-        if not start:
-            continue
-        r = rank[kind]
-        seen = best.get(start)
-        if seen is None or r < seen[0]:
-            best[start] = (r, size, owner)
+        group[0].append(start)
+        group[1].append(size)
+        group[2].append(owner)
+    return account_groups(allocated, [(kind, g[0], g[1], g[2] if kind == "activations" else None)
+                                      for kind, g in groups.items()])
+
+
+def account_groups(allocated, groups):
+    """account() for the profiler's hot path: the same result from groups
+    (kind, starts, sizes, owners or None), one per kind in KINDS order, with
+    the set work done by dicts and sets (no Python loop per tensor except
+    for the activations' owners)."""
     kinds = dict.fromkeys(KINDS, 0)
     modules = {}
-    for r, size, owner in best.values():
-        kinds[KINDS[r]] += size
-        if KINDS[r] == "activations":
-            key = owner or "(no module)"
-            modules[key] = modules.get(key, 0) + size
+    seen = set()
+    for kind, starts, sizes, owners in groups:
+        if kind not in KINDS or kind == "temporaries":
+            raise ValueError(f"account: unknown kind {kind!r} (one of {KINDS[:-1]})")
+        if owners is None:
+            blocks = dict(zip(starts, sizes))
+        else:
+            blocks = {}
+            first = {}
+            for start, size, owner in zip(starts, sizes, owners):
+                if start not in blocks:
+                    blocks[start] = size
+                    first[start] = owner
+        blocks.pop(0, None)
+        new = blocks.keys() - seen
+        if len(new) != len(blocks):
+            blocks = {k: blocks[k] for k in new}
+        seen.update(new)
+        kinds[kind] += sum(blocks.values())
+        if owners is not None:
+            for start, size in blocks.items():
+                key = first[start] or "(no module)"
+                modules[key] = modules.get(key, 0) + size
     known = sum(kinds.values())
     if known > allocated:
         raise AccountingError(

@@ -41,25 +41,64 @@ from . import memreport
 __all__ = ["MemoryProfiler"]
 
 
+# ccalloc_torch_stats (python/ccalloc/csrc/ccalloc_torch.h) is int64s only:
+# 29 stats of 4 (current, peak, allocated, freed) and 6 counters.
+_STATS_INT64 = 29 * 4 + 6
+_ALLOCATED_BYTES_ALL = 12 * 4     # allocated_bytes[0].current; .peak is the next
+_RESERVED_BYTES_ALL = 15 * 4      # reserved_bytes[0].current
+
+
 class _CcallocView:
-    """What the profiler reads from and sets in the allocator (one device)."""
+    """What the profiler reads from and sets in the allocator (one device).
+
+    Everything here is a host-side read of ccalloc's own counters (a mutex,
+    no CUDA call, no synchronization) through ctypes with preallocated
+    buffers: the profiler calls it at each phase boundary."""
 
     def __init__(self, plugin, device):
+        import array
+        import ctypes
         self.plugin = plugin
         self.device = device
         self._ids = {}
+        lib = plugin.lib
+        self._stats = (ctypes.c_int64 * _STATS_INT64)()
+        self._get_stats = lib.ccalloc_torch_get_stats
+        self._blocks_holding = lib.ccalloc_torch_blocks_holding
+        self._largest = ctypes.c_size_t()
+        self._largest_free = lib.ccalloc_torch_largest_free_block
+        self._set_tag = lib.ccalloc_torch_set_tag
+        self._array = array.array
+        self._u64p = ctypes.POINTER(ctypes.c_uint64)
+        self._cast = ctypes.cast
+        self._byref = ctypes.byref
 
     def counters(self):
-        s = self.plugin.raw_stats(self.device)
-        return (s["allocated_bytes.all.current"], s["allocated_bytes.all.peak"],
-                s["reserved_bytes.all.current"])
+        if self._get_stats(self.device, self._byref(self._stats)) != 0:
+            self.plugin._check(self.plugin.lib.ccalloc_torch_last_error_code() or 1)
+        s = self._stats
+        return s[_ALLOCATED_BYTES_ALL], s[_ALLOCATED_BYTES_ALL + 1], s[_RESERVED_BYTES_ALL]
 
     def blocks(self, ptrs):
-        starts, sizes, _ = self.plugin.blocks_holding(ptrs, self.device)
-        return list(zip(starts, sizes))
+        """(starts, sizes): the allocated block holding each pointer (0, 0 where none)."""
+        n = len(ptrs)
+        if n == 0:
+            return [], []
+        arr = self._array("Q", ptrs)
+        starts = self._array("Q", bytes(8 * n))
+        sizes = self._array("Q", bytes(8 * n))
+        cast, u64p = self._cast, self._u64p
+        code = self._blocks_holding(self.device, cast(arr.buffer_info()[0], u64p), n,
+                                    cast(starts.buffer_info()[0], u64p),
+                                    cast(sizes.buffer_info()[0], u64p), None)
+        if code != 0:
+            self.plugin._check(code)
+        return starts.tolist(), sizes.tolist()
 
     def largest_free(self):
-        return self.plugin.largest_free_block(self.device)
+        if self._largest_free(self.device, self._byref(self._largest)) != 0:
+            return 0
+        return self._largest.value
 
     def tag_usage(self):
         return {t["name"]: (t["current_bytes"], t["peak_bytes"])
@@ -68,14 +107,23 @@ class _CcallocView:
     def reset_peaks(self):
         self.plugin.reset_peak_stats(self.device)
 
-    def set_tag(self, name):
+    def tag_token(self, name):
+        """What tag_setter() takes for `name`: its interned id."""
         tag = self._ids.get(name)
         if tag is None:
             tag = self._ids[name] = self.plugin.tag_intern(name)
-        return self.plugin.set_tag(tag)
+        return tag
+
+    def tag_setter(self):
+        """A callable(token) -> previous tag id: the C function itself (no
+        Python frame in between), for the per-module hooks."""
+        return self._set_tag
+
+    def set_tag(self, name):
+        return self._set_tag(self.tag_token(name))
 
     def restore_tag(self, tag_id):
-        self.plugin.set_tag(tag_id)
+        self._set_tag(tag_id)
 
 
 class MemoryProfiler:
@@ -83,8 +131,9 @@ class MemoryProfiler:
 
     model: the torch.nn.Module trained (its forward opens the forward phase).
     optimizer: its torch.optim.Optimizer (None: no optimizer phase).
-    module_tags: tag forward allocations "forward/<module>" (a pre/post hook
-        per module; off: one tag per phase).
+    module_tags: tag forward allocations "forward/<module>" (the pre/post
+        hooks per module that saved_activations needs anyway also set the
+        tag: one ctypes call each; off: one tag per phase).
     saved_activations: attribute tensors saved for backward to modules.
     device: the CUDA device (default: the parameters').
     view: what reads the allocator (tests pass a fake; default ccalloc's).
@@ -119,7 +168,10 @@ class MemoryProfiler:
         self._thread = threading.get_ident()
         self._handles = []
         self._saved = []          # (weakref to a saved tensor, module name)
-        self._stack = []          # names of the modules running forward (main thread)
+        self._stack = []          # (name, tag token) of the modules running forward (main thread)
+        self._module = [None]     # the innermost module running forward, for the pack hook
+        self.host_seconds = 0.0   # time spent at phase boundaries (see bench/memory_report.py)
+        self.boundaries = 0
         self._hooks_ctx = None
         self._outer_tag = None
         self._tags_at_start = {}
@@ -129,6 +181,11 @@ class MemoryProfiler:
         self._closed = False
         self._original_backward = None
         self._names = {m: (n or type(model).__name__) for n, m in model.named_modules()}
+        token = getattr(view, "tag_token", None)
+        self._token = token if token is not None else (lambda name: name)
+        setter = getattr(view, "tag_setter", None)
+        self._setter = setter() if setter is not None else view.set_tag
+        self._opt_ptrs = None     # optimizer state pointers, refreshed when the optimizer may have run
         self._attach()
 
     # --- attaching -------------------------------------------------------------
@@ -205,8 +262,12 @@ class MemoryProfiler:
             raise RuntimeError("ccalloc profiler: begin_step() inside a step (end_step() first)")
         self.step_index += 1
         self._in_step = True
-        self._params = [p for p in self.model.parameters()]
-        self._params += [b for b in self.model.buffers()]
+        # Parameters and buffers as found when the profiler attached (see
+        # refresh()); their pointers read once per step.
+        if self._params is None:
+            self.refresh()
+        self._param_ptrs = [t.data_ptr() for t in self._tensors]
+        self._opt_ptrs = None
         self._outer_tag = None
         self.phase = "start"
         self._tags_at_start = {}
@@ -214,7 +275,7 @@ class MemoryProfiler:
         self._enter("other")
         if self.saved_activations:
             torch = self._torch
-            self._hooks_ctx = torch.autograd.graph.saved_tensors_hooks(self._pack, _unpack)
+            self._hooks_ctx = torch.autograd.graph.saved_tensors_hooks(self._make_pack(), _unpack)
             self._hooks_ctx.__enter__()
 
     def end_step(self):
@@ -225,12 +286,13 @@ class MemoryProfiler:
             self._hooks_ctx = None
         self._boundary(None)
         self._in_step = False
-        self._stack = []  # a forward that raised left its modules on it
+        self._stack.clear()  # a forward that raised left its modules on it
+        self._module[0] = None
         if self._outer_tag is not None:
             self.view.restore_tag(self._outer_tag)
             self._outer_tag = None
         # Saved tensors outlive a step only with retain_graph: keep the live ones.
-        self._saved = [(r, m) for r, m in self._saved if r() is not None]
+        self._saved[:] = [(r, m) for r, m in self._saved if r() is not None]
 
     def _enter(self, phase):
         self.phase = phase
@@ -242,50 +304,77 @@ class MemoryProfiler:
         """Closes the current phase with a sample; opens next_phase."""
         if self.phase is None or self.phase == "start":
             return
-        self._sample(self.phase)
+        t0 = time.perf_counter()
+        closing = self.phase
+        if closing == "optimizer":
+            self._opt_ptrs = None   # the optimizer may have created or replaced state
+        self._sample(closing)
         if next_phase is not None:
             self._enter(next_phase)
+        self.host_seconds += time.perf_counter() - t0
+        self.boundaries += 1
 
     # --- hooks -----------------------------------------------------------------------
     def _root_pre(self, module, args):
-        if self._in_step and threading.get_ident() == self._thread and not self._stack:
+        if threading.get_ident() != self._thread:
+            return
+        if self._in_step and not self._stack:
             self._boundary("forward")
-        self._stack.append(self._names[module])
+        name = self._names[module]
+        self._stack.append((name, None))
+        self._module[0] = name
 
     def _root_post(self, module, args, output):
+        if threading.get_ident() != self._thread:
+            return
         if self._stack:
             self._stack.pop()
-        if self._in_step and threading.get_ident() == self._thread and not self._stack:
+        self._module[0] = self._stack[-1][0] if self._stack else None
+        if self._in_step and not self._stack:
             self._boundary("loss")
 
     def _make_pre(self, name):
-        tag = f"forward/{name}"
-        prof = self
+        # The hot path (every module call): no attribute lookups on self
+        # beyond the phase, no string formatting, the tag set by the C
+        # function directly.
+        entry = (name, self._token(f"forward/{name}"))
+        prof, stack, current, setter = self, self._stack, self._module, self._setter
+        thread, get_ident, tags = self._thread, threading.get_ident, self.module_tags
 
         def pre(module, args):
-            if threading.get_ident() != prof._thread:
+            if get_ident() != thread:
                 return
-            prof._stack.append(name)
-            if prof.module_tags and prof.phase == "forward":
-                prof.view.set_tag(tag)
+            stack.append(entry)
+            current[0] = name
+            if tags and prof.phase == "forward":
+                setter(entry[1])
         return pre
 
     def _make_post(self):
-        prof = self
+        prof, stack, current, setter = self, self._stack, self._module, self._setter
+        thread, get_ident, tags = self._thread, threading.get_ident, self.module_tags
+        forward = self._token("forward")
 
         def post(module, args, output):
-            if threading.get_ident() != prof._thread or not prof._stack:
+            if get_ident() != thread or not stack:
                 return
-            prof._stack.pop()
-            if prof.module_tags and prof.phase == "forward":
-                prof.view.set_tag(f"forward/{prof._stack[-1]}" if len(prof._stack) > 1 else "forward")
+            stack.pop()
+            parent = stack[-1] if len(stack) > 1 else None
+            current[0] = stack[-1][0] if stack else None
+            if tags and prof.phase == "forward":
+                setter(parent[1] if parent is not None else forward)
         return post
 
-    def _pack(self, tensor):
-        # Runs in forward for each tensor autograd saves: remember which
-        # module saved it, nothing more (the hot path).
-        self._saved.append((weakref.ref(tensor), self._stack[-1] if self._stack else self.phase))
-        return tensor
+    def _make_pack(self):
+        # Runs in forward for each tensor autograd saves: remember (a weak
+        # reference, so autograd alone decides how long it lives) which
+        # module saved it, nothing more.
+        append, ref, current = self._saved.append, weakref.ref, self._module
+
+        def pack(tensor):
+            append((ref(tensor), current[0]))
+            return tensor
+        return pack
 
     def _backward(self, original, tensors, *args, **kwargs):
         self._boundary("backward")
@@ -310,7 +399,7 @@ class MemoryProfiler:
             if retain is None:
                 retain = args[2] if len(args) > 2 else kwargs.get("create_graph", False)
             if not retain:
-                self._saved = []
+                self._saved.clear()
             self._boundary("other")
 
     def _opt_pre(self, optimizer, args, kwargs):
@@ -322,37 +411,59 @@ class MemoryProfiler:
             self._boundary("other")
 
     # --- accounting ---------------------------------------------------------------
-    def _known(self):
-        holders, ptrs = [], []
-        for p in self._params or ():
-            ptr = p.data_ptr()
-            if ptr:
-                holders.append(("parameters", None))
-                ptrs.append(ptr)
-            g = p.grad
-            if g is not None and g.data_ptr():
-                holders.append(("gradients", None))
-                ptrs.append(g.data_ptr())
-        if self.optimizer is not None:
-            torch = self._torch
-            for state in self.optimizer.state.values():
-                for v in state.values():
-                    if isinstance(v, torch.Tensor) and v.data_ptr():
-                        holders.append(("optimizer_state", None))
-                        ptrs.append(v.data_ptr())
-        for ref, module in self._saved:
-            t = ref()
-            if t is not None and t.data_ptr():
-                holders.append(("activations", module))
-                ptrs.append(t.data_ptr())
-        return holders, ptrs
+    def refresh(self):
+        """Reads the model's parameters and buffers again (the profiler
+        reads them once, when it attaches: call this after adding or
+        replacing some; a tensor it does not know counts as temporaries)."""
+        mods = self._names
+        self._params = list({id(p): p for m in mods for p in m._parameters.values()
+                             if p is not None}.values())
+        self._tensors = self._params + [b for m in mods for b in m._buffers.values() if b is not None]
+
+    def _optimizer_ptrs(self):
+        """Pointers of the optimizer state's device tensors, read again only
+        after the optimizer phase and at each step's start (the state
+        changes in optimizer.step); the blocks are looked up fresh at each
+        boundary all the same."""
+        if self._opt_ptrs is None:
+            ptrs = []
+            if self.optimizer is not None:
+                tensor = self._torch.Tensor
+                # Adam's "step" is a CPU scalar: no device block to look up
+                # (a fake view on CPU tensors, in the tests, takes them all).
+                skip_cpu = isinstance(self.view.device, int)
+                values = [v for state in self.optimizer.state.values() for v in state.values()]
+                ptrs = [v.data_ptr() for v in values
+                        if isinstance(v, tensor) and not (skip_cpu and v.is_cpu)]
+            self._opt_ptrs = ptrs
+        return self._opt_ptrs
 
     def measure(self):
         """The memory now, by kind (no sample kept)."""
-        holders, ptrs = self._known()
-        blocks = self.view.blocks(ptrs)
+        if self._params is None:  # outside any step so far
+            self.refresh()
+            self._param_ptrs = [t.data_ptr() for t in self._tensors]
+        param_ptrs = self._param_ptrs
+        grads = [g for g in [p.grad for p in self._params] if g is not None]
+        grad_ptrs = [g.data_ptr() for g in grads]
+        opt_ptrs = self._optimizer_ptrs()
+        saved = []
+        owners = []
+        for ref, module in self._saved:
+            t = ref()
+            if t is not None:
+                saved.append(t.data_ptr())
+                owners.append(module)
+        starts, sizes = self.view.blocks(param_ptrs + grad_ptrs + opt_ptrs + saved)
         allocated, peak, reserved = self.view.counters()
-        kinds, modules = memreport.account(allocated, holders, blocks)
+        a = len(param_ptrs)
+        b = a + len(grad_ptrs)
+        c = b + len(opt_ptrs)
+        kinds, modules = memreport.account_groups(allocated, (
+            ("parameters", starts[:a], sizes[:a], None),
+            ("gradients", starts[a:b], sizes[a:b], None),
+            ("optimizer_state", starts[b:c], sizes[b:c], None),
+            ("activations", starts[c:], sizes[c:], owners)))
         return {"allocated": allocated, "reserved": reserved, "peak": peak, "kinds": kinds,
                 "activations_by_module": modules, "largest_free": self.view.largest_free()}
 
@@ -408,7 +519,7 @@ class MemoryProfiler:
         torch.OutOfMemoryError block); also kept as last_oom_report()."""
         s = self.measure()
         tags = {name: cur for name, (cur, _) in self.view.tag_usage().items()}
-        module = self._stack[-1] if self._stack else None
+        module = self._stack[-1][0] if self._stack else None
         text = memreport.oom_report(s, tags, phase=self.phase, module=module)
         if error is not None:
             text = f"{error}\n{text}"

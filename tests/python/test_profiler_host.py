@@ -169,11 +169,13 @@ class HistoryTagsTest(unittest.TestCase):
             {"address": 5120}]}]}])
         self.assertEqual(tags, {4096: "forward/enc", 4608: "x"})
         _, entries, blocks = history.add_tag_frames(snap, tags)
-        self.assertEqual((entries, blocks), (1, 1))
+        # The alloc of 4096 and its free (which names no tag) are tagged.
+        self.assertEqual((entries, blocks), (2, 1))
         trace = snap["device_traces"][0]
         self.assertEqual(trace[0]["frames"][0], {"filename": "ccalloc tag", "line": 0, "name": "forward/enc"})
         self.assertEqual(trace[0]["frames"][1]["filename"], "train.py")
         self.assertEqual(trace[1]["frames"], [])
+        self.assertEqual(trace[2]["frames"], [{"filename": "ccalloc tag", "line": 0, "name": "forward/enc"}])
         b = snap["segments"][0]["blocks"]
         self.assertEqual(b[0]["frames"][0]["name"], "forward/enc")
         self.assertEqual(b[1]["frames"], [])   # free memory has no tag
@@ -244,7 +246,7 @@ class FakeView:
             size = self.known_sizes.get(p, 0)
             out.append((p, size) if size else (0, 0))
         self.allocated = sum({p: s for p, s in out if p}.values()) + self.extra
-        return out
+        return [p for p, _ in out], [s for _, s in out]
 
     def largest_free(self):
         return 0
