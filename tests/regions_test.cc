@@ -161,7 +161,8 @@ TEST_F(RegionsTest, FailedResumeLeavesTheRegionPausedAndConsistent) {
   std::vector<DevicePtr> b;
   {
     InRegion r(3);
-    for (int i = 0; i < 3; ++i) b.push_back(AllocateOk(40 * kMiB));
+    // Six blocks, each its own chunk when resumed (regions map up to 64 MiB).
+    for (int i = 0; i < 6; ++i) b.push_back(AllocateOk(40 * kMiB));
   }
   ASSERT_TRUE(alloc_->Pause(3).ok());
   const std::int64_t reserved_paused = Reserved();
