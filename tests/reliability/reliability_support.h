@@ -90,6 +90,8 @@ class BorrowedBackend final : public DeviceBackend {
     return sim_->CopyToDevice(dst, src, bytes);
   }
   absl::Status WaitCopies() override { return sim_->WaitCopies(); }
+  absl::StatusOr<CopyFence> RecordCopyFence() override { return sim_->RecordCopyFence(); }
+  absl::Status WaitCopyFence(CopyFence fence) override { return sim_->WaitCopyFence(fence); }
 
  private:
   SimBackend* const sim_;
