@@ -164,6 +164,13 @@ class DeviceAllocator final : private SegmentCache {
     return Pause(region, PauseOptions());
   }
   absl::StatusOr<std::size_t> Resume(RegionId region) ABSL_LOCKS_EXCLUDED(mu_);
+  // Takes the page-locked host buffer a backup of `region` needs now (sized
+  // to its live bytes), so that the first Pause with backup does not pay for
+  // pinning (seconds for GiBs). Call it once the region's tensors exist,
+  // outside any timed path. The buffer is kept until the allocator goes
+  // (EmptyCache keeps it) and grows at a pause that needs more. Returns its
+  // size. NotFound for a region never used; FailedPrecondition while paused.
+  absl::StatusOr<std::size_t> ReserveBackup(RegionId region) ABSL_LOCKS_EXCLUDED(mu_);
   bool IsPaused(RegionId region) const ABSL_LOCKS_EXCLUDED(mu_);
 
   // Caps reserved memory (0: no cap). Memory already reserved is not freed by

@@ -407,9 +407,28 @@ absl::StatusOr<std::size_t> DeviceAllocator::Resume(RegionId region) {
   return taken;
 }
 
+absl::StatusOr<std::size_t> DeviceAllocator::ReserveBackup(RegionId region) {
+  absl::MutexLock lock(&mu_);
+  auto it = regions_.find(region);
+  if (region == 0 || it == regions_.end()) {
+    return absl::NotFoundError(absl::StrCat("region ", region, " was never allocated in"));
+  }
+  PrivatePool* owner = it->second.get();
+  if (owner->paused) {
+    return absl::FailedPreconditionError(absl::StrCat("region ", region, " is paused"));
+  }
+  std::size_t total = 0;
+  (void)LiveRuns(owner, &total);
+  if (absl::Status s = ReserveHost(owner, std::max<std::size_t>(total, 1)); !s.ok()) return s;
+  owner->backup_reserved = true;
+  DebugCheck();
+  return owner->backup_capacity;
+}
+
 absl::Status DeviceAllocator::DropIdleBackups() {
   for (auto& [region, owner] : regions_) {
     if (owner->paused && !owner->backup_runs.empty()) continue;  // still needed
+    if (owner->backup_reserved) continue;                       // asked for ahead
     if (absl::Status s = FreeBackupHost(owner.get()); !s.ok()) return s;
   }
   return absl::OkStatus();

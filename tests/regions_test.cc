@@ -350,6 +350,33 @@ TEST_F(RegionsTest, BackupPipelineGivesBackChunksAsTheirBytesAreSafeAndUndoesFai
   for (std::size_t i : live) ASSERT_TRUE(alloc_->Free(b[i]).ok());
 }
 
+// ReserveBackup pins the buffer ahead, sized to the live bytes; EmptyCache
+// keeps it and the first pause allocates no host memory.
+TEST_F(RegionsTest, ReserveBackupPinsTheBufferAheadAndKeepsIt) {
+  Make();
+  EXPECT_TRUE(absl::IsNotFound(alloc_->ReserveBackup(9).status()));
+  DevicePtr p;
+  {
+    InRegion r(9);
+    p = AllocateOk(12 * kMiB);
+  }
+  Fill(p, 12 * kMiB);
+  absl::StatusOr<std::size_t> pinned = alloc_->ReserveBackup(9);
+  ASSERT_TRUE(pinned.ok()) << pinned.status();
+  EXPECT_GE(*pinned, 12 * kMiB);
+  EXPECT_EQ(BackupHost(), static_cast<std::int64_t>(*pinned));
+  ASSERT_TRUE(alloc_->EmptyCache().ok());
+  EXPECT_EQ(BackupHost(), static_cast<std::int64_t>(*pinned)) << "EmptyCache keeps it";
+  const std::int64_t host_allocs = env_.sim()->counts().live_host;
+  ASSERT_TRUE(alloc_->Pause(9, kBackup).ok());
+  EXPECT_EQ(env_.sim()->counts().live_host, host_allocs);
+  EXPECT_TRUE(absl::IsFailedPrecondition(alloc_->ReserveBackup(9).status()));
+  ASSERT_TRUE(alloc_->Resume(9).ok());
+  EXPECT_TRUE(Holds(p, 12 * kMiB));
+  EXPECT_TRUE(IsValid(*alloc_));
+  ASSERT_TRUE(alloc_->Free(p).ok());
+}
+
 // A pause without backup keeps nothing: fresh memory reads as zero (the
 // simulated device's fresh pages), which is what proves the restores above.
 TEST_F(RegionsTest, PauseWithoutBackupLosesContents) {
