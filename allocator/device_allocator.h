@@ -300,6 +300,8 @@ class DeviceAllocator final : private SegmentCache {
   // to host memory (nothing recorded on failure); copy back what is still
   // allocated; forget the backup; drop a freed block's part; free the host
   // buffer; free the buffers of regions that do not need theirs now.
+  // The pool of a region allocated in before; NotFound otherwise (0 too).
+  absl::StatusOr<PrivatePool*> UsedRegion(RegionId region) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // A run of adjacent allocated bytes of one segment, and where the backup
   // keeps it.
   struct LiveRun {

@@ -54,6 +54,14 @@ PrivatePool* DeviceAllocator::RegionPool(RegionId region) {
   return slot.get();
 }
 
+absl::StatusOr<PrivatePool*> DeviceAllocator::UsedRegion(RegionId region) {
+  auto it = regions_.find(region);
+  if (region == 0 || it == regions_.end()) {
+    return absl::NotFoundError(absl::StrCat("region ", region, " was never allocated in"));
+  }
+  return it->second.get();
+}
+
 bool DeviceAllocator::IsPaused(RegionId region) const {
   absl::MutexLock lock(&mu_);
   auto it = regions_.find(region);
@@ -289,6 +297,9 @@ void DeviceAllocator::DropBackupOf(const Block* block) {
   const std::size_t bytes = std::min(BackedUpBytes(owner, *block), owner->backup_bytes);
   owner->backup_bytes -= bytes;
   stats_.backup_bytes -= static_cast<std::int64_t>(bytes);
+  // Nothing left to restore: the backup goes, so EmptyCache can free its
+  // buffer even while the region stays paused.
+  if (owner->backup_bytes == 0) DropBackup(owner);
 }
 
 std::size_t DeviceAllocator::AccountPaused(PrivatePool* owner, std::size_t before) {
@@ -303,11 +314,9 @@ std::size_t DeviceAllocator::AccountPaused(PrivatePool* owner, std::size_t befor
 
 absl::StatusOr<std::size_t> DeviceAllocator::Pause(RegionId region, PauseOptions options) {
   absl::MutexLock lock(&mu_);
-  auto it = regions_.find(region);
-  if (region == 0 || it == regions_.end()) {
-    return absl::NotFoundError(absl::StrCat("region ", region, " was never allocated in"));
-  }
-  PrivatePool* owner = it->second.get();
+  absl::StatusOr<PrivatePool*> found = UsedRegion(region);
+  if (!found.ok()) return found.status();
+  PrivatePool* owner = *found;
   if (owner->paused) {
     return absl::FailedPreconditionError(absl::StrCat("region ", region, " is already paused"));
   }
@@ -353,11 +362,9 @@ absl::StatusOr<std::size_t> DeviceAllocator::Pause(RegionId region, PauseOptions
 
 absl::StatusOr<std::size_t> DeviceAllocator::Resume(RegionId region) {
   absl::MutexLock lock(&mu_);
-  auto it = regions_.find(region);
-  if (region == 0 || it == regions_.end()) {
-    return absl::NotFoundError(absl::StrCat("region ", region, " was never allocated in"));
-  }
-  PrivatePool* owner = it->second.get();
+  absl::StatusOr<PrivatePool*> found = UsedRegion(region);
+  if (!found.ok()) return found.status();
+  PrivatePool* owner = *found;
   if (!owner->paused) {
     return absl::FailedPreconditionError(absl::StrCat("region ", region, " is not paused"));
   }
@@ -409,11 +416,9 @@ absl::StatusOr<std::size_t> DeviceAllocator::Resume(RegionId region) {
 
 absl::StatusOr<std::size_t> DeviceAllocator::ReserveBackup(RegionId region) {
   absl::MutexLock lock(&mu_);
-  auto it = regions_.find(region);
-  if (region == 0 || it == regions_.end()) {
-    return absl::NotFoundError(absl::StrCat("region ", region, " was never allocated in"));
-  }
-  PrivatePool* owner = it->second.get();
+  absl::StatusOr<PrivatePool*> found = UsedRegion(region);
+  if (!found.ok()) return found.status();
+  PrivatePool* owner = *found;
   if (owner->paused) {
     return absl::FailedPreconditionError(absl::StrCat("region ", region, " is paused"));
   }
