@@ -341,10 +341,12 @@ absl::StatusOr<std::size_t> GrowableSegments::UnmapFreeChunks(
   return released;
 }
 
-absl::StatusOr<std::size_t> GrowableSegments::Pause(CacheLock lock, Segment& range) {
+absl::StatusOr<std::size_t> GrowableSegments::Pause(CacheLock lock, Segment& range,
+                                                    DevicePtr end) {
   AssertHeld(lock);
   GrowableSegment& segment = Of(range);
   std::size_t released = 0;
+  absl::Status status;
   for (std::size_t i = 0; i < segment.mapped_end;) {
     if (segment.pages[i] == 0) {
       ++i;
@@ -353,9 +355,10 @@ absl::StatusOr<std::size_t> GrowableSegments::Pause(CacheLock lock, Segment& ran
     const auto [first, last] = segment.ChunkAround(i);
     const DevicePtr va = segment.base + first * page_size_;
     const std::size_t bytes = (last - first) * page_size_;
+    if (va + bytes > end) break;  // chunks are in address order
     // A chunk that cannot be unmapped stays mapped and counted: the pause
     // fails there and what was given back so far stays given back.
-    if (absl::Status s = backend_.Unmap(va, bytes); !s.ok()) return s;
+    if (status = backend_.Unmap(va, bytes); !status.ok()) break;
     const PhysicalHandle handle = segment.pages[i];
     for (std::size_t p = first; p < last; ++p) segment.pages[p] = 0;
     segment.mapped_pages -= last - first;
@@ -365,7 +368,10 @@ absl::StatusOr<std::size_t> GrowableSegments::Pause(CacheLock lock, Segment& ran
     if (backend_.ReleasePhysical(handle).ok()) ++cache_.stats().num_device_free;
     i = last;
   }
-  segment.mapped_end = 0;
+  while (segment.mapped_end > 0 && segment.pages[segment.mapped_end - 1] == 0) {
+    --segment.mapped_end;
+  }
+  if (!status.ok()) return status;
   return released;
 }
 
