@@ -96,6 +96,9 @@ absl::StatusOr<std::size_t> Allocator::Pause(std::uint32_t region, PauseOptions 
 absl::StatusOr<std::size_t> Allocator::Resume(std::uint32_t region) {
   return impl_->Resume(region);
 }
+absl::StatusOr<std::size_t> Allocator::ReserveBackup(std::uint32_t region) {
+  return impl_->ReserveBackup(region);
+}
 
 std::vector<Allocator::TagStat> Allocator::TagStats() const {
   std::vector<TagStat> out;

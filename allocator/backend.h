@@ -37,6 +37,9 @@ using HostPtr = std::uintptr_t;
 // An opaque event handle owned by the backend.
 using EventHandle = std::uintptr_t;
 
+// A point in the backend's queue of copies (RecordCopyFence).
+using CopyFence = std::uint64_t;
+
 // An opaque handle to physical memory created for virtual-memory mapping
 // (a CUmemGenericAllocationHandle on CUDA).
 using PhysicalHandle = std::uint64_t;
@@ -149,7 +152,15 @@ class DeviceBackend {
     return absl::UnimplementedError("copies not supported");
   }
   // Waits until every queued copy has finished; the first error of any.
+  // Fences recorded before it are spent.
   virtual absl::Status WaitCopies() { return absl::OkStatus(); }
+  // A fence after every copy queued so far, so that a pause can give back
+  // the memory whose bytes are safe while later copies still run.
+  // WaitCopyFence returns once the copies queued before `fence` have
+  // finished (the first error of any); a fence is valid until the next
+  // WaitCopies. The defaults have no fences: each wait waits for all.
+  virtual absl::StatusOr<CopyFence> RecordCopyFence() { return CopyFence{0}; }
+  virtual absl::Status WaitCopyFence(CopyFence fence) { return WaitCopies(); }
 
   // --- Sharing with other processes and other devices ----------------------
   // See allocator/ipc.h for how these make the handles ExportIpc hands out.

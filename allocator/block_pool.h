@@ -171,6 +171,8 @@ struct PrivatePool {
   std::size_t backup_bytes = 0;
   HostPtr backup_host = 0;
   std::size_t backup_capacity = 0;
+  // Taken ahead by ReserveBackup: EmptyCache keeps it.
+  bool backup_reserved = false;
   std::size_t segments = 0;
   BlockPool small{PoolKind::kSmall};
   BlockPool large{PoolKind::kLarge};

@@ -182,6 +182,12 @@ ccalloc_region ccalloc_set_region(ccalloc_region region) {
 }
 
 namespace {
+ccalloc_status Bytes(absl::StatusOr<std::size_t> n, size_t* bytes) {
+  if (!n.ok()) return Report(n.status());
+  if (bytes != nullptr) *bytes = *n;
+  return CCALLOC_OK;
+}
+
 ccalloc_status PauseOrResume(ccalloc_allocator* allocator, ccalloc_region region, size_t* bytes,
                              bool pause, bool backup) {
   if (bytes != nullptr) *bytes = 0;
@@ -189,9 +195,7 @@ ccalloc_status PauseOrResume(ccalloc_allocator* allocator, ccalloc_region region
   absl::StatusOr<std::size_t> n =
       pause ? allocator->impl->Pause(region, ccalloc::Allocator::PauseOptions{backup})
             : allocator->impl->Resume(region);
-  if (!n.ok()) return Report(n.status());
-  if (bytes != nullptr) *bytes = *n;
-  return CCALLOC_OK;
+  return Bytes(n, bytes);
 }
 }  // namespace
 
@@ -215,6 +219,13 @@ ccalloc_status ccalloc_pause_ex(ccalloc_allocator* allocator, ccalloc_region reg
 ccalloc_status ccalloc_resume(ccalloc_allocator* allocator, ccalloc_region region,
                               size_t* bytes) {
   return PauseOrResume(allocator, region, bytes, /*pause=*/false, /*backup=*/false);
+}
+
+ccalloc_status ccalloc_reserve_backup(ccalloc_allocator* allocator, ccalloc_region region,
+                                      size_t* bytes) {
+  if (bytes != nullptr) *bytes = 0;
+  if (allocator == nullptr) return NullAllocator();
+  return Bytes(allocator->impl->ReserveBackup(region), bytes);
 }
 
 const char* ccalloc_last_error(void) { return last_error.c_str(); }

@@ -393,6 +393,7 @@ class CudaBackend final : public DeviceBackend {
       ScopedContext scope(api_, context_);
       for (CUevent event : events) api_.event_destroy(event);
       absl::MutexLock lock(&copy_mu_);
+      for (CUevent event : fence_events_) api_.event_destroy(event);
       if (copy_stream_ != nullptr && api_.stream_destroy != nullptr) {
         api_.stream_destroy(copy_stream_);
       }
@@ -933,6 +934,47 @@ class CudaBackend final : public DeviceBackend {
     if (CUresult r = api_.stream_synchronize(stream); r != CUDA_SUCCESS) {
       return Error(r, "cuStreamSynchronize", "the backup copy stream");
     }
+    absl::MutexLock lock(&copy_mu_);
+    fences_used_ = 0;
+    return absl::OkStatus();
+  }
+
+  // Fences are events recorded on the copy stream, created once and reused
+  // from one WaitCopies to the next (a pause records a few dozen).
+  absl::StatusOr<CopyFence> RecordCopyFence() override ABSL_LOCKS_EXCLUDED(copy_mu_) {
+    ScopedContext scope(api_, context_);
+    if (!scope.ok()) return scope.status();
+    absl::StatusOr<CUstream> stream = CopyStream();
+    if (!stream.ok()) return stream.status();
+    absl::MutexLock lock(&copy_mu_);
+    if (fences_used_ == fence_events_.size()) {
+      CUevent event = nullptr;
+      if (CUresult r = api_.event_create(&event, CU_EVENT_DISABLE_TIMING); r != CUDA_SUCCESS) {
+        return Error(r, "cuEventCreate", "a copy fence");
+      }
+      fence_events_.push_back(event);
+    }
+    if (CUresult r = api_.event_record(fence_events_[fences_used_], *stream);
+        r != CUDA_SUCCESS) {
+      return Error(r, "cuEventRecord", "a copy fence");
+    }
+    return CopyFence{++fences_used_};
+  }
+
+  absl::Status WaitCopyFence(CopyFence fence) override ABSL_LOCKS_EXCLUDED(copy_mu_) {
+    CUevent event = nullptr;
+    {
+      absl::MutexLock lock(&copy_mu_);
+      if (fence == 0 || fence > fences_used_) {
+        return absl::InvalidArgumentError(absl::StrCat("copy fence ", fence, " is not recorded"));
+      }
+      event = fence_events_[fence - 1];
+    }
+    ScopedContext scope(api_, context_);
+    if (!scope.ok()) return scope.status();
+    if (CUresult r = api_.event_synchronize(event); r != CUDA_SUCCESS) {
+      return Error(r, "cuEventSynchronize", "a copy fence");
+    }
     return absl::OkStatus();
   }
 
@@ -1028,6 +1070,10 @@ class CudaBackend final : public DeviceBackend {
 
   absl::Mutex copy_mu_;
   CUstream copy_stream_ ABSL_GUARDED_BY(copy_mu_) = nullptr;
+  // Copy fences: fence n is fence_events_[n - 1], recorded since the last
+  // WaitCopies when n <= fences_used_.
+  std::vector<CUevent> fence_events_ ABSL_GUARDED_BY(copy_mu_);
+  std::size_t fences_used_ ABSL_GUARDED_BY(copy_mu_) = 0;
 
   absl::Mutex events_mu_;
   // Events created in context_ and returned by DestroyEvent, ready for reuse.

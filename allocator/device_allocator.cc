@@ -167,7 +167,12 @@ absl::StatusOr<DevicePtr> DeviceAllocator::Allocate(std::size_t size, StreamId s
     }
     return block.status();
   }
-  if (recorder_ != nullptr) recorder_->OnAllocate((*block)->ptr, size, stream);
+  if (recorder_ != nullptr) {
+    const PrivatePool* owner = (*block)->segment->owner;
+    const RegionId region =
+        owner != nullptr && owner->region ? static_cast<RegionId>(owner->id & ~kRegionPoolBit) : 0;
+    recorder_->OnAllocate((*block)->ptr, size, stream, region);
+  }
   DebugCheck();
   return (*block)->ptr;
 }

@@ -164,6 +164,13 @@ class DeviceAllocator final : private SegmentCache {
     return Pause(region, PauseOptions());
   }
   absl::StatusOr<std::size_t> Resume(RegionId region) ABSL_LOCKS_EXCLUDED(mu_);
+  // Takes the page-locked host buffer a backup of `region` needs now (sized
+  // to its live bytes), so that the first Pause with backup does not pay for
+  // pinning (seconds for GiBs). Call it once the region's tensors exist,
+  // outside any timed path. The buffer is kept until the allocator goes
+  // (EmptyCache keeps it) and grows at a pause that needs more. Returns its
+  // size. NotFound for a region never used; FailedPrecondition while paused.
+  absl::StatusOr<std::size_t> ReserveBackup(RegionId region) ABSL_LOCKS_EXCLUDED(mu_);
   bool IsPaused(RegionId region) const ABSL_LOCKS_EXCLUDED(mu_);
 
   // Caps reserved memory (0: no cap). Memory already reserved is not freed by
@@ -293,7 +300,31 @@ class DeviceAllocator final : private SegmentCache {
   // to host memory (nothing recorded on failure); copy back what is still
   // allocated; forget the backup; drop a freed block's part; free the host
   // buffer; free the buffers of regions that do not need theirs now.
-  absl::Status BackUp(PrivatePool* owner) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The pool of a region allocated in before; NotFound otherwise (0 too).
+  absl::StatusOr<PrivatePool*> UsedRegion(RegionId region) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // A run of adjacent allocated bytes of one segment, and where the backup
+  // keeps it.
+  struct LiveRun {
+    Segment* segment;
+    PrivatePool::BackupRun run;
+  };
+  // The allocated bytes of `owner` as runs, by address; `*total` their sum.
+  std::vector<LiveRun> LiveRuns(PrivatePool* owner, std::size_t* total)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // A host buffer of at least `total` bytes for `owner`'s backup.
+  absl::Status ReserveHost(PrivatePool* owner, std::size_t total)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The backup pipeline (device_allocator_regions.cc): copies and gives
+  // back. Returns a copy failure (the region normally left running); an
+  // unmap failure goes to `*release` (the region is then paused).
+  absl::Status BackUpAndRelease(PrivatePool* owner, absl::Status* release)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The bytes of `block` that `owner`'s backup runs hold.
+  std::size_t BackedUpBytes(const PrivatePool* owner, const Block& block) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Counts what a pause gave back since reserved() was `before`.
+  std::size_t AccountPaused(PrivatePool* owner, std::size_t before)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status Restore(PrivatePool* owner) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void DropBackup(PrivatePool* owner) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void DropBackupOf(const Block* block) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);

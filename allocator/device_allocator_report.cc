@@ -386,7 +386,7 @@ bool DeviceAllocator::ValidateLocked(std::string* why) const {
     }
     paused += static_cast<std::int64_t>(pool->paused_bytes);
     // A backup exists only while paused; its runs are disjoint, by address,
-    // inside the host buffer, and hold at least the allocated bytes counted.
+    // inside the host buffer, and hold the allocated bytes counted.
     if (!pool->paused && (!pool->backup_runs.empty() || pool->backup_bytes != 0)) {
       return fail(absl::StrCat("region ", region, " runs but holds a backup"));
     }
@@ -403,7 +403,7 @@ bool DeviceAllocator::ValidateLocked(std::string* why) const {
     for (const auto& [base, segment] : segments_) {
       if (segment->owner != pool.get()) continue;
       for (const Block* b = segment->head; b != nullptr; b = b->next) {
-        if (b->state == BlockState::kAllocated) live += b->size;
+        if (b->state == BlockState::kAllocated) live += BackedUpBytes(pool.get(), *b);
       }
     }
     if (pool->backup_bytes > held || (!pool->backup_runs.empty() && pool->backup_bytes != live)) {

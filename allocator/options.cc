@@ -221,6 +221,12 @@ absl::StatusOr<Options> ParseOptions(absl::string_view conf, const Options& base
         return BadValue(key, value, "must be an integer in [2, 1048576]");
       }
       options.max_map_chunk = mb * kMiB;
+    } else if (key == "backup_batch_mb") {
+      std::uint64_t mb = 0;
+      if (!absl::SimpleAtoi(value, &mb) || mb < 1 || mb > (std::uint64_t{1} << 20)) {
+        return BadValue(key, value, "must be an integer in [1, 1048576]");
+      }
+      options.backup_batch = mb * kMiB;
     } else if (key == "map_chunk_divisor") {
       std::uint32_t d = 0;
       if (!absl::SimpleAtoi(value, &d) || d == 0 || d > 4096) {
@@ -251,7 +257,7 @@ absl::StatusOr<Options> ParseOptions(absl::string_view conf, const Options& base
           "' (known: max_split_size_mb, roundup_power2_divisions, "
           "garbage_collection_threshold, expandable_segments, backend, memory_limit, "
           "memory_fraction, release_slack, release_slack_max, max_map_chunk_mb, "
-          "map_chunk_divisor, unpin_edges_mb)"));
+          "map_chunk_divisor, unpin_edges_mb, backup_batch_mb)"));
     }
   }
   return options;
@@ -275,7 +281,8 @@ std::string Options::ToString() const {
       ",release_slack:", release_slack, ",release_slack_max:", release_slack_max,
       ",max_map_chunk_mb:", max_map_chunk / kMiB,
                                  ",map_chunk_divisor:", map_chunk_divisor,
-                                 ",unpin_edges_mb:", unpin_edges / kMiB);
+                                 ",unpin_edges_mb:", unpin_edges / kMiB,
+                                 ",backup_batch_mb:", backup_batch / kMiB);
   return out;
 }
 

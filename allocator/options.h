@@ -60,11 +60,23 @@ struct Options {
   // part mapped alone: tighter memory for two driver calls more each time.
   std::size_t unpin_edges = 0;
   // Growable segments: the largest physical chunk mapped at once
-  // (max_map_chunk_mb). Fewer, larger chunks cost fewer driver calls; smaller
-  // ones can be given back at a finer grain.
-  std::size_t max_map_chunk = std::size_t{16} << 20;
+  // (max_map_chunk_mb). Fewer, larger chunks cost fewer driver calls (the
+  // driver charges per handle) and kernels read memory mapped in chunks of
+  // several pages at full speed (2 MiB handles cost ~6% of streaming
+  // bandwidth, 16 MiB none: bench/driver_costs/README.md); smaller ones pin
+  // less: a live block that covers part of a chunk keeps all of it mapped.
+  // 8 MiB: on an H100, unet 1.0090 and ckpt_lm 1.0087 reserved/allocated
+  // against 1.0128 and 1.0161 with 16 MiB chunks, step time unchanged within
+  // the rounds' spread (bench/results/h100_chunks.json).
+  std::size_t max_map_chunk = std::size_t{8} << 20;
   // ... and at most 1/map_chunk_divisor of the block being mapped.
-  std::uint32_t map_chunk_divisor = 4;
+  std::uint32_t map_chunk_divisor = 1;
+  // Pausing with backup (backup_batch_mb): the copies to host are fenced
+  // every this many bytes, and the chunks whose bytes a passed fence covers
+  // are given back while the later copies run. 64 MiB is ~1.3 ms of copying
+  // at 50 GB/s: long enough to hide a few unmaps, short enough that the
+  // unmaps after the last fence are few.
+  std::size_t backup_batch = std::size_t{64} << 20;
 
   std::string ToString() const;
 };

@@ -180,7 +180,7 @@ absl::Status SimBackend::QueueCopy(bool to_host, DevicePtr device, HostPtr host,
   if (absl::StatusOr<std::pair<HostBuffer*, std::size_t>> h = HostAt(host, bytes); !h.ok()) {
     return h.status();
   }
-  queued_.push_back(QueuedCopy{to_host, device, host, bytes});
+  queued_.push_back(QueuedCopy{copies_queued_++, to_host, device, host, bytes});
   return absl::OkStatus();
 }
 
@@ -192,15 +192,26 @@ absl::Status SimBackend::CopyToDevice(DevicePtr dst, HostPtr src, std::size_t by
   return QueueCopy(/*to_host=*/false, dst, src, bytes);
 }
 
-absl::Status SimBackend::WaitCopies() {
+absl::Status SimBackend::WaitCopies() { return WaitCopyFence(~CopyFence{0}); }
+
+absl::StatusOr<CopyFence> SimBackend::RecordCopyFence() {
   absl::MutexLock lock(&mu_);
-  std::vector<QueuedCopy> queued;
-  queued.swap(queued_);
-  // A failed wait drops the queue: what it would have copied is unknown, as
-  // after a failed stream.
-  if (ShouldFail(SimOp::kWaitCopies)) return InjectedFailure("WaitCopies");
+  if (ShouldFail(SimOp::kCopyFence)) return InjectedFailure("RecordCopyFence");
+  return copies_queued_;
+}
+
+absl::Status SimBackend::WaitCopyFence(CopyFence fence) {
+  absl::MutexLock lock(&mu_);
+  // A failed wait drops the whole queue: what it would have copied is
+  // unknown, as after a failed stream.
+  if (ShouldFail(SimOp::kWaitCopies)) {
+    queued_.clear();
+    return InjectedFailure("WaitCopies");
+  }
   std::string buffer;
-  for (const QueuedCopy& c : queued) {
+  std::size_t n = 0;
+  for (; n < queued_.size() && queued_[n].seq < fence; ++n) {
+    const QueuedCopy& c = queued_[n];
     // Checked when queued; memory cannot go away while a copy uses it.
     std::vector<Piece> pieces = *Pieces(c.device, c.bytes);
     std::pair<HostBuffer*, std::size_t> host = *HostAt(c.host, c.bytes);
@@ -218,6 +229,7 @@ absl::Status SimBackend::WaitCopies() {
     }
     counts_.copied_bytes += c.bytes;
   }
+  queued_.erase(queued_.begin(), queued_.begin() + static_cast<std::ptrdiff_t>(n));
   return absl::OkStatus();
 }
 

@@ -66,7 +66,8 @@ enum class SimOp : int {
   kUnmap,           // Unmap, UnmapRun
   kAllocateHost,    // AllocateHost
   kCopy,            // CopyToHost, CopyToDevice (when queued)
-  kWaitCopies,      // WaitCopies (the queued copies are dropped)
+  kWaitCopies,      // WaitCopies, WaitCopyFence (the queued copies are dropped)
+  kCopyFence,       // RecordCopyFence
   kCount
 };
 
@@ -183,6 +184,8 @@ class SimBackend : public DeviceBackend {
   absl::Status CopyToDevice(DevicePtr dst, HostPtr src, std::size_t bytes) override
       ABSL_LOCKS_EXCLUDED(mu_);
   absl::Status WaitCopies() override ABSL_LOCKS_EXCLUDED(mu_);
+  absl::StatusOr<CopyFence> RecordCopyFence() override ABSL_LOCKS_EXCLUDED(mu_);
+  absl::Status WaitCopyFence(CopyFence fence) override ABSL_LOCKS_EXCLUDED(mu_);
 
   // --- Contents (test hooks) -------------------------------------------------
   // Writes / reads mapped device memory (growable mappings only);
@@ -285,6 +288,7 @@ class SimBackend : public DeviceBackend {
     Contents contents;
   };
   struct QueuedCopy {
+    CopyFence seq;  // copies queued before it
     bool to_host;
     DevicePtr device;
     HostPtr host;
@@ -339,6 +343,7 @@ class SimBackend : public DeviceBackend {
   absl::btree_map<HostPtr, HostBuffer> host_ ABSL_GUARDED_BY(mu_);
   HostPtr next_host_ ABSL_GUARDED_BY(mu_) = HostPtr{1} << 40;
   std::vector<QueuedCopy> queued_ ABSL_GUARDED_BY(mu_);
+  CopyFence copies_queued_ ABSL_GUARDED_BY(mu_) = 0;
   absl::flat_hash_map<EventHandle, EventState> events_ ABSL_GUARDED_BY(mu_);
   // Classic allocations exported, by base: their registry handle id.
   absl::flat_hash_map<DevicePtr, std::uint64_t> exported_ ABSL_GUARDED_BY(mu_);

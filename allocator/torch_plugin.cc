@@ -534,6 +534,24 @@ CCALLOC_TORCH_API int ccalloc_torch_resume_ex(int device, uint32_t region, uint3
   return PauseOrResume(device, region, flags, bytes, /*pause=*/false);
 }
 
+// Pins the host buffer of `region`'s backup now (DeviceAllocator::ReserveBackup).
+// Flags: kSkipUnused.
+CCALLOC_TORCH_API int ccalloc_torch_reserve_backup(int device, uint32_t region, uint32_t flags,
+                                                   size_t* bytes) {
+  if (bytes != nullptr) *bytes = 0;
+  if ((flags & ~kSkipUnused) != 0) {
+    return Report(absl::InvalidArgumentError(
+        absl::StrCat("ccalloc_torch_reserve_backup: unknown flags ", flags & ~kSkipUnused)));
+  }
+  absl::StatusOr<ccalloc::DeviceAllocator*> allocator = ccalloc::GetOrCreate(device);
+  if (!allocator.ok()) return Report(allocator.status());
+  absl::StatusOr<std::size_t> n = (*allocator)->ReserveBackup(region);
+  if (!n.ok() && (flags & kSkipUnused) != 0 && absl::IsNotFound(n.status())) return CCALLOC_OK;
+  if (!n.ok()) return Report(n.status());
+  if (bytes != nullptr) *bytes = *n;
+  return CCALLOC_OK;
+}
+
 CCALLOC_TORCH_API int ccalloc_torch_devices(int* out, int capacity) {
   int count = 0;
   for (int d = 0; d < ccalloc::kMaxDevices; ++d) {

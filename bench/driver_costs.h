@@ -150,6 +150,8 @@ class CountingBackend : public DeviceBackend {
     return inner_->CopyToDevice(dst, src, bytes);
   }
   absl::Status WaitCopies() override { return inner_->WaitCopies(); }
+  absl::StatusOr<CopyFence> RecordCopyFence() override { return inner_->RecordCopyFence(); }
+  absl::Status WaitCopyFence(CopyFence fence) override { return inner_->WaitCopyFence(fence); }
 
  private:
   void Count(DriverCall call, std::uint64_t bytes) ABSL_LOCKS_EXCLUDED(mu_);

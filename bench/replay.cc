@@ -79,14 +79,34 @@ class Player {
 
   absl::Status Step(std::size_t i) {
     const TraceEvent& e = trace_.events[i];
-    // Pause and resume lines are read but not modelled yet: the v1 alloc
-    // line does not say which region a block was allocated in.
+    // Sleep and wake: the region's memory leaves reserved at a pause (its
+    // live blocks keep their addresses) and comes back at the resume. The
+    // contents do not matter to a replay: no backup. Allocators that cannot
+    // pause (classic segments) and regions never used replay them as no-ops.
     if (e.op == TraceEvent::Op::kPause || e.op == TraceEvent::Op::kResume) {
-      return absl::OkStatus();
+      const RegionId region = static_cast<RegionId>(e.id);
+      absl::StatusOr<std::size_t> n = e.op == TraceEvent::Op::kPause
+                                          ? allocator_.Pause(region)
+                                          : allocator_.Resume(region);
+      if (n.ok()) {
+        if (e.op == TraceEvent::Op::kPause) {
+          ++pauses_;
+          paused_bytes_ += *n;
+        }
+        return absl::OkStatus();
+      }
+      if (absl::IsNotFound(n.status()) || absl::IsFailedPrecondition(n.status())) {
+        return absl::OkStatus();
+      }
+      return Annotate(n.status(), i);
     }
     if (e.op == TraceEvent::Op::kAlloc) {
       const StreamId stream = single_stream_ ? 0 : static_cast<StreamId>(e.stream);
+      // The block goes in the region the trace says (a thread-local setting:
+      // the replay plays on one thread).
+      const RegionId previous = SetCurrentRegion(e.region);
       absl::StatusOr<DevicePtr> ptr = allocator_.Allocate(e.bytes, stream);
+      SetCurrentRegion(previous);
       if (ptr.ok()) {
         ptrs_[e.id] = *ptr;
         alloc_stream_[e.id] = e.stream;
@@ -116,6 +136,8 @@ class Player {
   }
 
   std::int64_t ooms() const { return ooms_; }
+  std::int64_t pauses() const { return pauses_; }
+  std::uint64_t paused_bytes() const { return paused_bytes_; }
   std::int64_t first_oom_event() const { return first_oom_event_; }
   const std::string& first_oom_message() const { return first_oom_message_; }
 
@@ -134,6 +156,8 @@ class Player {
   std::vector<DevicePtr> ptrs_;
   std::vector<std::uint64_t> alloc_stream_;
   std::int64_t ooms_ = 0;
+  std::int64_t pauses_ = 0;
+  std::uint64_t paused_bytes_ = 0;  // summed over the pauses
   std::int64_t first_oom_event_ = -1;
   std::string first_oom_message_;
 };
@@ -440,6 +464,8 @@ absl::StatusOr<ReplayResult> Replay(const Trace& trace, const Policy& policy,
     r.retries = stats.num_alloc_retries;
     r.free_alls = stats.num_sync_all_streams;
     r.ooms = player.ooms();
+    r.pauses = player.pauses();
+    r.paused_bytes = player.paused_bytes();
     r.first_oom_event = player.first_oom_event();
     r.first_oom_message = player.first_oom_message();
     r.fits = r.ooms == 0;
@@ -987,7 +1013,9 @@ std::string ResultsToJson(const std::vector<ReplayResult>& results) {
       }
     }
     absl::StrAppend(&out, "\"retries\": ", r.retries, ", \"free_alls\": ", r.free_alls,
-                    ", \"ooms\": ", r.ooms, ", \"first_oom_event\": ", r.first_oom_event,
+                    ", \"ooms\": ", r.ooms, ", \"pauses\": ", r.pauses,
+                    ", \"paused_bytes\": ", r.paused_bytes,
+                    ", \"first_oom_event\": ", r.first_oom_event,
                     ", \"first_oom_message\": ", JsonString(r.first_oom_message),
                     ", \"fits\": ", r.fits ? "true" : "false", ",\n   ");
     absl::StrAppend(&out, "\"ns_per_op\": ", JsonNumber(r.ns_per_op), ", \"ns_per_op_passes\": [",

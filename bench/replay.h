@@ -118,6 +118,9 @@ struct ReplayResult {
   std::int64_t retries = 0;    // num_alloc_retries
   std::int64_t free_alls = 0;  // num_sync_all_streams
   std::int64_t ooms = 0;       // allocations refused (their blocks are skipped)
+  // Pause lines replayed, and the bytes they gave back (summed).
+  std::int64_t pauses = 0;
+  std::uint64_t paused_bytes = 0;
   std::int64_t first_oom_event = -1;
   std::string first_oom_message;
   bool fits = true;  // no OOM

@@ -188,12 +188,12 @@ ldd "$L"; ! ldd "$L" | grep -i absl'
       sleep_env=(PYTHONPATH="$ROOT/python${PYTHONPATH:+:$PYTHONPATH}"
         CCALLOC_TORCH_LIBRARY="$BUNDLE/allocator/libccalloc_torch.so"
         CCALLOC_CACHE="${TMPDIR:-/tmp}/ccalloc-cache")
-      # The GPU suites of the backend and allocator first (the new copy calls
-      # included), then the acceptance; a limit keeps a hang from eating the call.
-      for t in "$BUNDLE"/tests/cuda_backend_gpu_test "$BUNDLE"/tests/allocator_behaviour_gpu_test; do
-        [[ -x "$t" ]] && run "sleep_$(basename "$t")" "$t" --gtest_brief=1 \
-          --gtest_filter='*Copy*:*Host*:*Pause*:*Region*'
-      done
+      # The GPU tests of the copies, fences and of the allocator's pause with
+      # backup on the device (all in cuda_backend_gpu_test: the typed
+      # behaviour suite has none), then the acceptance; a limit keeps a hang
+      # from eating the call.
+      run sleep_cuda_backend_gpu_test "$BUNDLE"/tests/cuda_backend_gpu_test \
+        --gtest_filter='*Copies*:*CopyFence*:*Host*:*Pause*'
       run sleep_wake timeout 300 env "${sleep_env[@]}" \
         python3 bench/sleep_wake.py --out "$OUT/sleep.json"
       ;;

@@ -165,13 +165,17 @@ absl::StatusOr<Trace> ParseV1(absl::string_view text, std::string name) {
     bool free_names_stream = false;
     if (op == "a") {
       event.op = TraceEvent::Op::kAlloc;
-      if (!ParseUint(NextToken(rest), 10, event.id) ||
-          !ParseUint(NextToken(rest), 10, event.bytes) ||
-          !ParseUint(NextToken(rest), 10, event.stream) ||
-          !NextToken(rest).empty()) {
-        return error(absl::StrCat("expected 'a <id> <bytes> <stream>', got '",
+      uint64_t region = 0;
+      const bool fields = ParseUint(NextToken(rest), 10, event.id) &&
+                          ParseUint(NextToken(rest), 10, event.bytes) &&
+                          ParseUint(NextToken(rest), 10, event.stream);
+      const absl::string_view region_field = NextToken(rest);
+      if (!fields || (!region_field.empty() && !ParseUint(region_field, 10, region)) ||
+          region > 0xffffffffu || !NextToken(rest).empty()) {
+        return error(absl::StrCat("expected 'a <id> <bytes> <stream> [<region>]', got '",
                                   line, "'"));
       }
+      event.region = static_cast<uint32_t>(region);
     } else if (op == "f") {
       event.op = TraceEvent::Op::kFree;
       if (!ParseUint(NextToken(rest), 10, event.id)) {
@@ -500,6 +504,10 @@ absl::Status WriteTrace(const Trace& trace, const std::string& path) {
       AppendUint(text, e.bytes);
       text += ' ';
       AppendUint(text, e.stream);
+      if (e.region != 0) {
+        text += ' ';
+        AppendUint(text, e.region);
+      }
     } else if (e.op == TraceEvent::Op::kPause || e.op == TraceEvent::Op::kResume) {
       text += e.op == TraceEvent::Op::kPause ? "p " : "r ";
       AppendUint(text, e.id);

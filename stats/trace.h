@@ -8,11 +8,15 @@
 // Two on-disk formats are read:
 //   * ccalloc v1 text (traces/README.md), plain or gzipped:
 //       # comment
-//       a <id> <bytes> <stream>
+//       a <id> <bytes> <stream> [<region>]
 //       f <id> [<stream>]
+//       p <region> <bytes>
+//       r <region> <bytes>
 //     The optional stream on a free line is a ccalloc extension: the stream
 //     whose work must finish before the block may be reused, written only
 //     when it differs from the allocation's stream (PyTorch's record_stream).
+//     So are the optional region of an alloc line (sleep and wake: written
+//     only when nonzero) and the pause / resume lines.
 //   * RMM's logging_resource_adaptor CSV
 //     (`Thread,Time,Action,Pointer,Size,Stream`), whose pointers are turned
 //     into dense ids.
@@ -50,6 +54,11 @@ struct TraceEvent {
   // whose pending work must complete before the block can be reused: the
   // allocation's stream unless the block was used on another one.
   uint64_t stream;
+  // For kAlloc the region the block was allocated in (0: none). Written as an
+  // optional fifth field of the alloc line ("a <id> <bytes> <stream>
+  // <region>") only when nonzero, so traces without regions read and write
+  // as before.
+  uint32_t region = 0;
 
   friend bool operator==(const TraceEvent&, const TraceEvent&) = default;
 };

@@ -2,12 +2,13 @@
 
 namespace ccalloc {
 
-void TraceRecorder::OnAllocate(std::uint64_t ptr, std::uint64_t bytes, std::uint64_t stream) {
+void TraceRecorder::OnAllocate(std::uint64_t ptr, std::uint64_t bytes, std::uint64_t stream,
+                               std::uint32_t region) {
   absl::MutexLock lock(&mu_);
   const std::uint64_t id = trace_.num_ids++;
   const std::uint64_t renumbered = streams_.try_emplace(stream, streams_.size()).first->second;
   live_[ptr] = trace_.events.size();
-  trace_.events.push_back(TraceEvent{TraceEvent::Op::kAlloc, id, bytes, renumbered});
+  trace_.events.push_back(TraceEvent{TraceEvent::Op::kAlloc, id, bytes, renumbered, region});
 }
 
 void TraceRecorder::OnFree(std::uint64_t ptr) {

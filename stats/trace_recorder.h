@@ -24,7 +24,8 @@ class TraceRecorder {
  public:
   explicit TraceRecorder(std::string name = "recorded") { trace_.name = std::move(name); }
 
-  void OnAllocate(std::uint64_t ptr, std::uint64_t bytes, std::uint64_t stream)
+  void OnAllocate(std::uint64_t ptr, std::uint64_t bytes, std::uint64_t stream,
+                  std::uint32_t region = 0)
       ABSL_LOCKS_EXCLUDED(mu_);
   void OnFree(std::uint64_t ptr) ABSL_LOCKS_EXCLUDED(mu_);
   // A region paused (its memory given back) or resumed.

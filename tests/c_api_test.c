@@ -259,6 +259,12 @@ static void test_regions(void) {
   CHECK(stat_of(a, "ccalloc.backup_bytes") == 0);
   CHECK(ccalloc_empty_cache(a) == CCALLOC_OK);
   CHECK(stat_of(a, "ccalloc.backup_host_bytes") == 0);
+  /* Pinned ahead: kept by empty_cache. */
+  CHECK(ccalloc_reserve_backup(a, 5, &bytes) == CCALLOC_OK);
+  CHECK(bytes >= 8 * MiB);
+  CHECK(ccalloc_empty_cache(a) == CCALLOC_OK);
+  CHECK(stat_of(a, "ccalloc.backup_host_bytes") == (int64_t)bytes);
+  CHECK(ccalloc_reserve_backup(a, 77, NULL) == CCALLOC_INVALID_ARGUMENT); /* never used */
   CHECK(ccalloc_free(a, w) == CCALLOC_OK);
   ccalloc_destroy(a);
 }

@@ -631,15 +631,45 @@ TEST_F(CudaBackendTest, CopiesRoundTripThroughPinnedHost) {
   EXPECT_TRUE(backend_->Deallocate(*ptr, kBytes).ok());
 }
 
+// Copy fences: waiting for one means the copies queued before it are done,
+// and fences are reused after WaitCopies.
+TEST_F(CudaBackendTest, CopyFencesCoverTheCopiesQueuedBefore) {
+  constexpr std::size_t kBytes = 8 * kMiB;
+  absl::StatusOr<DevicePtr> ptr = backend_->Allocate(kBytes);
+  ASSERT_TRUE(ptr.ok()) << ptr.status();
+  absl::StatusOr<HostPtr> host = backend_->AllocateHost(kBytes);
+  ASSERT_TRUE(host.ok()) << host.status();
+  const std::vector<std::uint8_t> bytes = Pattern(kBytes, 17);
+  Write(*ptr, bytes);
+  for (int round = 0; round < 2; ++round) {
+    std::memset(reinterpret_cast<void*>(*host), 0, kBytes);
+    ASSERT_TRUE(backend_->CopyToHost(*host, *ptr, kBytes / 2).ok());
+    absl::StatusOr<CopyFence> first = backend_->RecordCopyFence();
+    ASSERT_TRUE(first.ok()) << first.status();
+    ASSERT_TRUE(backend_->CopyToHost(*host + kBytes / 2, *ptr + kBytes / 2, kBytes / 2).ok());
+    absl::StatusOr<CopyFence> second = backend_->RecordCopyFence();
+    ASSERT_TRUE(second.ok()) << second.status();
+    ASSERT_TRUE(backend_->WaitCopyFence(*first).ok());
+    EXPECT_EQ(std::memcmp(reinterpret_cast<const void*>(*host), bytes.data(), kBytes / 2), 0);
+    ASSERT_TRUE(backend_->WaitCopyFence(*second).ok());
+    EXPECT_EQ(std::memcmp(reinterpret_cast<const void*>(*host), bytes.data(), kBytes), 0);
+    ASSERT_TRUE(backend_->WaitCopies().ok());
+  }
+  EXPECT_TRUE(backend_->FreeHost(*host, kBytes).ok());
+  EXPECT_TRUE(backend_->Deallocate(*ptr, kBytes).ok());
+}
+
 // Sleep and wake on the device: a region paused with backup gives its memory
 // back to the device (cuMemGetInfo sees it) and resumes with its bytes, at
-// the same addresses.
+// the same addresses. Batches of 4 MiB: chunks are given back while later
+// copies run (the pipeline), as in a large pause.
 TEST_F(CudaBackendTest, AllocatorPauseWithBackupRestoresBytes) {
   if (!backend_->SupportsVirtualMemory()) GTEST_SKIP() << "no virtual memory management";
   absl::StatusOr<std::unique_ptr<DeviceBackend>> backend = CreateCudaBackend(0);
   ASSERT_TRUE(backend.ok());
   Options options = PytorchNativeOptions();
   options.expandable_segments = true;
+  options.backup_batch = 4 * kMiB;
   DeviceAllocator alloc(*std::move(backend), options);
   const RegionId previous = SetCurrentRegion(3);
   absl::StatusOr<DevicePtr> a = alloc.Allocate(40 * kMiB, 0);

@@ -170,6 +170,29 @@ TEST(ReplayTest, GeneratesScenarios) {
   EXPECT_FALSE(LoadTrace("scenario:growing:x").ok());
 }
 
+// Pause and resume lines are played: the region's live blocks (alloc lines
+// naming region 3) leave reserved at the pause and come back at the resume;
+// allocators that cannot pause (classic segments) play them as no-ops.
+TEST(ReplayTest, PlaysPauseAndResumeOfRegions) {
+  absl::StatusOr<Trace> t = ParseTrace(
+      "a 0 8388608 0 3\n"
+      "a 1 4194304 0\n"
+      "p 3 0\n"
+      "a 2 2097152 0\n"
+      "r 3 0\n"
+      "f 0\nf 1\nf 2\n",
+      "regions");
+  ASSERT_TRUE(t.ok()) << t.status();
+  const ReplayResult r = ReplayWith(*t, "ccalloc");
+  EXPECT_EQ(r.pauses, 1);
+  EXPECT_GE(r.paused_bytes, 8 * kMiBytes);
+  EXPECT_EQ(r.allocs, 3u);
+  EXPECT_TRUE(r.fits);
+  const ReplayResult native = ReplayWith(*t, "pytorch-native");
+  EXPECT_EQ(native.pauses, 0);
+  EXPECT_TRUE(native.fits);
+}
+
 TEST(ReplayTest, CrossStreamFreesWaitForTheirStream) {
   // Blocks used on the other stream are freed through RecordStream; with
   // events completing at once they are reusable by the next allocation.

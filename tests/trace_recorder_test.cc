@@ -109,6 +109,7 @@ TEST(TraceRecorderTest, PauseAndResumeAreRecordedWrittenAndReadBack) {
   ASSERT_TRUE(allocator->Free(*p).ok());
   const Trace trace = recorder.Snapshot();
   ASSERT_EQ(trace.events.size(), 4u);
+  EXPECT_EQ(trace.events[0].region, 4u) << "the alloc line names its region";
   EXPECT_EQ(trace.events[1], (TraceEvent{TraceEvent::Op::kPause, 4, *paused, 0}));
   EXPECT_EQ(trace.events[2], (TraceEvent{TraceEvent::Op::kResume, 4, *resumed, 0}));
   const std::string path =
@@ -119,6 +120,13 @@ TEST(TraceRecorderTest, PauseAndResumeAreRecordedWrittenAndReadBack) {
   ASSERT_TRUE(back.ok()) << back.status();
   EXPECT_EQ(back->events, trace.events);
   EXPECT_EQ(back->num_ids, 1u);
+  // Alloc lines without a region (old traces) read as region 0; a region
+  // field that is not a 32-bit number is an error.
+  absl::StatusOr<Trace> old = ParseTrace("a 0 512 0\na 1 512 0 7\nf 0\nf 1\n", "t");
+  ASSERT_TRUE(old.ok()) << old.status();
+  EXPECT_EQ(old->events[0].region, 0u);
+  EXPECT_EQ(old->events[1].region, 7u);
+  EXPECT_FALSE(ParseTrace("a 0 512 0 4294967296\nf 0\n", "t").ok());
   absl::StatusOr<Trace> bad = ParseTrace("a 0 512 0\np 0 4096\n", "t");
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.status().message().find("region"), std::string::npos) << bad.status();

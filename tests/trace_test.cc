@@ -203,7 +203,7 @@ INSTANTIATE_TEST_SUITE_P(
     Errors, MalformedV1Test,
     ::testing::Values(
         BadInput{"a 0 512 0\na 1 512\n", "bad.trace:2:", "expected 'a <id>"},
-        BadInput{"a 0 512 0 9\n", "bad.trace:1:", "expected 'a <id>"},
+        BadInput{"a 0 512 0 9 1\n", "bad.trace:1:", "expected 'a <id>"},  // 5th: region
         BadInput{"a 0 -5 0\n", "bad.trace:1:", "expected 'a <id>"},
         BadInput{"a 0 12x 0\n", "bad.trace:1:", "expected 'a <id>"},
         BadInput{"a 0 99999999999999999999 0\n",

@@ -42,7 +42,7 @@ class ClassicSegments final : public SegmentStore {
                        std::size_t bytes) override {
     return absl::OkStatus();
   }
-  absl::StatusOr<std::size_t> Pause(CacheLock lock, Segment& segment) override {
+  absl::StatusOr<std::size_t> Pause(CacheLock lock, Segment& segment, DevicePtr end) override {
     return absl::FailedPreconditionError(
         "a classic segment cannot be paused: its memory is one device allocation that live "
         "blocks use (pausing needs growable segments, expandable_segments:True)");

@@ -15,6 +15,10 @@ constexpr std::size_t RoundUp(std::size_t size, std::size_t multiple) {
 
 std::string Hex(std::uint64_t v) { return absl::StrCat("0x", absl::Hex(v)); }
 
+// The largest chunk a region maps (see Prepare): 16 GiB of a paused region
+// then costs 256 unmaps and as many maps to resume.
+constexpr std::size_t kRegionChunk = std::size_t{64} << 20;
+
 std::size_t RangeSize(DeviceBackend& backend, std::size_t page_size) {
   // One range per stream and pool as large as the device: address space is
   // cheap, and a range that never runs out means its blocks always coalesce.
@@ -132,12 +136,16 @@ absl::Status GrowableSegments::Prepare(CacheLock lock, Segment& range, const Blo
   // driver's cost is per handle (on an H200: ~30 us per 2 MiB handle mapped,
   // ~140 us for one 1 GiB handle).
   // A chunk is pinned as a whole by any block that later overlaps part of
-  // it, so chunks stay small: at most a quarter of the block and 16 MiB. On
-  // the shared traces and on recorded GPT-2 / ResNet-50 runs that keeps
-  // reserved within 1.0072x of allocated with 4-7x fewer driver calls than
-  // mapping page by page (1 GiB chunks pinned up to 1.2%).
-  const std::size_t chunk_cap = std::max(
-      page_size_, std::min(options_.max_map_chunk, bytes / options_.map_chunk_divisor));
+  // it, so chunks stay small: at most max_map_chunk and a
+  // map_chunk_divisor-th of the block (Options says what each costs).
+  // Regions are the exception: their blocks are long-lived (weights,
+  // optimizer state), so pinning is rare, while every chunk costs a call on
+  // each pause and resume; they map chunks of up to kRegionChunk.
+  const std::size_t max_chunk = segment->owner != nullptr && segment->owner->region
+                                    ? std::max(options_.max_map_chunk, kRegionChunk)
+                                    : options_.max_map_chunk;
+  const std::size_t chunk_cap =
+      std::max(page_size_, std::min(max_chunk, bytes / options_.map_chunk_divisor));
   const bool first_partial = (begin - segment->base) % page_size_ != 0;
   const bool last_partial = (begin + bytes - segment->base) % page_size_ != 0;
   std::vector<std::pair<std::size_t, std::size_t>> runs;  // (first page, pages)
@@ -333,10 +341,12 @@ absl::StatusOr<std::size_t> GrowableSegments::UnmapFreeChunks(
   return released;
 }
 
-absl::StatusOr<std::size_t> GrowableSegments::Pause(CacheLock lock, Segment& range) {
+absl::StatusOr<std::size_t> GrowableSegments::Pause(CacheLock lock, Segment& range,
+                                                    DevicePtr end) {
   AssertHeld(lock);
   GrowableSegment& segment = Of(range);
   std::size_t released = 0;
+  absl::Status status;
   for (std::size_t i = 0; i < segment.mapped_end;) {
     if (segment.pages[i] == 0) {
       ++i;
@@ -345,9 +355,10 @@ absl::StatusOr<std::size_t> GrowableSegments::Pause(CacheLock lock, Segment& ran
     const auto [first, last] = segment.ChunkAround(i);
     const DevicePtr va = segment.base + first * page_size_;
     const std::size_t bytes = (last - first) * page_size_;
+    if (va + bytes > end) break;  // chunks are in address order
     // A chunk that cannot be unmapped stays mapped and counted: the pause
     // fails there and what was given back so far stays given back.
-    if (absl::Status s = backend_.Unmap(va, bytes); !s.ok()) return s;
+    if (status = backend_.Unmap(va, bytes); !status.ok()) break;
     const PhysicalHandle handle = segment.pages[i];
     for (std::size_t p = first; p < last; ++p) segment.pages[p] = 0;
     segment.mapped_pages -= last - first;
@@ -357,7 +368,10 @@ absl::StatusOr<std::size_t> GrowableSegments::Pause(CacheLock lock, Segment& ran
     if (backend_.ReleasePhysical(handle).ok()) ++cache_.stats().num_device_free;
     i = last;
   }
-  segment.mapped_end = 0;
+  while (segment.mapped_end > 0 && segment.pages[segment.mapped_end - 1] == 0) {
+    --segment.mapped_end;
+  }
+  if (!status.ok()) return status;
   return released;
 }
 
@@ -365,15 +379,16 @@ absl::StatusOr<std::size_t> GrowableSegments::Resume(CacheLock lock, Segment& ra
   AssertHeld(lock);
   GrowableSegment& segment = Of(range);
   // The pages under every block that is not free, in chunks as Prepare maps
-  // them (one per partly covered page, the interior in chunks of at most
-  // max_map_chunk): the memory is taken again whatever the slack says.
+  // them for a region (one per partly covered page, the interior in chunks
+  // of at most kRegionChunk): the memory is taken again whatever the slack
+  // says.
   std::vector<std::pair<std::size_t, std::size_t>> done;  // (first page, pages)
   absl::Status status;
   for (const Block* b = segment.head; b != nullptr && status.ok(); b = b->next) {
     if (b->state == BlockState::kFree) continue;
     const std::size_t first = (b->ptr - segment.base) / page_size_;
     const std::size_t last = (b->end() - 1 - segment.base) / page_size_;
-    const std::size_t cap = std::max(page_size_, options_.max_map_chunk);
+    const std::size_t cap = std::max({page_size_, options_.max_map_chunk, kRegionChunk});
     for (std::size_t i = first; i <= last && status.ok();) {
       if (segment.pages[i] != 0) {
         ++i;

@@ -97,7 +97,7 @@ class GrowableSegments final : public SegmentStore {
   absl::Status Prepare(CacheLock lock, Segment& segment, const Block& hole, DevicePtr begin,
                        std::size_t bytes) override;
   absl::StatusOr<std::size_t> Trim(CacheLock lock, PrivatePool* owner) override;
-  absl::StatusOr<std::size_t> Pause(CacheLock lock, Segment& segment) override;
+  absl::StatusOr<std::size_t> Pause(CacheLock lock, Segment& segment, DevicePtr end) override;
   absl::StatusOr<std::size_t> Resume(CacheLock lock, Segment& segment) override;
   bool CanRelease(CacheLock lock, const Segment& segment) const override;
   absl::Status Release(CacheLock lock, Segment& segment) override;

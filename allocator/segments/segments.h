@@ -131,12 +131,14 @@ class SegmentStore {
   // that a private pool is not live.
   virtual absl::StatusOr<std::size_t> Trim(CacheLock lock, PrivatePool* owner) = 0;
   // Sleep and wake. Pause gives back every byte of memory `segment` holds
-  // (live blocks' too: the caller has waited for the work on them) and
-  // returns how much; the address range stays. Resume maps memory again
+  // below `end` (its chunks lying wholly below; live blocks' too: the caller
+  // has waited for the work on them, or copied their bytes) and returns how
+  // much; the address range stays. Resume maps memory again
   // under every block of `segment` that is not free, at the same addresses;
   // on failure nothing it mapped stays. FailedPrecondition where memory
   // cannot be given back without moving blocks (classic segments).
-  virtual absl::StatusOr<std::size_t> Pause(CacheLock lock, Segment& segment) = 0;
+  virtual absl::StatusOr<std::size_t> Pause(CacheLock lock, Segment& segment,
+                                            DevicePtr end) = 0;
   virtual absl::StatusOr<std::size_t> Resume(CacheLock lock, Segment& segment) = 0;
   // Whether the wholly free `segment` may be released now (its memory goes
   // with it): growable ranges only once nothing is mapped under them.

@@ -121,6 +121,8 @@ class Plugin:
                                                       ctypes.c_uint32, c_size_p]),
             "ccalloc_torch_resume_ex": (ctypes.c_int, [ctypes.c_int, ctypes.c_uint32,
                                                        ctypes.c_uint32, c_size_p]),
+            "ccalloc_torch_reserve_backup": (ctypes.c_int, [ctypes.c_int, ctypes.c_uint32,
+                                                            ctypes.c_uint32, c_size_p]),
             "ccalloc_torch_tag_intern": (ctypes.c_uint32, [ctypes.c_char_p]),
             "ccalloc_torch_set_tag": (ctypes.c_uint32, [ctypes.c_uint32]),
             "ccalloc_torch_current_tag": (ctypes.c_uint32, []),
@@ -246,6 +248,14 @@ class Plugin:
         out = ctypes.c_size_t()
         flags = SKIP_UNUSED if skip_unused else 0
         self._check(self.lib.ccalloc_torch_resume_ex(device, region, flags, ctypes.byref(out)))
+        return out.value
+
+    def reserve_backup(self, region, device=0, skip_unused=False):
+        """Pins the host buffer of the region's backup now; its bytes."""
+        out = ctypes.c_size_t()
+        flags = SKIP_UNUSED if skip_unused else 0
+        self._check(self.lib.ccalloc_torch_reserve_backup(device, region, flags,
+                                                          ctypes.byref(out)))
         return out.value
 
     # --- tags ---------------------------------------------------------------

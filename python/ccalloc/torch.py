@@ -504,10 +504,12 @@ def pause(region=None, backup=True, device=None):
     so pointers held elsewhere and captured CUDA graphs stay valid.
 
     backup=True first copies the live tensors' bytes to page-locked host
-    memory (asynchronous copies in large runs on a stream of ccalloc's own,
-    one wait) and resume() copies them back; the host buffer is kept for the
-    next pause (pinning many GiB takes seconds) until empty_cache(). A failed
-    backup changes nothing. backup=False loses the contents (faster: nothing
+    memory (asynchronous copies in large runs on a stream of ccalloc's own;
+    chunks are given back while later copies run) and resume() copies them
+    back; the host buffer is kept for the next pause (pinning many GiB takes
+    seconds) until empty_cache(); reserve_backup() pins it ahead, so that
+    even the first pause is fast. A failed backup leaves the region running
+    with its tensors intact. backup=False loses the contents (faster: nothing
     is copied).
 
     device: None or "all" pauses on every device ccalloc has an allocator
@@ -529,6 +531,20 @@ def resume(region=None, device=None):
     plugin = _require_plugin()
     devices, skip = _devices_for(plugin, device)
     return sum(plugin.resume(r, d, skip_unused=skip)
+               for d in devices for r in _regions_for(region))
+
+
+def reserve_backup(region=None, device=None):
+    """Pins now the page-locked host buffer that pause(backup=True) of
+    `region` (None: every region used) needs, sized to its live tensors, so
+    that the first pause is as fast as the next ones (pinning takes seconds
+    for GiBs). Call it once after building the model, outside the timed
+    path; the buffer is kept (empty_cache() keeps it) and grows at a pause
+    that needs more. Returns the bytes pinned (summed). device as for
+    pause()."""
+    plugin = _require_plugin()
+    devices, skip = _devices_for(plugin, device)
+    return sum(plugin.reserve_backup(r, d, skip_unused=skip)
                for d in devices for r in _regions_for(region))
 
 

@@ -150,6 +150,17 @@ class StatsTest(unittest.TestCase):
         ct.empty_cache()
         self.assertEqual(ct.ccalloc_stats(0)["backup_host_bytes"], 0)
 
+    def test_reserve_backup_pins_ahead_and_survives_empty_cache(self):
+        with ct.region("host/ahead"):
+            a = plugin.malloc(4 * MiB, device=0)
+        pinned = ct.reserve_backup("host/ahead", device=0)
+        self.assertGreaterEqual(pinned, 4 * MiB)
+        ct.empty_cache()
+        self.assertGreaterEqual(ct.ccalloc_stats(0)["backup_host_bytes"], pinned)
+        self.assertGreaterEqual(ct.pause("host/ahead", device=0), 4 * MiB)
+        self.assertGreaterEqual(ct.resume("host/ahead", device=0), 4 * MiB)
+        plugin.free(a, device=0)
+
     def test_region_pause_and_resume_keep_addresses(self):
         dev = 0
         with ct.region("host/weights"):

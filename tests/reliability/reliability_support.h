@@ -90,6 +90,8 @@ class BorrowedBackend final : public DeviceBackend {
     return sim_->CopyToDevice(dst, src, bytes);
   }
   absl::Status WaitCopies() override { return sim_->WaitCopies(); }
+  absl::StatusOr<CopyFence> RecordCopyFence() override { return sim_->RecordCopyFence(); }
+  absl::Status WaitCopyFence(CopyFence fence) override { return sim_->WaitCopyFence(fence); }
 
  private:
   SimBackend* const sim_;
@@ -99,7 +101,8 @@ class BorrowedBackend final : public DeviceBackend {
 inline std::string DescribeOutstanding(const SimBackend::Counts& c) {
   return absl::StrCat("bytes_in_use=", c.bytes_in_use, " allocations=", c.live_allocations,
                       " physical=", c.live_physical, " mappings=", c.live_mappings,
-                      " ranges=", c.live_ranges, " events=", c.live_events);
+                      " ranges=", c.live_ranges, " events=", c.live_events,
+                      " host_buffers=", c.live_host);
 }
 
 // Everything SimBackend still holds, as one number: the soak's "leaks".

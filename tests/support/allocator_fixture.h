@@ -125,6 +125,8 @@ class TrackingBackend : public DeviceBackend {
     return real_->CopyToDevice(dst, src, bytes);
   }
   absl::Status WaitCopies() override { return real_->WaitCopies(); }
+  absl::StatusOr<CopyFence> RecordCopyFence() override { return real_->RecordCopyFence(); }
+  absl::Status WaitCopyFence(CopyFence fence) override { return real_->WaitCopyFence(fence); }
 
  private:
   DeviceBackend* const real_;

@@ -103,6 +103,11 @@ class Allocator {
   absl::StatusOr<std::size_t> Pause(std::uint32_t region, PauseOptions options);
   absl::StatusOr<std::size_t> Pause(std::uint32_t region) { return Pause(region, PauseOptions()); }
   absl::StatusOr<std::size_t> Resume(std::uint32_t region);
+  // Pins the host buffer a backup of `region` needs now (its live bytes), so
+  // the first Pause with backup is as fast as the next ones: call it once
+  // after building the model, outside the timed path. Kept until the
+  // allocator goes (EmptyCache keeps it). Returns the buffer's bytes.
+  absl::StatusOr<std::size_t> ReserveBackup(std::uint32_t region);
 
   // The engine, for tools that need more than this API (internal header).
   DeviceAllocator& device_allocator() { return *impl_; }

@@ -132,6 +132,13 @@ ccalloc_status ccalloc_pause_ex(ccalloc_allocator* allocator, ccalloc_region reg
                                 uint32_t flags, size_t* bytes);
 ccalloc_status ccalloc_resume(ccalloc_allocator* allocator, ccalloc_region region,
                               size_t* bytes);
+/* Pins the host buffer a backup of `region` needs now (its live bytes), so
+ * the first ccalloc_pause_ex with CCALLOC_PAUSE_BACKUP does not pay for
+ * pinning (seconds for GiBs): call it once after building the model,
+ * outside the timed path. Kept until the allocator is destroyed
+ * (ccalloc_empty_cache keeps it). `bytes` (may be NULL): the buffer's size. */
+ccalloc_status ccalloc_reserve_backup(ccalloc_allocator* allocator, ccalloc_region region,
+                                      size_t* bytes);
 
 /* The message of the last failed call on this thread ("" if none). */
 const char* ccalloc_last_error(void);
