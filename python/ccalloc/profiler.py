@@ -186,6 +186,7 @@ class MemoryProfiler:
         setter = getattr(view, "tag_setter", None)
         self._setter = setter() if setter is not None else view.set_tag
         self._opt_ptrs = None     # optimizer state pointers, refreshed when the optimizer may have run
+        self._cache = {}          # blocks of parameters, optimizer state, gradients (_static_blocks)
         self._attach()
 
     # --- attaching -------------------------------------------------------------
@@ -438,32 +439,94 @@ class MemoryProfiler:
             self._opt_ptrs = ptrs
         return self._opt_ptrs
 
+    def _lookup(self, ptrs):
+        """{block start: size} of the blocks holding ptrs (none: skipped)."""
+        starts, sizes = self.view.blocks(ptrs)
+        blocks = dict(zip(starts, sizes))
+        blocks.pop(0, None)
+        return blocks
+
+    def _static_blocks(self):
+        """The parameters' and the optimizer state's blocks, each a dict
+        {start: size}, and their totals with each block counted once (the
+        parameters first): looked up again only when their pointer lists
+        change (parameters: read at each step's start; optimizer state:
+        after the optimizer phase), not at every boundary."""
+        param_ptrs, opt_ptrs = self._param_ptrs, self._optimizer_ptrs()
+        c = self._cache
+        if c.get("param_ptrs") != param_ptrs:
+            c.clear()
+            c["param_ptrs"] = param_ptrs
+            c["P"] = self._lookup(param_ptrs)
+            c["p_total"] = sum(c["P"].values())
+        if c.get("opt_ptrs") != opt_ptrs:
+            c["opt_ptrs"] = opt_ptrs
+            O = self._lookup(opt_ptrs)
+            P = c["P"]
+            if not P.keys().isdisjoint(O):
+                O = {k: v for k, v in O.items() if k not in P}
+            c["O"] = O
+            c["o_total"] = sum(O.values())
+            c.pop("grad_ids", None)   # gradients are counted after both
+        return c
+
+    def _grad_blocks(self, c):
+        """The gradients' blocks not already parameters' or optimizer
+        state's: looked up again only when some parameter's .grad is
+        another tensor than at the last boundary (ids compared, with weak
+        references to tell a live tensor from a new one at a reused id)."""
+        grads = list(map(_GRAD, self._params))
+        ids = list(map(id, grads))
+        if c.get("grad_ids") == ids and all(r() is not None for r in c["grad_refs"]):
+            return c["g_total"], c["G"]
+        live = [g for g in grads if g is not None]
+        G = self._lookup([g.data_ptr() for g in live])
+        P, O = c["P"], c["O"]
+        if not (P.keys().isdisjoint(G) and O.keys().isdisjoint(G)):
+            G = {k: v for k, v in G.items() if k not in P and k not in O}
+        c["grad_ids"] = ids
+        c["grad_refs"] = [weakref.ref(g) for g in live]
+        c["G"] = G
+        c["g_total"] = sum(G.values())
+        return c["g_total"], G
+
     def measure(self):
         """The memory now, by kind (no sample kept)."""
         if self._params is None:  # outside any step so far
             self.refresh()
             self._param_ptrs = [t.data_ptr() for t in self._tensors]
-        param_ptrs = self._param_ptrs
-        grads = [g for g in [p.grad for p in self._params] if g is not None]
-        grad_ptrs = [g.data_ptr() for g in grads]
-        opt_ptrs = self._optimizer_ptrs()
-        saved = []
-        owners = []
-        for ref, module in self._saved:
-            t = ref()
-            if t is not None:
-                saved.append(t.data_ptr())
-                owners.append(module)
-        starts, sizes = self.view.blocks(param_ptrs + grad_ptrs + opt_ptrs + saved)
+        c = self._static_blocks()
+        g_total, G = self._grad_blocks(c)
+        kinds = dict.fromkeys(memreport.KINDS, 0)
+        kinds["parameters"] = c["p_total"]
+        kinds["optimizer_state"] = c["o_total"]
+        kinds["gradients"] = g_total
+        modules = {}
+        if self._saved:
+            saved = []
+            owners = []
+            for ref, module in self._saved:
+                t = ref()
+                if t is not None:
+                    saved.append(t.data_ptr())
+                    owners.append(module)
+            starts, sizes = self.view.blocks(saved)
+            P, O = c["P"], c["O"]
+            first = {}
+            for start, size, owner in zip(starts, sizes, owners):
+                if start and start not in first and start not in P and start not in O \
+                        and start not in G:
+                    first[start] = (size, owner)
+            for size, owner in first.values():
+                key = owner or "(no module)"
+                modules[key] = modules.get(key, 0) + size
+            kinds["activations"] = sum(modules.values())
         allocated, peak, reserved = self.view.counters()
-        a = len(param_ptrs)
-        b = a + len(grad_ptrs)
-        c = b + len(opt_ptrs)
-        kinds, modules = memreport.account_groups(allocated, (
-            ("parameters", starts[:a], sizes[:a], None),
-            ("gradients", starts[a:b], sizes[a:b], None),
-            ("optimizer_state", starts[b:c], sizes[b:c], None),
-            ("activations", starts[c:], sizes[c:], owners)))
+        known = sum(kinds.values())
+        if known > allocated:
+            raise memreport.AccountingError(
+                f"account: known tensors' blocks hold {known} bytes but only {allocated} are allocated")
+        kinds["temporaries"] = allocated - known
         return {"allocated": allocated, "reserved": reserved, "peak": peak, "kinds": kinds,
                 "activations_by_module": modules, "largest_free": self.view.largest_free()}
 
@@ -528,6 +591,10 @@ class MemoryProfiler:
 
     def last_oom_report(self):
         return self._last_oom
+
+
+def _GRAD(p):
+    return p.grad
 
 
 def _unpack(tensor):
