@@ -32,6 +32,7 @@ run's peak) and the per-tag peaks, with tags named "<phase>" or
 "<phase>/<module>", say what raised each phase's peak.
 """
 
+import operator
 import threading
 import time
 import weakref
@@ -477,7 +478,7 @@ class MemoryProfiler:
         references to tell a live tensor from a new one at a reused id)."""
         grads = list(map(_GRAD, self._params))
         ids = list(map(id, grads))
-        if c.get("grad_ids") == ids and all(r() is not None for r in c["grad_refs"]):
+        if c.get("grad_ids") == ids and list(map(id, map(_CALL, c["grad_refs"]))) == c["live_ids"]:
             return c["g_total"], c["G"]
         live = [g for g in grads if g is not None]
         G = self._lookup([g.data_ptr() for g in live])
@@ -486,6 +487,7 @@ class MemoryProfiler:
             G = {k: v for k, v in G.items() if k not in P and k not in O}
         c["grad_ids"] = ids
         c["grad_refs"] = [weakref.ref(g) for g in live]
+        c["live_ids"] = [id(g) for g in live]
         c["G"] = G
         c["g_total"] = sum(G.values())
         return c["g_total"], G
@@ -593,8 +595,8 @@ class MemoryProfiler:
         return self._last_oom
 
 
-def _GRAD(p):
-    return p.grad
+_GRAD = operator.attrgetter("grad")
+_CALL = weakref.ref.__call__
 
 
 def _unpack(tensor):
