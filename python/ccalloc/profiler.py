@@ -32,6 +32,7 @@ run's peak) and the per-tag peaks, with tags named "<phase>" or
 "<phase>/<module>", say what raised each phase's peak.
 """
 
+import itertools
 import operator
 import threading
 import time
@@ -187,6 +188,7 @@ class MemoryProfiler:
         setter = getattr(view, "tag_setter", None)
         self._setter = setter() if setter is not None else view.set_tag
         self._opt_ptrs = None     # optimizer state pointers, refreshed when the optimizer may have run
+        self._opt_fp = None       # what they were read from (_optimizer_ptrs)
         self._cache = {}          # blocks of parameters, optimizer state, gradients (_static_blocks)
         self._attach()
 
@@ -423,20 +425,39 @@ class MemoryProfiler:
         self._tensors = self._params + [b for m in mods for b in m._buffers.values() if b is not None]
 
     def _optimizer_ptrs(self):
-        """Pointers of the optimizer state's device tensors, read again only
+        """Pointers of the optimizer state's device tensors. Checked only
         after the optimizer phase and at each step's start (the state
-        changes in optimizer.step); the blocks are looked up fresh at each
-        boundary all the same."""
+        changes in optimizer.step), and read again only when the state's
+        objects changed: the same values (ids and types, in order, C-level
+        maps) with none of the tensors dead since (weak references with a
+        callback: a new tensor at a reused id) keep their pointers (Adam and
+        the like update their state in place; a state tensor whose storage is
+        swapped in place, .data = or set_(), is not seen)."""
         if self._opt_ptrs is None:
-            ptrs = []
+            ptrs = ()
             if self.optimizer is not None:
-                tensor = self._torch.Tensor
-                # Adam's "step" is a CPU scalar: no device block to look up
-                # (a fake view on CPU tensors, in the tests, takes them all).
-                skip_cpu = isinstance(self.view.device, int)
-                values = [v for state in self.optimizer.state.values() for v in state.values()]
-                ptrs = [v.data_ptr() for v in values
-                        if isinstance(v, tensor) and not (skip_cpu and v.is_cpu)]
+                state = self.optimizer.state
+                values = list(_chain(map(_VALUES, state.values())))
+                ids, types = list(map(id, values)), list(map(type, values))
+                f = self._opt_fp
+                if f is not None and not f[3][0] and f[0] is state and f[1] == ids and f[2] == types:
+                    ptrs = f[4]
+                else:
+                    tensor = self._torch.Tensor
+                    # Adam's "step" is a CPU scalar: no device block to look up
+                    # (a fake view on CPU tensors, in the tests, takes them all).
+                    skip_cpu = isinstance(self.view.device, int)
+                    kept = [v for v in values
+                            if isinstance(v, tensor) and not (skip_cpu and v.is_cpu)]
+                    ptrs = list(map(tensor.data_ptr, kept))
+                    dead = [False]
+
+                    def died(_, dead=dead):
+                        dead[0] = True
+                    refs = [weakref.ref(v, died) for v in values if isinstance(v, tensor)]
+                    # (state, ids, types, [dead], ptrs, weak references)
+                    self._opt_fp = (state, ids, types, dead, ptrs, refs)
+
             self._opt_ptrs = ptrs
         return self._opt_ptrs
 
@@ -474,20 +495,24 @@ class MemoryProfiler:
     def _grad_blocks(self, c):
         """The gradients' blocks not already parameters' or optimizer
         state's: looked up again only when some parameter's .grad is
-        another tensor than at the last boundary (ids compared, with weak
-        references to tell a live tensor from a new one at a reused id)."""
-        grads = list(map(_GRAD, self._params))
-        ids = list(map(id, grads))
-        if c.get("grad_ids") == ids and list(map(id, map(_CALL, c["grad_refs"]))) == c["live_ids"]:
+        another tensor than at the last lookup (ids compared; weak
+        references with a callback flag a cached gradient that died, after
+        which a new tensor could have its id)."""
+        ids = list(map(id, map(_GRAD, self._params)))
+        if c.get("grad_ids") == ids and not c["grad_dead"][0]:
             return c["g_total"], c["G"]
-        live = [g for g in grads if g is not None]
-        G = self._lookup([g.data_ptr() for g in live])
+        live = [g for g in map(_GRAD, self._params) if g is not None]
+        G = self._lookup(list(map(self._torch.Tensor.data_ptr, live)))
         P, O = c["P"], c["O"]
         if not (P.keys().isdisjoint(G) and O.keys().isdisjoint(G)):
             G = {k: v for k, v in G.items() if k not in P and k not in O}
+        dead = [False]
+
+        def died(_, dead=dead):
+            dead[0] = True
         c["grad_ids"] = ids
-        c["grad_refs"] = [weakref.ref(g) for g in live]
-        c["live_ids"] = [id(g) for g in live]
+        c["grad_dead"] = dead
+        c["grad_refs"] = [weakref.ref(g, died) for g in live]
         c["G"] = G
         c["g_total"] = sum(G.values())
         return c["g_total"], G
@@ -596,7 +621,8 @@ class MemoryProfiler:
 
 
 _GRAD = operator.attrgetter("grad")
-_CALL = weakref.ref.__call__
+_VALUES = dict.values
+_chain = itertools.chain.from_iterable
 
 
 def _unpack(tensor):
