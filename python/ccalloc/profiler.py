@@ -32,6 +32,7 @@ run's peak) and the per-tag peaks, with tags named "<phase>" or
 "<phase>/<module>", say what raised each phase's peak.
 """
 
+import functools
 import itertools
 import operator
 import threading
@@ -189,6 +190,7 @@ class MemoryProfiler:
         self._setter = setter() if setter is not None else view.set_tag
         self._opt_ptrs = None     # optimizer state pointers, refreshed when the optimizer may have run
         self._opt_fp = None       # what they were read from (_optimizer_ptrs)
+        self._saved_blocks = None  # [n, starts, sizes] of _saved[:n] (measure)
         self._cache = {}          # blocks of parameters, optimizer state, gradients (_static_blocks)
         self._attach()
 
@@ -297,6 +299,7 @@ class MemoryProfiler:
             self._outer_tag = None
         # Saved tensors outlive a step only with retain_graph: keep the live ones.
         self._saved[:] = [(r, m) for r, m in self._saved if r() is not None]
+        self._saved_blocks = None
 
     def _enter(self, phase):
         self.phase = phase
@@ -404,6 +407,7 @@ class MemoryProfiler:
                 retain = args[2] if len(args) > 2 else kwargs.get("create_graph", False)
             if not retain:
                 self._saved.clear()
+                self._saved_blocks = None
             self._boundary("other")
 
     def _opt_pre(self, optimizer, args, kwargs):
@@ -501,7 +505,7 @@ class MemoryProfiler:
         ids = list(map(id, map(_GRAD, self._params)))
         if c.get("grad_ids") == ids and not c["grad_dead"][0]:
             return c["g_total"], c["G"]
-        live = [g for g in map(_GRAD, self._params) if g is not None]
+        live = list(filter(_NOT_NONE, map(_GRAD, self._params)))
         G = self._lookup(list(map(self._torch.Tensor.data_ptr, live)))
         P, O = c["P"], c["O"]
         if not (P.keys().isdisjoint(G) and O.keys().isdisjoint(G)):
@@ -512,7 +516,7 @@ class MemoryProfiler:
             dead[0] = True
         c["grad_ids"] = ids
         c["grad_dead"] = dead
-        c["grad_refs"] = [weakref.ref(g, died) for g in live]
+        c["grad_refs"] = list(map(weakref.ref, live, itertools.repeat(died)))
         c["G"] = G
         c["g_total"] = sum(G.values())
         return c["g_total"], G
@@ -529,21 +533,33 @@ class MemoryProfiler:
         kinds["optimizer_state"] = c["o_total"]
         kinds["gradients"] = g_total
         modules = {}
-        if self._saved:
-            saved = []
-            owners = []
-            for ref, module in self._saved:
-                t = ref()
-                if t is not None:
-                    saved.append(t.data_ptr())
-                    owners.append(module)
-            starts, sizes = self.view.blocks(saved)
-            P, O = c["P"], c["O"]
-            first = {}
-            for start, size, owner in zip(starts, sizes, owners):
-                if start and start not in first and start not in P and start not in O \
-                        and start not in G:
-                    first[start] = (size, owner)
+        saved = self._saved
+        if saved:
+            # Each saved tensor's block is looked up once: it stays the
+            # same while the tensor lives (dead ones are dropped here).
+            cache = self._saved_blocks
+            if cache is None or cache[0] > len(saved):
+                cache = self._saved_blocks = [0, [], []]
+            tensors = list(map(_CALL, map(_FIRST, saved)))
+            n = cache[0]
+            if n < len(tensors):
+                new = [0 if t is None else t.data_ptr() for t in tensors[n:]]
+                starts, sizes = self.view.blocks(new)
+                cache[1] += starts
+                cache[2] += sizes
+                cache[0] = len(tensors)
+            alive = list(map(operator.is_not, tensors, itertools.repeat(None)))
+            owners = list(itertools.compress(map(_SECOND, saved), alive))
+            starts = list(itertools.compress(cache[1], alive))
+            sizes = list(itertools.compress(cache[2], alive))
+            owners.reverse()
+            starts.reverse()
+            sizes.reverse()
+            first = dict(zip(starts, zip(sizes, owners)))   # the first saver wins
+            first.pop(0, None)
+            for known in (c["P"], c["O"], G):
+                for k in first.keys() & known.keys():
+                    del first[k]
             for size, owner in first.values():
                 key = owner or "(no module)"
                 modules[key] = modules.get(key, 0) + size
@@ -621,6 +637,10 @@ class MemoryProfiler:
 
 
 _GRAD = operator.attrgetter("grad")
+_CALL = weakref.ref.__call__
+_NOT_NONE = functools.partial(operator.is_not, None)
+_FIRST = operator.itemgetter(0)
+_SECOND = operator.itemgetter(1)
 _VALUES = dict.values
 _chain = itertools.chain.from_iterable
 
