@@ -32,6 +32,9 @@ run's peak) and the per-tag peaks, with tags named "<phase>" or
 "<phase>/<module>", say what raised each phase's peak.
 """
 
+import functools
+import itertools
+import operator
 import threading
 import time
 import weakref
@@ -186,6 +189,9 @@ class MemoryProfiler:
         setter = getattr(view, "tag_setter", None)
         self._setter = setter() if setter is not None else view.set_tag
         self._opt_ptrs = None     # optimizer state pointers, refreshed when the optimizer may have run
+        self._opt_fp = None       # what they were read from (_optimizer_ptrs)
+        self._saved_blocks = None  # [n, starts, sizes] of _saved[:n] (measure)
+        self._cache = {}          # blocks of parameters, optimizer state, gradients (_static_blocks)
         self._attach()
 
     # --- attaching -------------------------------------------------------------
@@ -293,6 +299,7 @@ class MemoryProfiler:
             self._outer_tag = None
         # Saved tensors outlive a step only with retain_graph: keep the live ones.
         self._saved[:] = [(r, m) for r, m in self._saved if r() is not None]
+        self._saved_blocks = None
 
     def _enter(self, phase):
         self.phase = phase
@@ -400,6 +407,7 @@ class MemoryProfiler:
                 retain = args[2] if len(args) > 2 else kwargs.get("create_graph", False)
             if not retain:
                 self._saved.clear()
+                self._saved_blocks = None
             self._boundary("other")
 
     def _opt_pre(self, optimizer, args, kwargs):
@@ -421,49 +429,147 @@ class MemoryProfiler:
         self._tensors = self._params + [b for m in mods for b in m._buffers.values() if b is not None]
 
     def _optimizer_ptrs(self):
-        """Pointers of the optimizer state's device tensors, read again only
+        """Pointers of the optimizer state's device tensors. Checked only
         after the optimizer phase and at each step's start (the state
-        changes in optimizer.step); the blocks are looked up fresh at each
-        boundary all the same."""
+        changes in optimizer.step), and read again only when the state's
+        objects changed: the same values (ids and types, in order, C-level
+        maps) with none of the tensors dead since (weak references with a
+        callback: a new tensor at a reused id) keep their pointers (Adam and
+        the like update their state in place; a state tensor whose storage is
+        swapped in place, .data = or set_(), is not seen)."""
         if self._opt_ptrs is None:
-            ptrs = []
+            ptrs = ()
             if self.optimizer is not None:
-                tensor = self._torch.Tensor
-                # Adam's "step" is a CPU scalar: no device block to look up
-                # (a fake view on CPU tensors, in the tests, takes them all).
-                skip_cpu = isinstance(self.view.device, int)
-                values = [v for state in self.optimizer.state.values() for v in state.values()]
-                ptrs = [v.data_ptr() for v in values
-                        if isinstance(v, tensor) and not (skip_cpu and v.is_cpu)]
+                state = self.optimizer.state
+                values = list(_chain(map(_VALUES, state.values())))
+                ids, types = list(map(id, values)), list(map(type, values))
+                f = self._opt_fp
+                if f is not None and not f[3][0] and f[0] is state and f[1] == ids and f[2] == types:
+                    ptrs = f[4]
+                else:
+                    tensor = self._torch.Tensor
+                    # Adam's "step" is a CPU scalar: no device block to look up
+                    # (a fake view on CPU tensors, in the tests, takes them all).
+                    skip_cpu = isinstance(self.view.device, int)
+                    kept = [v for v in values
+                            if isinstance(v, tensor) and not (skip_cpu and v.is_cpu)]
+                    ptrs = list(map(tensor.data_ptr, kept))
+                    dead = [False]
+
+                    def died(_, dead=dead):
+                        dead[0] = True
+                    refs = [weakref.ref(v, died) for v in values if isinstance(v, tensor)]
+                    # (state, ids, types, [dead], ptrs, weak references)
+                    self._opt_fp = (state, ids, types, dead, ptrs, refs)
+
             self._opt_ptrs = ptrs
         return self._opt_ptrs
+
+    def _lookup(self, ptrs):
+        """{block start: size} of the blocks holding ptrs (none: skipped)."""
+        starts, sizes = self.view.blocks(ptrs)
+        blocks = dict(zip(starts, sizes))
+        blocks.pop(0, None)
+        return blocks
+
+    def _static_blocks(self):
+        """The parameters' and the optimizer state's blocks, each a dict
+        {start: size}, and their totals with each block counted once (the
+        parameters first): looked up again only when their pointer lists
+        change (parameters: read at each step's start; optimizer state:
+        after the optimizer phase), not at every boundary."""
+        param_ptrs, opt_ptrs = self._param_ptrs, self._optimizer_ptrs()
+        c = self._cache
+        if c.get("param_ptrs") != param_ptrs:
+            c.clear()
+            c["param_ptrs"] = param_ptrs
+            c["P"] = self._lookup(param_ptrs)
+            c["p_total"] = sum(c["P"].values())
+        if c.get("opt_ptrs") != opt_ptrs:
+            c["opt_ptrs"] = opt_ptrs
+            O = self._lookup(opt_ptrs)
+            P = c["P"]
+            if not P.keys().isdisjoint(O):
+                O = {k: v for k, v in O.items() if k not in P}
+            c["O"] = O
+            c["o_total"] = sum(O.values())
+            c.pop("grad_ids", None)   # gradients are counted after both
+        return c
+
+    def _grad_blocks(self, c):
+        """The gradients' blocks not already parameters' or optimizer
+        state's: looked up again only when some parameter's .grad is
+        another tensor than at the last lookup (ids compared; weak
+        references with a callback flag a cached gradient that died, after
+        which a new tensor could have its id)."""
+        ids = list(map(id, map(_GRAD, self._params)))
+        if c.get("grad_ids") == ids and not c["grad_dead"][0]:
+            return c["g_total"], c["G"]
+        live = list(filter(_NOT_NONE, map(_GRAD, self._params)))
+        G = self._lookup(list(map(self._torch.Tensor.data_ptr, live)))
+        P, O = c["P"], c["O"]
+        if not (P.keys().isdisjoint(G) and O.keys().isdisjoint(G)):
+            G = {k: v for k, v in G.items() if k not in P and k not in O}
+        dead = [False]
+
+        def died(_, dead=dead):
+            dead[0] = True
+        c["grad_ids"] = ids
+        c["grad_dead"] = dead
+        c["grad_refs"] = list(map(weakref.ref, live, itertools.repeat(died)))
+        c["G"] = G
+        c["g_total"] = sum(G.values())
+        return c["g_total"], G
 
     def measure(self):
         """The memory now, by kind (no sample kept)."""
         if self._params is None:  # outside any step so far
             self.refresh()
             self._param_ptrs = [t.data_ptr() for t in self._tensors]
-        param_ptrs = self._param_ptrs
-        grads = [g for g in [p.grad for p in self._params] if g is not None]
-        grad_ptrs = [g.data_ptr() for g in grads]
-        opt_ptrs = self._optimizer_ptrs()
-        saved = []
-        owners = []
-        for ref, module in self._saved:
-            t = ref()
-            if t is not None:
-                saved.append(t.data_ptr())
-                owners.append(module)
-        starts, sizes = self.view.blocks(param_ptrs + grad_ptrs + opt_ptrs + saved)
+        c = self._static_blocks()
+        g_total, G = self._grad_blocks(c)
+        kinds = dict.fromkeys(memreport.KINDS, 0)
+        kinds["parameters"] = c["p_total"]
+        kinds["optimizer_state"] = c["o_total"]
+        kinds["gradients"] = g_total
+        modules = {}
+        saved = self._saved
+        if saved:
+            # Each saved tensor's block is looked up once: it stays the
+            # same while the tensor lives (dead ones are dropped here).
+            cache = self._saved_blocks
+            if cache is None or cache[0] > len(saved):
+                cache = self._saved_blocks = [0, [], []]
+            tensors = list(map(_CALL, map(_FIRST, saved)))
+            n = cache[0]
+            if n < len(tensors):
+                new = [0 if t is None else t.data_ptr() for t in tensors[n:]]
+                starts, sizes = self.view.blocks(new)
+                cache[1] += starts
+                cache[2] += sizes
+                cache[0] = len(tensors)
+            alive = list(map(operator.is_not, tensors, itertools.repeat(None)))
+            owners = list(itertools.compress(map(_SECOND, saved), alive))
+            starts = list(itertools.compress(cache[1], alive))
+            sizes = list(itertools.compress(cache[2], alive))
+            owners.reverse()
+            starts.reverse()
+            sizes.reverse()
+            first = dict(zip(starts, zip(sizes, owners)))   # the first saver wins
+            first.pop(0, None)
+            for known in (c["P"], c["O"], G):
+                for k in first.keys() & known.keys():
+                    del first[k]
+            for size, owner in first.values():
+                key = owner or "(no module)"
+                modules[key] = modules.get(key, 0) + size
+            kinds["activations"] = sum(modules.values())
         allocated, peak, reserved = self.view.counters()
-        a = len(param_ptrs)
-        b = a + len(grad_ptrs)
-        c = b + len(opt_ptrs)
-        kinds, modules = memreport.account_groups(allocated, (
-            ("parameters", starts[:a], sizes[:a], None),
-            ("gradients", starts[a:b], sizes[a:b], None),
-            ("optimizer_state", starts[b:c], sizes[b:c], None),
-            ("activations", starts[c:], sizes[c:], owners)))
+        known = sum(kinds.values())
+        if known > allocated:
+            raise memreport.AccountingError(
+                f"account: known tensors' blocks hold {known} bytes but only {allocated} are allocated")
+        kinds["temporaries"] = allocated - known
         return {"allocated": allocated, "reserved": reserved, "peak": peak, "kinds": kinds,
                 "activations_by_module": modules, "largest_free": self.view.largest_free()}
 
@@ -528,6 +634,15 @@ class MemoryProfiler:
 
     def last_oom_report(self):
         return self._last_oom
+
+
+_GRAD = operator.attrgetter("grad")
+_CALL = weakref.ref.__call__
+_NOT_NONE = functools.partial(operator.is_not, None)
+_FIRST = operator.itemgetter(0)
+_SECOND = operator.itemgetter(1)
+_VALUES = dict.values
+_chain = itertools.chain.from_iterable
 
 
 def _unpack(tensor):

@@ -314,6 +314,24 @@ class ProfilerHooksTest(unittest.TestCase):
         text = self.prof.report()
         self.assertIn("optimizer state appeared", text)
 
+    def test_cached_blocks_stay_exact_when_parameters_or_state_change(self):
+        self.run_step()
+        # Replace a parameter (refresh() re-reads them) and give the
+        # optimizer new state: the cached blocks must follow.
+        with torch.no_grad():
+            self.model[0].weight = torch.nn.Parameter(torch.randn(16, 8))
+        self.prof.refresh()
+        self.opt.add_param_group({"params": [self.model[0].weight]})
+        self.run_step()
+        self.run_step()
+        nparams = sum(p.numel() * 4 for p in self.model.parameters())
+        last = [s for s in self.prof.samples if s["step"] == 3]
+        self.assertEqual(last[0]["kinds"]["parameters"], nparams)
+        for s in self.prof.samples:
+            self.assertEqual(sum(s["kinds"].values()), s["allocated"], s["phase"])
+        self.assertEqual(self.prof.problems(), [])
+        self.assertGreaterEqual(last[-1]["kinds"]["optimizer_state"], 2 * nparams)
+
     def test_tags_follow_phases_and_modules_on_the_right_threads(self):
         self.run_step()
         names = [n for _, n in self.view.tags]
