@@ -150,7 +150,7 @@ absl::StatusOr<DevicePtr> DeviceAllocator::Allocate(std::size_t size, StreamId s
     absl::StatusOr<std::size_t> released = ReleaseCached(0);
     if (!released.ok()) return released.status();
     if (absl::StatusOr<std::size_t> r = ReleaseRegionsCached(); !r.ok()) return r.status();
-  if (absl::Status s = DropIdleBackups(); !s.ok()) return s;
+    if (absl::Status s = DropIdleBackups(); !s.ok()) return s;
     ++stats_.num_alloc_retries;
     block = TryAllocate(*rounded, size, stream, pool, owner);
   }
