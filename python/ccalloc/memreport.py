@@ -15,6 +15,13 @@ import json
 
 # Priority order: a block holding a parameter and a saved activation (a
 # weight saved for backward) is a parameter.
+#
+# "activations" is, by default, the live bytes allocated in forward (the
+# allocator's "forward/<module>" tags) less parameters, gradients and
+# optimizer state: at the loss and backward boundaries, what autograd saved
+# for backward plus the model's outputs. A sample whose "activations_basis"
+# is "saved" (the profiler's exact_saved=True) counts only the blocks holding
+# tensors autograd saved for backward.
 KINDS = ("parameters", "gradients", "optimizer_state", "activations", "temporaries")
 PHASES = ("forward", "loss", "backward", "optimizer", "other")
 COLORS = {
@@ -141,6 +148,13 @@ def _phase(samples, name):
     return [s for s in samples if s["phase"] == name]
 
 
+def activations_label(sample):
+    """What the sample's activations are, in words."""
+    if sample.get("activations_basis") == "saved":
+        return "activations saved for backward"
+    return "activations (allocated in forward, still live)"
+
+
 def explain_step(step_samples, previous=None):
     """Sentences that say what raised this step's memory: what appeared in the
     optimizer phase, what raised the backward peak, and (given the previous
@@ -160,11 +174,11 @@ def explain_step(step_samples, previous=None):
             held = before["kinds"]
             lines.append(
                 f"backward: peak {fmt_bytes(s['peak'])} = {fmt_bytes(before['allocated'])} live when "
-                f"it began (activations saved for backward {fmt_bytes(held['activations'])}, "
+                f"it began ({activations_label(before)} {fmt_bytes(held['activations'])}, "
                 f"parameters {fmt_bytes(held['parameters'])}, gradients "
                 f"{fmt_bytes(held['gradients'])}, optimizer state "
                 f"{fmt_bytes(held['optimizer_state'])}, temporaries {fmt_bytes(held['temporaries'])}) "
-                f"+ {fmt_bytes(rise)} allocated during backward before the saved activations "
+                f"+ {fmt_bytes(rise)} allocated during backward before the activations "
                 f"were released: new gradients {fmt_bytes(max(dk['gradients'], 0))} (kept) and "
                 f"{fmt_bytes(max(rise - max(dk['gradients'], 0), 0))} of gradients of activations "
                 f"and other temporaries")
@@ -209,7 +223,7 @@ def step_report(step_samples, previous=None, top_modules=5):
     acts = max(step_samples, key=lambda s: s["kinds"]["activations"])
     top = _top(acts.get("activations_by_module", {}), top_modules)
     if top:
-        out.append(f"  saved for backward at most {fmt_bytes(acts['kinds']['activations'])} "
+        out.append(f"  {activations_label(acts)} at most {fmt_bytes(acts['kinds']['activations'])} "
                    f"(after {acts['phase']}); top modules: " +
                    ", ".join(f"{m} {fmt_bytes(v)}" for v, m in top))
     for line in explain_step(step_samples, previous):
@@ -332,7 +346,7 @@ def oom_report(sample, tags=None, request=None, phase=None, module=None, top=5):
         f"{k.replace('_', ' ')} {fmt_bytes(sample['kinds'][k])}" for k in KINDS))
     acts = _top(sample.get("activations_by_module", {}), top)
     if acts:
-        lines.append("  saved activations by module: " + ", ".join(f"{m} {fmt_bytes(v)}" for v, m in acts))
+        lines.append(f"  {activations_label(sample)} by module: " + ", ".join(f"{m} {fmt_bytes(v)}" for v, m in acts))
     if tags:
         lines.append("  live by tag (phase/module): " + ", ".join(
             f"{k or '(untagged)'} {fmt_bytes(v)}" for v, k in _top(tags, top)))

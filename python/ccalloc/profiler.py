@@ -20,12 +20,27 @@ engine's device thread); the optimizer's step pre/post hooks open and close
 
 At each phase boundary (never per allocation, so the hot path pays only
 for the tag stores and, with module tags, a hook per module call) it reads
-ccalloc's counters and maps every known tensor (parameters, gradients,
-optimizer state, tensors saved for backward, attributed to the module running
-when autograd saved them through saved_tensors_hooks) to the allocated block
-that holds it in one batched lookup (ccalloc_torch_blocks_holding);
-memreport.account() counts each block once, and what no known tensor holds is
-temporaries, so the kinds add up to memory_allocated() exactly. Peaks are per
+ccalloc's counters and per-tag live bytes, and maps the known tensors
+(parameters, gradients, optimizer state) to the allocated blocks that hold
+them in batched lookups (ccalloc_torch_blocks_holding, which also gives each
+block's tag), cached while the tensors stay the same. Each block counts once,
+parameters first, then gradients, then optimizer state.
+
+Activations are, by default, "allocated in forward, still live": the live
+bytes of the tags "forward/<module>" (and "forward" for what the model's own
+forward allocates outside any submodule, or everything in forward with
+module_tags=False), which the allocator counts in C, less the parameter,
+gradient and optimizer-state blocks that carry such a tag. At the loss and
+backward boundaries that is what autograd saved for backward plus the
+model's outputs and whatever else the program keeps from forward; nothing
+runs per saved tensor. exact_saved=True instead follows every tensor autograd
+saves (a saved_tensors_hooks pack hook in Python per saved tensor, costly for
+models that save thousands per step, e.g. unrolled RNNs) and counts the
+blocks holding them, attributed to the module running when each was saved:
+"saved for backward" in the strict sense.
+
+What none of these holds is temporaries, so the kinds add up to
+memory_allocated() exactly. Peaks are per
 phase: the allocator's peak counters (also PyTorch's max_memory_allocated,
 which the profiler therefore resets at each boundary; max_allocated keeps the
 run's peak) and the per-tag peaks, with tags named "<phase>" or
@@ -73,6 +88,7 @@ class _CcallocView:
         self._set_tag = lib.ccalloc_torch_set_tag
         self._array = array.array
         self._u64p = ctypes.POINTER(ctypes.c_uint64)
+        self._u32p = ctypes.POINTER(ctypes.c_uint32)
         self._cast = ctypes.cast
         self._byref = ctypes.byref
 
@@ -83,20 +99,23 @@ class _CcallocView:
         return s[_ALLOCATED_BYTES_ALL], s[_ALLOCATED_BYTES_ALL + 1], s[_RESERVED_BYTES_ALL]
 
     def blocks(self, ptrs):
-        """(starts, sizes): the allocated block holding each pointer (0, 0 where none)."""
+        """(starts, sizes, tags): the allocated block holding each pointer
+        (0, 0, 0 where none) and its tag id."""
         n = len(ptrs)
         if n == 0:
-            return [], []
+            return [], [], []
         arr = self._array("Q", ptrs)
         starts = self._array("Q", bytes(8 * n))
         sizes = self._array("Q", bytes(8 * n))
+        tags = self._array("I", bytes(4 * n))
         cast, u64p = self._cast, self._u64p
         code = self._blocks_holding(self.device, cast(arr.buffer_info()[0], u64p), n,
                                     cast(starts.buffer_info()[0], u64p),
-                                    cast(sizes.buffer_info()[0], u64p), None)
+                                    cast(sizes.buffer_info()[0], u64p),
+                                    cast(tags.buffer_info()[0], self._u32p))
         if code != 0:
             self.plugin._check(code)
-        return starts.tolist(), sizes.tolist()
+        return starts.tolist(), sizes.tolist(), tags.tolist()
 
     def largest_free(self):
         if self._largest_free(self.device, self._byref(self._largest)) != 0:
@@ -134,15 +153,18 @@ class MemoryProfiler:
 
     model: the torch.nn.Module trained (its forward opens the forward phase).
     optimizer: its torch.optim.Optimizer (None: no optimizer phase).
-    module_tags: tag forward allocations "forward/<module>" (the pre/post
-        hooks per module that saved_activations needs anyway also set the
-        tag: one ctypes call each; off: one tag per phase).
-    saved_activations: attribute tensors saved for backward to modules.
+    module_tags: tag forward allocations "forward/<module>" (pre/post hooks
+        per module: one ctypes call each; off: one tag per phase, and
+        activations are not split by module).
+    exact_saved: activations are the blocks holding tensors autograd saved
+        for backward (a Python pack hook per saved tensor: costly), instead
+        of the default "allocated in forward, still live" read from the
+        allocator's per-tag counters.
     device: the CUDA device (default: the parameters').
     view: what reads the allocator (tests pass a fake; default ccalloc's).
     """
 
-    def __init__(self, model, optimizer=None, *, module_tags=True, saved_activations=True,
+    def __init__(self, model, optimizer=None, *, module_tags=True, exact_saved=False,
                  device=None, view=None, check_torch=False):
         import torch
         if not isinstance(model, torch.nn.Module):
@@ -154,7 +176,7 @@ class MemoryProfiler:
         self.model = model
         self.optimizer = optimizer
         self.module_tags = module_tags
-        self.saved_activations = saved_activations
+        self.exact_saved = exact_saved
         self.check_torch = check_torch
         if view is None:
             from . import torch as ct
@@ -188,6 +210,12 @@ class MemoryProfiler:
         self._token = token if token is not None else (lambda name: name)
         setter = getattr(view, "tag_setter", None)
         self._setter = setter() if setter is not None else view.set_tag
+        # The forward tags: name -> module and tag token -> module ("forward"
+        # itself: the model's own forward, or all of it without module tags).
+        root = self._names[model]
+        self._fwd_names = {f"forward/{n}": n for m, n in self._names.items() if m is not model}
+        self._fwd_names["forward"] = root
+        self._fwd_tokens = {self._token(name): m for name, m in self._fwd_names.items()}
         self._opt_ptrs = None     # optimizer state pointers, refreshed when the optimizer may have run
         self._opt_fp = None       # what they were read from (_optimizer_ptrs)
         self._saved_blocks = None  # [n, starts, sizes] of _saved[:n] (measure)
@@ -199,7 +227,7 @@ class MemoryProfiler:
         torch = self._torch
         self._handles.append(self.model.register_forward_pre_hook(self._root_pre))
         self._handles.append(self.model.register_forward_hook(self._root_post))
-        if self.module_tags or self.saved_activations:
+        if self.module_tags or self.exact_saved:
             for module, name in self._names.items():
                 if module is self.model:
                     continue
@@ -249,6 +277,35 @@ class MemoryProfiler:
             self._hooks_ctx.__exit__(None, None, None)
             self._hooks_ctx = None
 
+    def leftovers(self):
+        """What of any MemoryProfiler is still attached to this model, its
+        optimizer and torch.autograd.backward (hooks, wrappers, this one's
+        saved-tensor hooks): [] after close() when no other profiler is open
+        (bench/memory_report.py checks it between its measurements)."""
+        out = []
+        torch = self._torch
+        hooks = ("_forward_hooks", "_forward_pre_hooks")
+        for module, name in self._names.items():
+            for attr in hooks:
+                for h in getattr(module, attr, {}).values():
+                    if getattr(h, "__qualname__", "").startswith("MemoryProfiler."):
+                        out.append(f"{attr} on {name}")
+        b = torch.autograd.backward
+        while b is not None:
+            if getattr(b, "__qualname__", "").startswith("MemoryProfiler."):
+                out.append("torch.autograd.backward wrapper")
+                break
+            b = getattr(b, "__wrapped__", None)
+        if self._hooks_ctx is not None:
+            out.append("saved_tensors_hooks")
+        if self.optimizer is not None and "step" in vars(self.optimizer):
+            out.append("optimizer.step wrapper")
+        for attr in ("_optimizer_step_pre_hooks", "_optimizer_step_post_hooks"):
+            for h in getattr(self.optimizer, attr, {}).values():
+                if getattr(h, "__qualname__", "").startswith("MemoryProfiler."):
+                    out.append(f"optimizer {attr}")
+        return out
+
     def __enter__(self):
         return self
 
@@ -279,7 +336,7 @@ class MemoryProfiler:
         self._tags_at_start = {}
         self._sample("start", first=True)
         self._enter("other")
-        if self.saved_activations:
+        if self.exact_saved:
             torch = self._torch
             self._hooks_ctx = torch.autograd.graph.saved_tensors_hooks(self._make_pack(), _unpack)
             self._hooks_ctx.__enter__()
@@ -390,10 +447,18 @@ class MemoryProfiler:
         # from a hook on each root, which runs on that thread before its grad_fn.
         roots = (tensors,) if isinstance(tensors, self._torch.Tensor) else tuple(tensors)
         handles = []
+        engine = getattr(self._torch.autograd.Variable, "_execution_engine", None)
+        restored = []
+
+        def set_backward_tag(grad):
+            previous = view.set_tag("backward")
+            # Put the engine thread's tag back when this backward ends (the
+            # callback runs on that thread): no tag outlives the profiler.
+            if engine is not None and not restored:
+                restored.append(True)
+                engine.queue_callback(lambda: view.restore_tag(previous))
         for t in roots:
             if isinstance(t, self._torch.Tensor) and t.requires_grad:
-                def set_backward_tag(grad):
-                    view.set_tag("backward")
                 handles.append(t.register_hook(set_backward_tag))
         try:
             return original(tensors, *args, **kwargs)
@@ -466,11 +531,26 @@ class MemoryProfiler:
         return self._opt_ptrs
 
     def _lookup(self, ptrs):
-        """{block start: size} of the blocks holding ptrs (none: skipped)."""
-        starts, sizes = self.view.blocks(ptrs)
-        blocks = dict(zip(starts, sizes))
+        """({block start: size}, {block start: tag}) of the blocks holding
+        ptrs (none: skipped)."""
+        r = self.view.blocks(ptrs)
+        blocks = dict(zip(r[0], r[1]))
         blocks.pop(0, None)
-        return blocks
+        tags = dict(zip(r[0], r[2])) if len(r) > 2 else {}
+        tags.pop(0, None)
+        return blocks, tags
+
+    def _forward_owned(self, blocks, tags):
+        """{module: bytes} of those blocks that carry a forward tag."""
+        fwd = self._fwd_tokens
+        out = {}
+        if fwd.keys().isdisjoint(tags.values()):
+            return out
+        for k, t in tags.items():
+            m = fwd.get(t)
+            if m is not None and k in blocks:
+                out[m] = out.get(m, 0) + blocks[k]
+        return out
 
     def _static_blocks(self):
         """The parameters' and the optimizer state's blocks, each a dict
@@ -483,16 +563,18 @@ class MemoryProfiler:
         if c.get("param_ptrs") != param_ptrs:
             c.clear()
             c["param_ptrs"] = param_ptrs
-            c["P"] = self._lookup(param_ptrs)
+            c["P"], tags = self._lookup(param_ptrs)
             c["p_total"] = sum(c["P"].values())
+            c["P_fwd"] = self._forward_owned(c["P"], tags)
         if c.get("opt_ptrs") != opt_ptrs:
             c["opt_ptrs"] = opt_ptrs
-            O = self._lookup(opt_ptrs)
+            O, tags = self._lookup(opt_ptrs)
             P = c["P"]
             if not P.keys().isdisjoint(O):
                 O = {k: v for k, v in O.items() if k not in P}
             c["O"] = O
             c["o_total"] = sum(O.values())
+            c["PO_fwd"] = _add(c["P_fwd"], self._forward_owned(O, tags))
             c.pop("grad_ids", None)   # gradients are counted after both
         return c
 
@@ -506,7 +588,7 @@ class MemoryProfiler:
         if c.get("grad_ids") == ids and not c["grad_dead"][0]:
             return c["g_total"], c["G"]
         live = list(filter(_NOT_NONE, map(_GRAD, self._params)))
-        G = self._lookup(list(map(self._torch.Tensor.data_ptr, live)))
+        G, tags = self._lookup(list(map(self._torch.Tensor.data_ptr, live)))
         P, O = c["P"], c["O"]
         if not (P.keys().isdisjoint(G) and O.keys().isdisjoint(G)):
             G = {k: v for k, v in G.items() if k not in P and k not in O}
@@ -519,10 +601,12 @@ class MemoryProfiler:
         c["grad_refs"] = list(map(weakref.ref, live, itertools.repeat(died)))
         c["G"] = G
         c["g_total"] = sum(G.values())
+        c["fwd"] = _add(c["PO_fwd"], self._forward_owned(G, tags))
         return c["g_total"], G
 
-    def measure(self):
-        """The memory now, by kind (no sample kept)."""
+    def measure(self, tags=None):
+        """The memory now, by kind (no sample kept). tags: view.tag_usage()
+        read now (read here when None)."""
         if self._params is None:  # outside any step so far
             self.refresh()
             self._param_ptrs = [t.data_ptr() for t in self._tensors]
@@ -534,7 +618,23 @@ class MemoryProfiler:
         kinds["gradients"] = g_total
         modules = {}
         saved = self._saved
-        if saved:
+        if not self.exact_saved:
+            # Live bytes allocated in forward, by module, less the blocks
+            # already counted as parameters, gradients or optimizer state.
+            if tags is None:
+                tags = self.view.tag_usage()
+            names, owned = self._fwd_names, c["fwd"]
+            for name in names.keys() & tags.keys():
+                cur = tags[name][0]
+                if cur:
+                    m = names[name]
+                    modules[m] = modules.get(m, 0) + cur
+            for m, v in owned.items():
+                if m in modules:
+                    modules[m] -= v
+            modules = {m: v for m, v in modules.items() if v > 0}
+            kinds["activations"] = sum(modules.values())
+        elif saved:
             # Each saved tensor's block is looked up once: it stays the
             # same while the tensor lives (dead ones are dropped here).
             cache = self._saved_blocks
@@ -544,7 +644,8 @@ class MemoryProfiler:
             n = cache[0]
             if n < len(tensors):
                 new = [0 if t is None else t.data_ptr() for t in tensors[n:]]
-                starts, sizes = self.view.blocks(new)
+                r = self.view.blocks(new)
+                starts, sizes = r[0], r[1]
                 cache[1] += starts
                 cache[2] += sizes
                 cache[0] = len(tensors)
@@ -571,16 +672,17 @@ class MemoryProfiler:
                 f"account: known tensors' blocks hold {known} bytes but only {allocated} are allocated")
         kinds["temporaries"] = allocated - known
         return {"allocated": allocated, "reserved": reserved, "peak": peak, "kinds": kinds,
-                "activations_by_module": modules, "largest_free": self.view.largest_free()}
+                "activations_by_module": modules, "largest_free": self.view.largest_free(),
+                "activations_basis": "saved" if self.exact_saved else "forward"}
 
     def _sample(self, phase, first=False):
-        s = self.measure()
+        tags = self.view.tag_usage()
+        s = self.measure(tags)
         s["step"] = self.step_index
         s["phase"] = phase
         s["t"] = time.perf_counter() - self._t0
         if first:
             s["peak"] = s["allocated"]
-        tags = self.view.tag_usage()
         s["tag_rise"] = {name: peak - self._tags_at_start.get(name, (0, 0))[0]
                          for name, (cur, peak) in tags.items()
                          if peak - self._tags_at_start.get(name, (0, 0))[0] > 0}
@@ -623,8 +725,9 @@ class MemoryProfiler:
     def oom_report(self, error=None):
         """The live memory by kind and holder now (call it in an except
         torch.OutOfMemoryError block); also kept as last_oom_report()."""
-        s = self.measure()
-        tags = {name: cur for name, (cur, _) in self.view.tag_usage().items()}
+        usage = self.view.tag_usage()
+        s = self.measure(usage)
+        tags = {name: cur for name, (cur, _) in usage.items()}
         module = self._stack[-1][0] if self._stack else None
         text = memreport.oom_report(s, tags, phase=self.phase, module=module)
         if error is not None:
@@ -634,6 +737,16 @@ class MemoryProfiler:
 
     def last_oom_report(self):
         return self._last_oom
+
+
+def _add(a, b):
+    """{k: a[k] + b[k]} (new dict; a and b unchanged)."""
+    if not b:
+        return a
+    out = dict(a)
+    for k, v in b.items():
+        out[k] = out.get(k, 0) + v
+    return out
 
 
 _GRAD = operator.attrgetter("grad")

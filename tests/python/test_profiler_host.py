@@ -101,7 +101,7 @@ class ReportTest(unittest.TestCase):
         self.assertRegex(text, r"optimizer: \+200\.0 MiB optimizer state appeared")
         # What raises the backward peak: live activations + what backward allocates.
         self.assertRegex(text, r"backward: peak 550\.0 MiB = 401\.0 MiB live when it began "
-                               r"\(activations saved for backward 300\.0 MiB")
+                               r"\(activations \(allocated in forward, still live\) 300\.0 MiB")
         self.assertIn("new gradients 100.0 MiB", text)
         # Why step two peaks higher: the optimizer state carried into it.
         self.assertRegex(text, r"step peak 750\.0 MiB \(backward\) vs 550\.0 MiB the step before: "
@@ -288,6 +288,11 @@ class ProfilerHooksTest(unittest.TestCase):
             self.opt.zero_grad(set_to_none=True)
 
     def test_phases_kinds_and_modules(self):
+        # exact_saved: the fake view has no tag counters; the saved tensors
+        # are followed through the pack hook instead.
+        from ccalloc.profiler import MemoryProfiler
+        self.prof.close()
+        self.prof = MemoryProfiler(self.model, self.opt, view=self.view, exact_saved=True)
         self.run_step()
         self.run_step()
         phases = [(s["step"], s["phase"]) for s in self.prof.samples]
@@ -313,6 +318,15 @@ class ProfilerHooksTest(unittest.TestCase):
         self.assertEqual(self.prof.problems(), [])
         text = self.prof.report()
         self.assertIn("optimizer state appeared", text)
+        self.assertIn("activations saved for backward", text)
+
+    def test_default_follows_no_saved_tensor(self):
+        self.run_step()
+        self.assertEqual(self.prof._saved, [])
+        self.assertIsNone(self.prof._hooks_ctx)
+        for s in self.prof.samples:
+            self.assertEqual(s["activations_basis"], "forward")
+            self.assertEqual(sum(s["kinds"].values()), s["allocated"], s["phase"])
 
     def test_cached_blocks_stay_exact_when_parameters_or_state_change(self):
         self.run_step()
@@ -342,7 +356,11 @@ class ProfilerHooksTest(unittest.TestCase):
         self.assertGreaterEqual(names.count("backward"), 2)
 
     def test_close_removes_hooks_and_the_backward_wrapper(self):
+        self.assertIn("torch.autograd.backward wrapper", self.prof.leftovers())
+        self.assertTrue(any(x.startswith("_forward_pre_hooks") for x in self.prof.leftovers()))
+        self.run_step()
         self.prof.close()
+        self.assertEqual(self.prof.leftovers(), [])
         self.assertFalse(hasattr(torch.autograd.backward, "__wrapped__"))
         before = len(self.view.tags)
         self.model(torch.randn(2, 8)).sum().backward()
@@ -354,6 +372,142 @@ class ProfilerHooksTest(unittest.TestCase):
             MemoryProfiler(object(), view=FakeView())
         with self.assertRaisesRegex(RuntimeError, "without begin_step"):
             self.prof.end_step()
+
+
+class _SimTagView:
+    """The real plugin on a simulated device, for CPU tensors: the first
+    time the profiler looks up a CPU pointer it gets a simulated block of its
+    own (allocated under the calling thread's tag); counters, tag usage and
+    block lookups are the plugin's own, so the tag accounting is the real one."""
+
+    def __init__(self, plugin, device):
+        from ccalloc.profiler import _CcallocView
+        self.inner = _CcallocView(plugin, device)
+        self.plugin, self.sim_device, self.device = plugin, device, "cpu"
+        self.sim = {}
+
+    def block_for(self, ptr, size=4096):
+        if ptr not in self.sim:
+            self.sim[ptr] = self.plugin.malloc(size, device=self.sim_device)
+        return self.sim[ptr]
+
+    def blocks(self, ptrs):
+        return self.inner.blocks([self.block_for(p) for p in ptrs])
+
+    def counters(self):
+        return self.inner.counters()
+
+    def largest_free(self):
+        return 0
+
+    def tag_usage(self):
+        return self.inner.tag_usage()
+
+    def reset_peaks(self):
+        self.inner.reset_peaks()
+
+    def tag_token(self, name):
+        return self.inner.tag_token(name)
+
+    def tag_setter(self):
+        return self.inner.tag_setter()
+
+    def set_tag(self, name):
+        return self.inner.set_tag(name)
+
+    def restore_tag(self, tag):
+        self.inner.restore_tag(tag)
+
+
+@unittest.skipIf(torch is None, "no torch (Debian's python3-torch runs this under /usr/bin/python3)")
+class TagActivationsTest(unittest.TestCase):
+    """Activations from the allocator's per-tag counters (the default): the
+    bytes allocated in forward and still live, by module, exactly."""
+
+    DEV = 9
+
+    @classmethod
+    def setUpClass(cls):
+        os.environ.setdefault("CCALLOC_TORCH_SIMULATE", str(4 << 30))
+        try:
+            cls.plugin = ccalloc.load_library()
+        except FileNotFoundError as e:
+            raise unittest.SkipTest(f"plugin not built: {e}")
+
+    def test_activations_are_the_forward_blocks_still_live(self):
+        from ccalloc.profiler import MemoryProfiler
+        plugin, dev = self.plugin, self.DEV
+        view = _SimTagView(plugin, dev)
+        live = {}            # module name -> [(ptr, block size)] allocated in its forward
+
+        class Alloc(torch.nn.Module):
+            """A Linear whose forward also allocates on the simulated device
+            (like the activations a CUDA forward allocates) and frees it when
+            backward reaches its output."""
+
+            def __init__(self, name, nbytes, keep=False):
+                super().__init__()
+                self.lin = torch.nn.Linear(8, 8)
+                self.name, self.nbytes, self.keep = name, nbytes, keep
+
+            def forward(self, x):
+                ptr = plugin.malloc(self.nbytes, device=dev)
+                size = plugin.blocks_holding([ptr], dev)[1][0]
+                live.setdefault(self.name, []).append((ptr, size))
+                out = self.lin(x)
+                if not self.keep:
+                    def free(grad, ptr=ptr, name=self.name):
+                        plugin.free(ptr, dev)
+                        live[name].remove((ptr, size))
+                    out.register_hook(free)
+                return out
+
+        model = torch.nn.Sequential(Alloc("0", 3 * MiB), torch.nn.ReLU(), Alloc("2", MiB + 1),
+                                    Alloc("3", 200 * 1024, keep=True))
+        opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+        # One parameter's block is allocated under a forward tag: it must
+        # count as a parameter, not also as an activation of module 0.
+        prev = plugin.set_tag(plugin.tag_intern("forward/0"))
+        try:
+            view.block_for(model[0].lin.weight.data_ptr(), 64 * 1024)
+        finally:
+            plugin.set_tag(prev)
+        prof = MemoryProfiler(model, opt, view=view)
+        try:
+            expected = {}
+            for _ in range(2):
+                with prof.step():
+                    out = model(torch.randn(4, 8))
+                    expected[(prof.step_index, "forward")] = {
+                        n: sum(s for _, s in v) for n, v in live.items() if v}
+                    loss = out.square().mean()
+                    loss.backward()
+                    expected[(prof.step_index, "backward")] = {
+                        n: sum(s for _, s in v) for n, v in live.items() if v}
+                    opt.step()
+                    opt.zero_grad(set_to_none=True)
+            by = {(s["step"], s["phase"]): s for s in prof.samples}
+            for key, modules in expected.items():
+                s = by[key]
+                self.assertEqual(s["activations_by_module"], modules, key)
+                self.assertEqual(s["kinds"]["activations"], sum(modules.values()), key)
+            # After backward only what module 3 keeps (two steps' worth by step 2).
+            self.assertEqual(set(by[(2, "backward")]["activations_by_module"]), {"3"})
+            self.assertEqual(len(live["3"]), 2)
+            self.assertGreater(by[(1, "start")]["kinds"]["parameters"], 64 * 1024)
+            for s in prof.samples:
+                self.assertEqual(sum(s["kinds"].values()), s["allocated"], (s["step"], s["phase"]))
+                self.assertGreaterEqual(s["kinds"]["temporaries"], 0)
+            self.assertEqual(prof.problems(), [])
+            self.assertIn("activations (allocated in forward, still live)", prof.report())
+        finally:
+            prof.close()
+            self.assertEqual(prof.leftovers(), [])
+            for v in live.values():
+                for ptr, _ in v:
+                    plugin.free(ptr, dev)
+            for ptr in view.sim.values():
+                plugin.free(ptr, dev)
 
 
 class _SizeOf(dict):
