@@ -1,7 +1,13 @@
-"""Host time per phase boundary of the memory profiler on a synthetic model
-with ~1,000 parameters and ~2,000 Adam state tensors (CPU torch; the block
-lookups go to the plugin's simulated device: each CPU pointer seen gets a
-simulated block of its own on first sight).
+"""Host time per phase boundary of the memory profiler on synthetic models
+(CPU torch; the block lookups go to the plugin's simulated device: each CPU
+pointer seen gets a simulated block of its own on first sight):
+
+  linear500: 500 Linear layers, 1,000 parameters, ~3,000 Adam state tensors;
+  gru64: a GRUCell unrolled over 64 time steps (thousands of tensors saved
+      for backward per step: what exact_saved=True pays a Python call for).
+
+Each case runs with the profiler off too: "step wall" on vs off is the whole
+cost (hooks per module call, pack hooks, boundaries).
 
     CCALLOC_TORCH_SIMULATE=$((4<<30)) /usr/bin/python3 bench/profiler_boundary.py
 """
@@ -60,29 +66,57 @@ class _Sim(dict):
         return y
 
 
-def main(module_tags=True):
+class GRU64(torch.nn.Module):
+    def __init__(self, hidden=32, steps=64):
+        super().__init__()
+        self.cell = torch.nn.GRUCell(hidden, hidden)
+        self.out = torch.nn.Linear(hidden, hidden)
+        self.steps = steps
+
+    def forward(self, x):
+        h = torch.zeros_like(x)
+        for _ in range(self.steps):
+            h = self.cell(x, h)
+        return self.out(h)
+
+
+def make(case):
     torch.manual_seed(0)
-    model = torch.nn.Sequential(*[torch.nn.Linear(4, 4) for _ in range(500)])
+    if case == "linear500":
+        return torch.nn.Sequential(*[torch.nn.Linear(4, 4) for _ in range(500)]), torch.randn(2, 4)
+    return GRU64(), torch.randn(8, 32)
+
+
+def main(case, n=20, on=True, **kwargs):
+    model, x = make(case)
     opt = torch.optim.Adam(model.parameters(), lr=1e-3)
-    prof = MemoryProfiler(model, opt, view=SimView(ccalloc.load_library()), module_tags=module_tags)
-    x = torch.randn(2, 4)
+    prof = MemoryProfiler(model, opt, view=SimView(ccalloc.load_library()), **kwargs) if on else None
 
     def step():
+        if prof is None:
+            model(x).sum().backward()
+            opt.step()
+            opt.zero_grad(set_to_none=True)
+            return
         with prof.step():
             model(x).sum().backward()
             opt.step()
             opt.zero_grad(set_to_none=True)
     for _ in range(3):
         step()
-    prof.host_seconds, prof.boundaries = 0.0, 0
+    if prof is not None:
+        prof.host_seconds, prof.boundaries = 0.0, 0
     t0 = time.perf_counter()
-    n = 20
     for _ in range(n):
         step()
     wall = time.perf_counter() - t0
+    settings = ", ".join(f"{k}={v}" for k, v in kwargs.items()) or "defaults"
+    if prof is None:
+        print(f"{case} off: step wall {wall / n * 1e3:.1f} ms")
+        return
     nparams = len(list(model.parameters()))
     nstate = sum(1 for s in opt.state.values() for v in s.values() if torch.is_tensor(v))
-    print(f"module_tags={module_tags}: {nparams} parameters, {nstate} optimizer state tensors: "
+    print(f"{case} ({settings}): {nparams} parameters, {nstate} optimizer state tensors: "
           f"{prof.host_seconds / prof.boundaries * 1e6:.0f} us per boundary "
           f"({prof.boundaries / n:.0f} per step), {prof.host_seconds / n * 1e3:.2f} ms per step; "
           f"step wall {wall / n * 1e3:.1f} ms")
@@ -90,5 +124,11 @@ def main(module_tags=True):
 
 
 if __name__ == "__main__":
-    main(True)
-    main(False)
+    import inspect
+    exact = "exact_saved" in inspect.signature(MemoryProfiler).parameters
+    for case in ("linear500", "gru64"):
+        main(case, on=False)
+        main(case)
+        main(case, module_tags=False)
+        if exact:
+            main(case, exact_saved=True)
