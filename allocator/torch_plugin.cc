@@ -480,6 +480,27 @@ CCALLOC_TORCH_API size_t ccalloc_torch_tag_usage_json(int device, char* buffer,
       buffer, capacity);
 }
 
+// The same without JSON, for per-boundary reads (the memory profiler): up
+// to `capacity` entries of tag id, live bytes and peak bytes, by tag id;
+// returns how many tags there are (more than capacity: call again with more
+// room), -1 on error. Any output may be NULL when capacity is 0.
+CCALLOC_TORCH_API int64_t ccalloc_torch_tag_usage(int device, uint32_t* tags, int64_t* current,
+                                                  int64_t* peak, size_t capacity) {
+  if (absl::Status s = ccalloc::CheckDevice(device); !s.ok()) {
+    Report(s);
+    return -1;
+  }
+  ccalloc::DeviceAllocator* a = ccalloc::Existing(device);
+  if (a == nullptr) return 0;
+  const std::vector<ccalloc::TagUsage> usage = a->TagStats();
+  for (std::size_t i = 0; i < usage.size() && i < capacity; ++i) {
+    tags[i] = usage[i].tag;
+    current[i] = usage[i].current_bytes;
+    peak[i] = usage[i].peak_bytes;
+  }
+  return static_cast<int64_t>(usage.size());
+}
+
 // Sleep and wake (DeviceAllocator::Pause/Resume): the calling thread's
 // region, and pausing or resuming one on `device` (bytes of device memory
 // given back or taken in *bytes, which may be NULL). Flags of the _ex calls:

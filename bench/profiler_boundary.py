@@ -53,7 +53,11 @@ class SimView(_CcallocView):
         self.plugin.reset_peak_stats(DEV)
 
     def tag_usage(self):
-        return {t["name"]: (t["current_bytes"], t["peak_bytes"]) for t in self.plugin.tag_usage(DEV)}
+        self.device = DEV
+        try:
+            return super().tag_usage()
+        finally:
+            self.device = "cpu"
 
 
 class _Sim(dict):

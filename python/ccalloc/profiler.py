@@ -86,6 +86,19 @@ class _CcallocView:
         self._largest = ctypes.c_size_t()
         self._largest_free = lib.ccalloc_torch_largest_free_block
         self._set_tag = lib.ccalloc_torch_set_tag
+        # Tag usage without JSON (a plugin built before it: JSON).
+        try:
+            fn = lib.ccalloc_torch_tag_usage
+        except AttributeError:
+            fn = None
+        else:
+            fn.restype = ctypes.c_int64
+            fn.argtypes = [ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p,
+                           ctypes.c_size_t]
+        self._tag_usage = fn
+        self._tag_room = 0
+        self._tag_names = {}      # tag id -> name (names never change)
+        self._tag_ids = self._tag_list = None   # the last read's ids and their names
         self._array = array.array
         self._u64p = ctypes.POINTER(ctypes.c_uint64)
         self._u32p = ctypes.POINTER(ctypes.c_uint32)
@@ -123,8 +136,34 @@ class _CcallocView:
         return self._largest.value
 
     def tag_usage(self):
-        return {t["name"]: (t["current_bytes"], t["peak_bytes"])
-                for t in self.plugin.tag_usage(self.device)}
+        """{tag name: (live bytes, peak bytes)}: one C call into
+        preallocated arrays, names cached by id."""
+        fn = self._tag_usage
+        if fn is None:
+            return {t["name"]: (t["current_bytes"], t["peak_bytes"])
+                    for t in self.plugin.tag_usage(self.device)}
+        while True:
+            room = self._tag_room
+            if room == 0 or len(self._tag_buf[0]) != room:
+                room = self._tag_room = max(room, 64)
+                self._tag_buf = (self._array("I", bytes(4 * room)), self._array("q", bytes(8 * room)),
+                                 self._array("q", bytes(8 * room)))
+            ids, cur, peak = self._tag_buf
+            n = fn(self.device, ids.buffer_info()[0], cur.buffer_info()[0], peak.buffer_info()[0], room)
+            if n < 0:
+                self.plugin._check(self.plugin.lib.ccalloc_torch_last_error_code() or 1)
+            if n <= room:
+                break
+            self._tag_room = 2 * n
+        ids = ids[:n].tolist()
+        if ids != self._tag_ids:
+            names = self._tag_names
+            for t in ids:
+                if t not in names:
+                    names[t] = self.plugin.tag_name(t)
+            self._tag_ids = ids
+            self._tag_list = list(map(names.__getitem__, ids))
+        return dict(zip(self._tag_list, zip(cur[:n].tolist(), peak[:n].tolist())))
 
     def reset_peaks(self):
         self.plugin.reset_peak_stats(self.device)

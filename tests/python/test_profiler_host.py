@@ -226,6 +226,31 @@ class PluginBlocksTest(unittest.TestCase):
         with self.assertRaises(ccalloc.CcallocError):
             p.blocks_holding([a], -3)
 
+    def test_compact_tag_usage_matches_the_json(self):
+        from ccalloc.profiler import _CcallocView
+        p, dev = self.plugin, 8
+        view = _CcallocView(p, dev)
+        if view._tag_usage is None:
+            self.skipTest("plugin built without ccalloc_torch_tag_usage")
+        ptrs = []
+        for i in range(100):   # more tags than the first read has room for
+            prev = p.set_tag(p.tag_intern(f"compact-{i}"))
+            try:
+                ptrs.append(p.malloc(1000 * (i + 1), device=dev))
+            finally:
+                p.set_tag(prev)
+        ptrs.append(p.malloc(5000, device=dev))   # untagged
+        try:
+            want = {t["name"]: (t["current_bytes"], t["peak_bytes"]) for t in p.tag_usage(dev)}
+            self.assertEqual(view.tag_usage(), want)
+            p.free(ptrs.pop(3), dev)
+            want = {t["name"]: (t["current_bytes"], t["peak_bytes"]) for t in p.tag_usage(dev)}
+            self.assertEqual(view.tag_usage(), want)
+            self.assertEqual(want["compact-3"][0], 0)
+        finally:
+            for ptr in ptrs:
+                p.free(ptr, dev)
+
 
 class FakeView:
     """The allocator as the profiler sees it, for CPU tensors: each distinct

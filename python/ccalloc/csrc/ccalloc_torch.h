@@ -68,6 +68,11 @@ int ccalloc_torch_blocks_holding(int device, const uint64_t* ptrs, size_t n, uin
  * returns the name's length). */
 uint32_t ccalloc_torch_current_tag(void);
 size_t ccalloc_torch_tag_name(uint32_t tag, char* buffer, size_t capacity);
+/* Live and peak bytes per tag of `device` without JSON: up to capacity
+ * entries (by tag id); returns the number of tags (more than capacity: call
+ * again with more room), -1 on error. */
+int64_t ccalloc_torch_tag_usage(int device, uint32_t* tags, int64_t* current, int64_t* peak,
+                                size_t capacity);
 
 /* --- Snapshot: segments and their blocks, by address ---------------------- */
 typedef struct ccalloc_torch_segment {
