@@ -169,6 +169,16 @@ def build(torch, name):
     return model, opt, step
 
 
+def close(prof):
+    """prof.close(), then fail loudly if anything of a profiler is still
+    attached (hooks, the backward wrapper, saved-tensor hooks): a profiler
+    left attached would slow every later measurement, "off" rounds included."""
+    prof.close()
+    left = prof.leftovers()
+    if left:
+        raise RuntimeError(f"profiler still attached after close(): {', '.join(left)}")
+
+
 def release():
     """Between parts: what a part left is garbage once it returned."""
     import gc
@@ -191,7 +201,7 @@ def profile_model(torch, name, out, steps):
             with prof.step():
                 step(torch, model, opt, i)
     finally:
-        prof.close()
+        close(prof)
     paths = prof.save(os.path.join(out, name))
     print(prof.report())
     problems = prof.problems()
@@ -235,7 +245,7 @@ def overhead(torch, name, rounds, steps, **profile_kwargs):
     try:
         mean_step_time(torch, model, opt, step, 5, 0, prof)
     finally:
-        prof.close()
+        close(prof)
     off, on, host, boundaries = [], [], 0.0, 0
     for r in range(rounds):
         for mode in (("off", "on") if r % 2 == 0 else ("on", "off")):
@@ -247,7 +257,7 @@ def overhead(torch, name, rounds, steps, **profile_kwargs):
             try:
                 on.append(mean_step_time(torch, model, opt, step, steps, 100, prof))
             finally:
-                prof.close()
+                close(prof)
             host += prof.host_seconds
             boundaries += prof.boundaries
     m_off, m_on = sum(off) / len(off), sum(on) / len(on)
@@ -334,7 +344,8 @@ def main():
     ap.add_argument("--steps", type=int, default=3)
     ap.add_argument("--rounds", type=int, default=6, help="overhead rounds (interleaved)")
     ap.add_argument("--round-steps", type=int, default=20)
-    ap.add_argument("--parts", default="report,overhead,oom,history")
+    ap.add_argument("--parts", default="report,overhead,oom,history",
+                    help="also overhead_exact: the overhead with exact_saved=True")
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
     import torch
@@ -357,6 +368,11 @@ def main():
                                                                    args.round_steps, module_tags=False)
             if r:
                 results.append(r)
+            if "overhead_exact" in parts:   # the strict saved-for-backward kind (costly)
+                r = part(f"overhead_{name}_exact_saved")(overhead)(torch, name, args.rounds,
+                                                                   args.round_steps, exact_saved=True)
+                if r:
+                    results.append(r)
         summary["overhead"] = results
         defaults = [r for r in results if r["settings"] == "defaults"]
         if defaults:

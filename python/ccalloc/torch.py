@@ -578,9 +578,11 @@ def dump_snapshot(path="dump_snapshot.pickle"):
 def profile(model, optimizer=None, **kwargs):
     """A MemoryProfiler (ccalloc/profiler.py) attached to `model` and
     `optimizer`: per step and phase, every allocated byte by kind
-    (parameters, gradients, optimizer state, activations saved for backward
-    by module, temporaries) plus the free cache; report(), svg(), json(),
-    save(prefix). Use `with prof.step():` around each training step."""
+    (parameters, gradients, optimizer state, activations allocated in forward
+    and still live by module, temporaries) plus the free cache; report(),
+    svg(), json(), save(prefix). Use `with prof.step():` around each training
+    step. exact_saved=True: activations are the tensors autograd saved for
+    backward (a Python hook per saved tensor: costly)."""
     _require_plugin()
     from .profiler import MemoryProfiler
     return MemoryProfiler(model, optimizer, **kwargs)
