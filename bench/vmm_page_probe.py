@@ -24,25 +24,9 @@ import statistics
 
 import torch
 
-cuda = ctypes.CDLL("libcuda.so.1")
+from vmm_ctypes import AccessDesc, AllocProp, check, cuda  # noqa: E402 (bench/ is the script's folder)
+
 MiB = 1 << 20
-
-
-class AllocProp(ctypes.Structure):
-    _fields_ = [("type", ctypes.c_int), ("requestedHandleTypes", ctypes.c_int),
-                ("loc_type", ctypes.c_int), ("loc_id", ctypes.c_int),
-                ("win32HandleMetaData", ctypes.c_void_p),
-                ("compressionType", ctypes.c_ubyte), ("gpuDirectRDMACapable", ctypes.c_ubyte),
-                ("usage", ctypes.c_ushort), ("reserved", ctypes.c_ubyte * 4)]
-
-
-class AccessDesc(ctypes.Structure):
-    _fields_ = [("loc_type", ctypes.c_int), ("loc_id", ctypes.c_int), ("flags", ctypes.c_int)]
-
-
-def check(r, what):
-    if r != 0:
-        raise RuntimeError(f"{what} failed: CUresult {r}")
 
 
 class Mapped:

@@ -186,8 +186,8 @@ class HistoryTagsTest(unittest.TestCase):
             history.add_tag_frames({}, {})
 
 
-class PluginBlocksTest(unittest.TestCase):
-    """The batched block lookup and the accounting on the real plugin."""
+class PluginTestCase(unittest.TestCase):
+    """Loads the real plugin on a simulated device, or skips when it is not built."""
 
     @classmethod
     def setUpClass(cls):
@@ -196,6 +196,10 @@ class PluginBlocksTest(unittest.TestCase):
             cls.plugin = ccalloc.load_library()
         except FileNotFoundError as e:
             raise unittest.SkipTest(f"plugin not built: {e}")
+
+
+class PluginBlocksTest(PluginTestCase):
+    """The batched block lookup and the accounting on the real plugin."""
 
     def test_blocks_holding_and_account_add_up_to_allocated(self):
         p, dev = self.plugin, 7
@@ -445,19 +449,11 @@ class _SimTagView:
 
 
 @unittest.skipIf(torch is None, "no torch (Debian's python3-torch runs this under /usr/bin/python3)")
-class TagActivationsTest(unittest.TestCase):
+class TagActivationsTest(PluginTestCase):
     """Activations from the allocator's per-tag counters (the default): the
     bytes allocated in forward and still live, by module, exactly."""
 
     DEV = 9
-
-    @classmethod
-    def setUpClass(cls):
-        os.environ.setdefault("CCALLOC_TORCH_SIMULATE", str(4 << 30))
-        try:
-            cls.plugin = ccalloc.load_library()
-        except FileNotFoundError as e:
-            raise unittest.SkipTest(f"plugin not built: {e}")
 
     def test_activations_are_the_forward_blocks_still_live(self):
         from ccalloc.profiler import MemoryProfiler
