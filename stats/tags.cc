@@ -80,29 +80,15 @@ TagId CurrentTag() { return current_tag; }
 
 TagId SetCurrentTag(TagId tag) { return std::exchange(current_tag, tag); }
 
-void TagCounters::Add(TagId tag, std::int64_t bytes) {
-  TagUsage& u = by_tag_[tag];
-  u.tag = tag;
-  u.current_bytes += bytes;
-  u.peak_bytes = std::max(u.peak_bytes, u.current_bytes);
-  ++u.blocks;
-}
-
-void TagCounters::Remove(TagId tag, std::int64_t bytes) {
-  TagUsage& u = by_tag_[tag];
-  u.tag = tag;
-  u.current_bytes -= bytes;
-  --u.blocks;
-}
-
 void TagCounters::ResetPeaks() {
+  untagged_.peak_bytes = untagged_.current_bytes;
   for (auto& [tag, u] : by_tag_) u.peak_bytes = u.current_bytes;
 }
 
 std::vector<TagUsage> TagCounters::Usage() const {
   std::vector<TagUsage> out;
-  out.reserve(by_tag_.size());
-  for (const auto& [tag, u] : by_tag_) out.push_back(u);
+  out.reserve(by_tag_.size() + 1);
+  ForEach([&out](const TagUsage& u) { out.push_back(u); });
   std::sort(out.begin(), out.end(),
             [](const TagUsage& a, const TagUsage& b) { return a.tag < b.tag; });
   return out;
@@ -110,7 +96,7 @@ std::vector<TagUsage> TagCounters::Usage() const {
 
 std::int64_t TagCounters::TotalBytes() const {
   std::int64_t total = 0;
-  for (const auto& [tag, u] : by_tag_) total += u.current_bytes;
+  ForEach([&total](const TagUsage& u) { total += u.current_bytes; });
   return total;
 }
 
@@ -133,13 +119,16 @@ bool TagCounters::Validate(std::int64_t allocated_bytes, std::string* why) const
     if (why != nullptr) *why = std::move(problem);
     return false;
   };
-  for (const auto& [tag, u] : by_tag_) {
-    if (u.current_bytes < 0 || u.blocks < 0 || u.peak_bytes < u.current_bytes ||
-        (u.blocks == 0) != (u.current_bytes == 0)) {
-      return fail(absl::StrCat("tag ", tag, ": current ", u.current_bytes, " bytes in ",
-                               u.blocks, " blocks, peak ", u.peak_bytes));
+  std::string problem;
+  ForEach([&problem](const TagUsage& u) {
+    if (problem.empty() &&
+        (u.current_bytes < 0 || u.blocks < 0 || u.peak_bytes < u.current_bytes ||
+         (u.blocks == 0) != (u.current_bytes == 0))) {
+      problem = absl::StrCat("tag ", u.tag, ": current ", u.current_bytes, " bytes in ",
+                             u.blocks, " blocks, peak ", u.peak_bytes);
     }
-  }
+  });
+  if (!problem.empty()) return fail(std::move(problem));
   if (const std::int64_t total = TotalBytes(); total != allocated_bytes) {
     return fail(absl::StrCat("the tags count ", total, " bytes but ", allocated_bytes,
                              " are allocated"));

@@ -15,6 +15,7 @@
 #ifndef CCALLOC_STATS_TAGS_H_
 #define CCALLOC_STATS_TAGS_H_
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -67,8 +68,17 @@ struct TagUsage {
 
 class TagCounters {
  public:
-  void Add(TagId tag, std::int64_t bytes);
-  void Remove(TagId tag, std::int64_t bytes);
+  void Add(TagId tag, std::int64_t bytes) {
+    TagUsage& u = Slot(tag);
+    u.current_bytes += bytes;
+    u.peak_bytes = std::max(u.peak_bytes, u.current_bytes);
+    ++u.blocks;
+  }
+  void Remove(TagId tag, std::int64_t bytes) {
+    TagUsage& u = Slot(tag);
+    u.current_bytes -= bytes;
+    --u.blocks;
+  }
   // Peaks back to the current bytes (with the allocator's peak reset).
   void ResetPeaks();
   // Every tag ever counted, by id (tags whose blocks are all gone stay, at
@@ -81,6 +91,27 @@ class TagCounters {
   bool Validate(std::int64_t allocated_bytes, std::string* why) const;
 
  private:
+  TagUsage& Slot(TagId tag) {
+    if (tag == kNoTag) {
+      untagged_seen_ = true;
+      return untagged_;
+    }
+    TagUsage& u = by_tag_[tag];
+    u.tag = tag;
+    return u;
+  }
+  // Calls f(usage) for every tag ever counted, the untagged slot first.
+  template <typename F>
+  void ForEach(F f) const {
+    if (untagged_seen_) f(untagged_);
+    for (const auto& entry : by_tag_) f(entry.second);
+  }
+
+  // Untagged blocks (every block of a program that sets no tag) are counted
+  // in a slot of their own rather than the map, so that with tags unused the
+  // allocation path pays no hash lookup for them.
+  TagUsage untagged_;
+  bool untagged_seen_ = false;
   absl::flat_hash_map<TagId, TagUsage> by_tag_;
 };
 
