@@ -410,7 +410,8 @@ absl::Status DeviceAllocator::Free(DevicePtr ptr) {
   }
 
   allocated_.erase(it);
-  DropBackupOf(block);
+  // Only a block of a paused region can have a backup to drop.
+  if (ABSL_PREDICT_FALSE(block->segment->owner != nullptr)) DropBackupOf(block);
   StatAdd(stats_.allocation, block->pool, -1);
   StatAdd(stats_.allocated_bytes, block->pool, -static_cast<std::int64_t>(block->size));
   tags_.Remove(block->tag, static_cast<std::int64_t>(block->size));
