@@ -41,6 +41,10 @@ using PoolId = std::uint64_t;
 inline constexpr PoolId kRegionPoolBit = PoolId{1} << 63;
 // A region's number; 0 is none.
 using RegionId = std::uint32_t;
+// The region a pool id names; 0 for the default pool and graph pools.
+inline constexpr RegionId RegionOfPool(PoolId pool) {
+  return (pool & kRegionPoolBit) != 0 ? static_cast<RegionId>(pool & ~kRegionPoolBit) : 0;
+}
 // The calling thread's current region (allocations go to its segments), and
 // setting it (returns the previous). A plain thread_local: no lock.
 RegionId CurrentRegion();

@@ -169,9 +169,8 @@ absl::StatusOr<DevicePtr> DeviceAllocator::Allocate(std::size_t size, StreamId s
   }
   if (recorder_ != nullptr) {
     const PrivatePool* owner = (*block)->segment->owner;
-    const RegionId region =
-        owner != nullptr && owner->region ? static_cast<RegionId>(owner->id & ~kRegionPoolBit) : 0;
-    recorder_->OnAllocate((*block)->ptr, size, stream, region);
+    recorder_->OnAllocate((*block)->ptr, size, stream,
+                          owner == nullptr ? 0 : RegionOfPool(owner->id));
   }
   DebugCheck();
   return (*block)->ptr;
@@ -410,7 +409,7 @@ absl::Status DeviceAllocator::Free(DevicePtr ptr) {
   }
 
   allocated_.erase(it);
-  // Only a block of a paused region can have a backup to drop.
+  // Only a region's block can have a backup to drop (regions are private pools).
   if (ABSL_PREDICT_FALSE(block->segment->owner != nullptr)) DropBackupOf(block);
   StatAdd(stats_.allocation, block->pool, -1);
   StatAdd(stats_.allocated_bytes, block->pool, -static_cast<std::int64_t>(block->size));

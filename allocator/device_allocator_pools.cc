@@ -33,7 +33,7 @@ PrivatePool* DeviceAllocator::RouteFor(StreamId stream) const {
 
 PrivatePool* DeviceAllocator::FindPool(PoolId pool) const {
   if ((pool & kRegionPoolBit) != 0) {
-    auto it = regions_.find(static_cast<RegionId>(pool & ~kRegionPoolBit));
+    auto it = regions_.find(RegionOfPool(pool));
     return it == regions_.end() ? nullptr : it->second.get();
   }
   auto it = pools_.find(pool);

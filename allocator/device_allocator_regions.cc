@@ -110,7 +110,7 @@ absl::Status DeviceAllocator::ReserveHost(PrivatePool* owner, std::size_t total)
   absl::StatusOr<HostPtr> host = backend_->AllocateHost(bytes);
   if (!host.ok()) {
     return absl::Status(host.status().code(),
-                        absl::StrCat("backup of region ", owner->id & ~kRegionPoolBit, ": ",
+                        absl::StrCat("backup of region ", RegionOfPool(owner->id), ": ",
                                      bytes, " bytes of page-locked host memory refused: ",
                                      host.status().message()));
   }

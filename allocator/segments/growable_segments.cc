@@ -141,11 +141,8 @@ absl::Status GrowableSegments::Prepare(CacheLock lock, Segment& range, const Blo
   // Regions are the exception: their blocks are long-lived (weights,
   // optimizer state), so pinning is rare, while every chunk costs a call on
   // each pause and resume; they map chunks of up to kRegionChunk.
-  const std::size_t max_chunk = segment->owner != nullptr && segment->owner->region
-                                    ? std::max(options_.max_map_chunk, kRegionChunk)
-                                    : options_.max_map_chunk;
   const std::size_t chunk_cap =
-      std::max(page_size_, std::min(max_chunk, bytes / options_.map_chunk_divisor));
+      std::max(page_size_, std::min(MaxChunk(*segment), bytes / options_.map_chunk_divisor));
   const bool first_partial = (begin - segment->base) % page_size_ != 0;
   const bool last_partial = (begin + bytes - segment->base) % page_size_ != 0;
   std::vector<std::pair<std::size_t, std::size_t>> runs;  // (first page, pages)
@@ -199,6 +196,11 @@ absl::Status GrowableSegments::Prepare(CacheLock lock, Segment& range, const Blo
     if (!mapped[r]) status = MapChunk(segment, runs[r].first, runs[r].second, 0);
   }
   return status;
+}
+
+std::size_t GrowableSegments::MaxChunk(const GrowableSegment& segment) const {
+  const bool region = segment.owner != nullptr && segment.owner->region;
+  return region ? std::max(options_.max_map_chunk, kRegionChunk) : options_.max_map_chunk;
 }
 
 void GrowableSegments::UnpinEdges(GrowableSegment* segment, const Block& hole, DevicePtr begin,
@@ -388,7 +390,7 @@ absl::StatusOr<std::size_t> GrowableSegments::Resume(CacheLock lock, Segment& ra
     if (b->state == BlockState::kFree) continue;
     const std::size_t first = (b->ptr - segment.base) / page_size_;
     const std::size_t last = (b->end() - 1 - segment.base) / page_size_;
-    const std::size_t cap = std::max({page_size_, options_.max_map_chunk, kRegionChunk});
+    const std::size_t cap = std::max(page_size_, MaxChunk(segment));
     for (std::size_t i = first; i <= last && status.ok();) {
       if (segment.pages[i] != 0) {
         ++i;

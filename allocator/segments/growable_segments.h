@@ -127,6 +127,8 @@ class GrowableSegments final : public SegmentStore {
   void UnpinEdges(GrowableSegment* segment, const Block& hole, DevicePtr begin,
                   std::size_t bytes, std::vector<std::pair<PhysicalHandle, std::size_t>>* spares)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The largest chunk `segment` maps (larger for a region: see Prepare).
+  std::size_t MaxChunk(const GrowableSegment& segment) const;
   // Maps one chunk of `pages` pages at `first_page`: the physical memory
   // `reuse` (unmapped elsewhere, of exactly that size) or, when 0, new memory.
   absl::Status MapChunk(GrowableSegment* segment, std::size_t first_page, std::size_t pages,
