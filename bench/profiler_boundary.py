@@ -4,13 +4,29 @@ pointer seen gets a simulated block of its own on first sight):
 
   linear500: 500 Linear layers, 1,000 parameters, ~3,000 Adam state tensors;
   gru64: a GRUCell unrolled over 64 time steps (thousands of tensors saved
-      for backward per step: what exact_saved=True pays a Python call for).
+      for backward per step: what exact_saved=True pays a Python call for);
+  decoder50: a seq2seq-style decoder run once per target token (50 tokens: a
+      GRUCell, an attention module with its two Linears and an output Linear
+      per token, 250 module calls per forward): the per-module-call hooks'
+      cost, as in the GPU seq2seq whose hooks fire thousands of times a step.
 
 Each case runs with the profiler off too: "step wall" on vs off is the whole
-cost (hooks per module call, pack hooks, boundaries).
+cost (hooks per module call, pack hooks, boundaries). "us per boundary" is
+the profiler's host_seconds per boundary; "less the simulation's block
+mallocs" takes out what mapping new CPU pointers to simulated blocks cost
+(a plugin malloc each, the bench's own, where a GPU has the block already).
+"gc in boundaries" counts the garbage collections that started inside a
+boundary: their time is billed to the boundary whose allocation crossed the
+collector's threshold, and one full collection (tens of ms in a process
+with torch loaded) moves a run's mean by tens of us per boundary. "per
+module call" is the forward's wall time inside a profiled step less the
+boundaries' own time, less the same forward's time with no profiler
+attached, divided by the module calls (median of interleaved rounds; noisy
+at the 0.5 us level).
 
     CCALLOC_TORCH_SIMULATE=$((4<<30)) /usr/bin/python3 bench/profiler_boundary.py
 """
+import gc
 import os
 import sys
 import time
@@ -25,39 +41,44 @@ from ccalloc.profiler import MemoryProfiler, _CcallocView  # noqa: E402
 DEV = 5
 
 
+def _on_device(name):
+    """_CcallocView's method `name` run with the simulated device's index
+    (the view says "cpu" otherwise, so that the profiler takes CPU optimizer
+    state too)."""
+    def method(self, *args):
+        self.device = DEV
+        try:
+            return getattr(_CcallocView, name)(self, *args)
+        finally:
+            self.device = "cpu"
+    return method
+
+
 class SimView(_CcallocView):
     def __init__(self, plugin):
         super().__init__(plugin, DEV)
-        self.device = "cpu"        # the profiler then takes CPU optimizer state too
+        self.device = "cpu"
         self.sim = _Sim(plugin)
+        self.sim_seconds = 0.0     # mapping CPU pointers to simulated blocks (a malloc each new one)
 
     def blocks(self, ptrs):
+        t0 = time.perf_counter()
         out = list(map(self.sim.__getitem__, ptrs))   # C-level: the bench's own cost stays small
+        self.sim_seconds += time.perf_counter() - t0
         self.device = DEV
         try:
             return super().blocks(out)
         finally:
             self.device = "cpu"
 
-    def counters(self):
-        self.device = DEV
-        try:
-            return super().counters()
-        finally:
-            self.device = "cpu"
-
     def largest_free(self):
         return 0
 
-    def reset_peaks(self):
-        self.plugin.reset_peak_stats(DEV)
-
-    def tag_usage(self):
-        self.device = DEV
-        try:
-            return super().tag_usage()
-        finally:
-            self.device = "cpu"
+    counters = _on_device("counters")
+    reset_peaks = _on_device("reset_peaks")
+    tag_usage = _on_device("tag_usage")
+    if hasattr(_CcallocView, "tag_read"):   # (a profiler from before it, for comparisons)
+        tag_read = _on_device("tag_read")
 
 
 class _Sim(dict):
@@ -84,32 +105,140 @@ class GRU64(torch.nn.Module):
         return self.out(h)
 
 
+class Attention(torch.nn.Module):
+    def __init__(self, hidden):
+        super().__init__()
+        self.query = torch.nn.Linear(hidden, hidden, bias=False)
+        self.combine = torch.nn.Linear(2 * hidden, hidden)
+
+    def forward(self, dec, enc):
+        scores = torch.bmm(enc, self.query(dec)[:, :, None])[:, :, 0]        # B,S
+        ctx = torch.bmm(scores.softmax(-1)[:, None, :], enc)[:, 0]           # B,H
+        return torch.tanh(self.combine(torch.cat([dec, ctx], -1)))
+
+
+class Decoder50(torch.nn.Module):
+    def __init__(self, hidden=16, steps=50):
+        super().__init__()
+        self.cell = torch.nn.GRUCell(hidden, hidden)
+        self.attention = Attention(hidden)
+        self.out = torch.nn.Linear(hidden, hidden)
+        self.steps = steps
+
+    def forward(self, x, enc):
+        h = enc[:, 0]
+        total = 0
+        for _ in range(self.steps):
+            h = self.cell(x, h)
+            total = total + self.out(self.attention(h, enc))
+        return total
+
+
 def make(case):
+    """(model, the forward's arguments)"""
     torch.manual_seed(0)
     if case == "linear500":
-        return torch.nn.Sequential(*[torch.nn.Linear(4, 4) for _ in range(500)]), torch.randn(2, 4)
-    return GRU64(), torch.randn(8, 32)
+        return torch.nn.Sequential(*[torch.nn.Linear(4, 4) for _ in range(500)]), (torch.randn(2, 4),)
+    if case == "decoder50":
+        return Decoder50(), (torch.randn(4, 16), torch.randn(4, 8, 16))
+    return GRU64(), (torch.randn(8, 32),)
 
 
-def main(case, n=20, on=True, **kwargs):
-    model, x = make(case)
+def module_calls(model, args):
+    """Module calls in one forward of model (the model itself not counted)."""
+    n = [0]
+    h = torch.nn.modules.module.register_module_forward_pre_hook(lambda m, a: n.__setitem__(0, n[0] + 1))
+    try:
+        model(*args)
+    finally:
+        h.remove()
+    return n[0] - 1
+
+
+def hook_cost(case, rounds=15, reps=10, **kwargs):
+    """us per module call that the profiler adds to a forward in a step."""
+    model, args = make(case)
+    calls = module_calls(model, args) * reps
+    opt = torch.optim.Adam(model.parameters(), lr=1e-3)
+    off, on = [], []
+    for r in range(rounds):
+        for mode in (("off", "on") if r % 2 == 0 else ("on", "off")):
+            if mode == "off":
+                t0 = time.perf_counter()
+                for _ in range(reps):
+                    model(*args)
+                off.append(time.perf_counter() - t0)
+                continue
+            prof = MemoryProfiler(model, opt, view=SimView(ccalloc.load_library()), **kwargs)
+            with prof.step():
+                h0 = prof.host_seconds
+                t0 = time.perf_counter()
+                for _ in range(reps):
+                    model(*args)
+                on.append(time.perf_counter() - t0 - (prof.host_seconds - h0))
+            prof.close()
+    off.sort()
+    on.sort()
+    per = (on[rounds // 2] - off[rounds // 2]) / calls
+    settings = ", ".join(f"{k}={v}" for k, v in kwargs.items()) or "defaults"
+    print(f"{case} ({settings}): {per * 1e6:.2f} us per module call ({calls // reps} calls per forward; "
+          f"forward {off[rounds // 2] / reps * 1e3:.2f} ms off, "
+          f"{on[rounds // 2] / reps * 1e3:.2f} ms on less boundaries)")
+
+
+class _GcInBoundaries:
+    """Counts the garbage collections that start inside the profiler's
+    phase boundaries (their time is billed to the boundary that allocated
+    the object that crossed the collector's threshold)."""
+
+    def __init__(self, prof):
+        self.inside, self.count, self.seconds, self.full = False, 0, 0.0, 0
+        self._t = 0.0
+        inner = prof._boundary
+
+        def boundary(next_phase):
+            self.inside = True
+            try:
+                return inner(next_phase)
+            finally:
+                self.inside = False
+        prof._boundary = boundary       # what the profiler's own calls find first
+        gc.callbacks.append(self.callback)
+
+    def callback(self, phase, info):
+        if not self.inside:
+            return
+        if phase == "start":
+            self._t = time.perf_counter()
+            return
+        self.count += 1
+        self.full += info["generation"] == 2
+        self.seconds += time.perf_counter() - self._t
+
+    def close(self):
+        gc.callbacks.remove(self.callback)
+
+
+def main(case, n=50, on=True, **kwargs):
+    model, args = make(case)
     opt = torch.optim.Adam(model.parameters(), lr=1e-3)
     prof = MemoryProfiler(model, opt, view=SimView(ccalloc.load_library()), **kwargs) if on else None
 
     def step():
         if prof is None:
-            model(x).sum().backward()
+            model(*args).sum().backward()
             opt.step()
             opt.zero_grad(set_to_none=True)
             return
         with prof.step():
-            model(x).sum().backward()
+            model(*args).sum().backward()
             opt.step()
             opt.zero_grad(set_to_none=True)
     for _ in range(3):
         step()
     if prof is not None:
-        prof.host_seconds, prof.boundaries = 0.0, 0
+        prof.host_seconds, prof.boundaries, prof.view.sim_seconds = 0.0, 0, 0.0
+        gcs = _GcInBoundaries(prof)
     t0 = time.perf_counter()
     for _ in range(n):
         step()
@@ -118,21 +247,27 @@ def main(case, n=20, on=True, **kwargs):
     if prof is None:
         print(f"{case} off: step wall {wall / n * 1e3:.1f} ms")
         return
+    gcs.close()
     nparams = len(list(model.parameters()))
     nstate = sum(1 for s in opt.state.values() for v in s.values() if torch.is_tensor(v))
+    b = prof.boundaries
     print(f"{case} ({settings}): {nparams} parameters, {nstate} optimizer state tensors: "
-          f"{prof.host_seconds / prof.boundaries * 1e6:.0f} us per boundary "
-          f"({prof.boundaries / n:.0f} per step), {prof.host_seconds / n * 1e3:.2f} ms per step; "
-          f"step wall {wall / n * 1e3:.1f} ms")
+          f"{prof.host_seconds / b * 1e6:.0f} us per boundary "
+          f"({(prof.host_seconds - prof.view.sim_seconds) / b * 1e6:.0f} less the simulation's "
+          f"block mallocs; {b / n:.0f} per step), {prof.host_seconds / n * 1e3:.2f} ms per step; "
+          f"step wall {wall / n * 1e3:.1f} ms; gc in boundaries: {gcs.count / n:.2f} collections "
+          f"per step ({gcs.full} full), {gcs.seconds / b * 1e6:.0f} us per boundary")
     prof.close()
 
 
 if __name__ == "__main__":
     import inspect
     exact = "exact_saved" in inspect.signature(MemoryProfiler).parameters
-    for case in ("linear500", "gru64"):
+    for case in ("linear500", "gru64", "decoder50"):
         main(case, on=False)
         main(case)
         main(case, module_tags=False)
         if exact:
             main(case, exact_saved=True)
+    hook_cost("decoder50")
+    hook_cost("decoder50", module_tags=False)

@@ -20,11 +20,15 @@ engine's device thread); the optimizer's step pre/post hooks open and close
 
 At each phase boundary (never per allocation, so the hot path pays only
 for the tag stores and, with module tags, a hook per module call) it reads
-ccalloc's counters and per-tag live bytes, and maps the known tensors
-(parameters, gradients, optimizer state) to the allocated blocks that hold
-them in batched lookups (ccalloc_torch_blocks_holding, which also gives each
-block's tag), cached while the tensors stay the same. Each block counts once,
-parameters first, then gradients, then optimizer state.
+ccalloc's counters and per-tag live and peak bytes (arrays by tag id, no
+dict built), and maps the known tensors (parameters, gradients, optimizer
+state) to the allocated blocks that hold them in batched lookups
+(ccalloc_torch_blocks_holding, which also gives each block's tag), cached
+while the tensors stay the same (pointer lists compared by identity first;
+the gradients' ids read at every boundary). Each block counts once,
+parameters first, then gradients, then optimizer state. What only the
+report needs, the activations' split by module and each tag's rise, is
+derived from the kept arrays when the samples are read.
 
 Activations are, by default, "allocated in forward, still live": the live
 bytes of the tags "forward/<module>" (and "forward" for what the model's own
@@ -59,6 +63,11 @@ from . import memreport
 __all__ = ["MemoryProfiler"]
 
 
+# Samples whose raw parts (_sample) wait for the report at most; past that
+# end_step derives them (~1,000 steps of 8 boundaries; about 2 KB a sample
+# with a hundred tags).
+_PENDING_MAX = 8192
+
 # ccalloc_torch_stats (python/ccalloc/csrc/ccalloc_torch.h) is int64s only:
 # 29 stats of 4 (current, peak, allocated, freed) and 6 counters.
 _STATS_INT64 = 29 * 4 + 6
@@ -81,11 +90,15 @@ class _CcallocView:
         self._ids = {}
         lib = plugin.lib
         self._stats = (ctypes.c_int64 * _STATS_INT64)()
+        self._stats_ref = ctypes.byref(self._stats)
         self._get_stats = lib.ccalloc_torch_get_stats
         self._blocks_holding = lib.ccalloc_torch_blocks_holding
         self._largest = ctypes.c_size_t()
+        self._largest_ref = ctypes.byref(self._largest)
         self._largest_free = lib.ccalloc_torch_largest_free_block
+        self._reset_peaks = lib.ccalloc_torch_reset_peak_stats
         self._set_tag = lib.ccalloc_torch_set_tag
+        self._fast_set_tag = _unchecked(lib, "ccalloc_torch_set_tag", ctypes.c_uint32)
         # Tag usage without JSON (a plugin built before it: JSON).
         try:
             fn = lib.ccalloc_torch_tag_usage
@@ -96,18 +109,26 @@ class _CcallocView:
             fn.argtypes = [ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p,
                            ctypes.c_size_t]
         self._tag_usage = fn
-        self._tag_room = 0
-        self._tag_names = {}      # tag id -> name (names never change)
-        self._tag_ids = self._tag_list = None   # the last read's ids and their names
         self._array = array.array
+        self._tag_buf = self._tag_buffers(64)
+        self._tag_names = {}      # tag id -> name (names never change)
+        self._last_ids = None     # the last read's ids (tag_read)
         self._u64p = ctypes.POINTER(ctypes.c_uint64)
         self._u32p = ctypes.POINTER(ctypes.c_uint32)
         self._cast = ctypes.cast
-        self._byref = ctypes.byref
+
+    def _tag_buffers(self, room):
+        """(ids, current, peak) arrays of `room` entries, then their addresses."""
+        arrays = (self._array("I", bytes(4 * room)), self._array("q", bytes(8 * room)),
+                  self._array("q", bytes(8 * room)))
+        return arrays + tuple(a.buffer_info()[0] for a in arrays)
+
+    def _fail(self):
+        self.plugin._check(self.plugin.lib.ccalloc_torch_last_error_code() or 1)
 
     def counters(self):
-        if self._get_stats(self.device, self._byref(self._stats)) != 0:
-            self.plugin._check(self.plugin.lib.ccalloc_torch_last_error_code() or 1)
+        if self._get_stats(self.device, self._stats_ref) != 0:
+            self._fail()
         s = self._stats
         return s[_ALLOCATED_BYTES_ALL], s[_ALLOCATED_BYTES_ALL + 1], s[_RESERVED_BYTES_ALL]
 
@@ -131,42 +152,58 @@ class _CcallocView:
         return starts.tolist(), sizes.tolist(), tags.tolist()
 
     def largest_free(self):
-        if self._largest_free(self.device, self._byref(self._largest)) != 0:
+        if self._largest_free(self.device, self._largest_ref) != 0:
             return 0
         return self._largest.value
 
-    def tag_usage(self):
-        """{tag name: (live bytes, peak bytes)}: one C call into
-        preallocated arrays, names cached by id."""
+    def tag_read(self):
+        """(ids, current, peak): arrays of every tag's id, live bytes and
+        peak bytes, by id, in one C call into preallocated buffers (copied
+        out, so a caller may keep them). While the set of tags is the same,
+        ids is the very object of the last read: a caller can key what it
+        derives from the ids by identity."""
         fn = self._tag_usage
         if fn is None:
-            return {t["name"]: (t["current_bytes"], t["peak_bytes"])
-                    for t in self.plugin.tag_usage(self.device)}
-        while True:
-            room = self._tag_room
-            if room == 0 or len(self._tag_buf[0]) != room:
-                room = self._tag_room = max(room, 64)
-                self._tag_buf = (self._array("I", bytes(4 * room)), self._array("q", bytes(8 * room)),
-                                 self._array("q", bytes(8 * room)))
-            ids, cur, peak = self._tag_buf
-            n = fn(self.device, ids.buffer_info()[0], cur.buffer_info()[0], peak.buffer_info()[0], room)
-            if n < 0:
-                self.plugin._check(self.plugin.lib.ccalloc_torch_last_error_code() or 1)
-            if n <= room:
-                break
-            self._tag_room = 2 * n
-        ids = ids[:n].tolist()
-        if ids != self._tag_ids:
-            names = self._tag_names
-            for t in ids:
-                if t not in names:
-                    names[t] = self.plugin.tag_name(t)
-            self._tag_ids = ids
-            self._tag_list = list(map(names.__getitem__, ids))
-        return dict(zip(self._tag_list, zip(cur[:n].tolist(), peak[:n].tolist())))
+            usage = self.plugin.tag_usage(self.device)
+            for t in usage:
+                self._tag_names.setdefault(t["tag"], t["name"])
+            ids = self._array("I", [t["tag"] for t in usage])
+            cur = self._array("q", [t["current_bytes"] for t in usage])
+            peak = self._array("q", [t["peak_bytes"] for t in usage])
+        else:
+            buf = self._tag_buf
+            while True:
+                room = len(buf[0])
+                n = fn(self.device, buf[3], buf[4], buf[5], room)
+                if n < 0:
+                    self._fail()
+                if n <= room:
+                    break
+                buf = self._tag_buf = self._tag_buffers(2 * n)   # more tags than room: again
+            ids, cur, peak = buf[0][:n], buf[1][:n], buf[2][:n]
+        last = self._last_ids
+        if last is not None and ids == last:
+            ids = last
+        else:
+            self._last_ids = ids
+        return ids, cur, peak
+
+    def tag_name(self, tag):
+        """The name of tag id `tag` (cached: names never change)."""
+        name = self._tag_names.get(tag)
+        if name is None:
+            name = self._tag_names[tag] = self.plugin.tag_name(tag)
+        return name
+
+    def tag_usage(self):
+        """{tag name: (live bytes, peak bytes)}."""
+        ids, cur, peak = self.tag_read()
+        return dict(zip(map(self.tag_name, ids), zip(cur, peak)))
 
     def reset_peaks(self):
-        self.plugin.reset_peak_stats(self.device)
+        code = self._reset_peaks(self.device)
+        if code != 0:
+            self.plugin._check(code)
 
     def tag_token(self, name):
         """What tag_setter() takes for `name`: its interned id."""
@@ -178,13 +215,29 @@ class _CcallocView:
     def tag_setter(self):
         """A callable(token) -> previous tag id: the C function itself (no
         Python frame in between), for the per-module hooks."""
-        return self._set_tag
+        return self._fast_set_tag
 
     def set_tag(self, name):
         return self._set_tag(self.tag_token(name))
 
     def restore_tag(self, tag_id):
         self._set_tag(tag_id)
+
+
+def _unchecked(lib, name, restype):
+    """lib's function `name` as a second ctypes object without argtypes: a
+    Python int argument is passed as a C int with no from_param conversion,
+    about a third of the call's cost (ccalloc_torch_set_tag, twice per
+    module call: its argument is a small interned id, where a C int and a
+    uint32_t are passed alike). The plugin's own object, with argtypes, is
+    left as it is."""
+    import ctypes
+    try:
+        fn = ctypes.CDLL(lib._name)[name]
+    except (OSError, AttributeError, TypeError):
+        return getattr(lib, name)
+    fn.restype = restype
+    return fn
 
 
 class MemoryProfiler:
@@ -212,6 +265,7 @@ class MemoryProfiler:
             raise TypeError("ccalloc profiler: optimizer must be a torch.optim.Optimizer or None, "
                             f"not {type(optimizer).__name__}")
         self._torch = torch
+        self._data_ptr = torch.Tensor.data_ptr
         self.model = model
         self.optimizer = optimizer
         self.module_tags = module_tags
@@ -224,7 +278,8 @@ class MemoryProfiler:
                 device = p.device if p is not None and p.is_cuda else torch.device("cuda", torch.cuda.current_device())
             view = _CcallocView(ct._require_plugin(), ct._device_index(device))
         self.view = view
-        self.samples = []
+        self._samples = []        # see the samples property
+        self._pending = []        # samples whose by-module and tag_rise parts are still raw (_complete)
         self.max_allocated = 0
         self.step_index = 0
         self.phase = None
@@ -232,13 +287,19 @@ class MemoryProfiler:
         self._thread = threading.get_ident()
         self._handles = []
         self._saved = []          # (weakref to a saved tensor, module name)
-        self._stack = []          # (name, tag token) of the modules running forward (main thread)
-        self._module = [None]     # the innermost module running forward, for the pack hook
+        # (name, tag token) of the modules running forward on the main thread,
+        # innermost last; the root's entry carries the "forward" token, which
+        # a submodule's post hook puts back when its parent is the root.
+        self._stack = []
+        # [True] while the module hooks set tags: module_tags and the phase
+        # is forward (one list read per hook call rather than an attribute
+        # and a string compare).
+        self._tagging = [False]
         self.host_seconds = 0.0   # time spent at phase boundaries (see bench/memory_report.py)
         self.boundaries = 0
         self._hooks_ctx = None
         self._outer_tag = None
-        self._tags_at_start = {}
+        self._prev_read = None    # the last sample's tag read in this step (for tag_rise)
         self._params = None
         self._last_oom = None
         self._in_step = False
@@ -249,17 +310,47 @@ class MemoryProfiler:
         self._token = token if token is not None else (lambda name: name)
         setter = getattr(view, "tag_setter", None)
         self._setter = setter() if setter is not None else view.set_tag
+        # Tag usage as arrays by tag id (ccalloc's view: tag_read, and
+        # tag_name for tag_rise), or else the {name: (live, peak)} of
+        # view.tag_usage() (keyed by name).
+        self._tag_read = None
+        if token is not None and hasattr(view, "tag_name"):
+            self._tag_read = getattr(view, "tag_read", None)
         # The forward tags: name -> module and tag token -> module ("forward"
         # itself: the model's own forward, or all of it without module tags).
         root = self._names[model]
         self._fwd_names = {f"forward/{n}": n for m, n in self._names.items() if m is not model}
         self._fwd_names["forward"] = root
         self._fwd_tokens = {self._token(name): m for name, m in self._fwd_names.items()}
+        self._phase_tokens = {p: self._token(p) for p in memreport.PHASES}
+        self._root_entry = (root, self._token("forward"))
+        self._layout = None       # where the forward tags are in a tag read (_forward_layout)
+        # Blocks of the known tensors, looked up again only when their
+        # pointers (parameters, optimizer state) or objects (gradients) change.
+        self._param_key = None    # the pointer list P was looked up from
+        self._P, self._p_total, self._P_fwd = {}, 0, {}
+        self._opt_key = None      # likewise for O (optimizer state, less parameters)
+        self._O, self._o_total, self._PO_fwd = {}, 0, {}
+        self._grad_ids = None     # ids of the parameters' .grad at G's lookup
+        self._grad_dead = []      # not empty once one of those gradients died
+        self._grad_refs = None
+        self._G, self._g_total, self._owned_fwd = {}, 0, {}
         self._opt_ptrs = None     # optimizer state pointers, refreshed when the optimizer may have run
         self._opt_fp = None       # what they were read from (_optimizer_ptrs)
         self._saved_blocks = None  # [n, starts, sizes] of _saved[:n] (measure)
-        self._cache = {}          # blocks of parameters, optimizer state, gradients (_static_blocks)
         self._attach()
+
+    @property
+    def samples(self):
+        """The boundary samples so far (dicts; see memreport)."""
+        if self._pending:
+            self._complete()
+        return self._samples
+
+    @samples.setter
+    def samples(self, value):
+        self._pending.clear()
+        self._samples = value
 
     # --- attaching -------------------------------------------------------------
     def _attach(self):
@@ -286,8 +377,7 @@ class MemoryProfiler:
                         return original(*args, **kwargs)
                     finally:
                         prof._opt_post(None, args, kwargs)
-                self.optimizer.step = step
-                self._handles.append(_Restore(self.optimizer, "step", None))
+                self._handles.append(_Restore(self.optimizer, "step", step))
         # Backward starts on the caller's thread in torch.autograd.backward.
         self._original_backward = torch.autograd.backward
         prof_ref = weakref.ref(self)
@@ -368,11 +458,11 @@ class MemoryProfiler:
         # refresh()); their pointers read once per step.
         if self._params is None:
             self.refresh()
-        self._param_ptrs = [t.data_ptr() for t in self._tensors]
+        self._param_ptrs = list(map(self._data_ptr, self._tensors))
         self._opt_ptrs = None
         self._outer_tag = None
         self.phase = "start"
-        self._tags_at_start = {}
+        self._prev_read = None
         self._sample("start", first=True)
         self._enter("other")
         if self.exact_saved:
@@ -388,8 +478,15 @@ class MemoryProfiler:
             self._hooks_ctx = None
         self._boundary(None)
         self._in_step = False
-        self._stack.clear()  # a forward that raised left its modules on it
-        self._module[0] = None
+        # The raw parts kept for _complete (two arrays of a few bytes per tag
+        # per sample) are bounded: after this many samples they are derived
+        # here, outside any boundary, in one warm loop.
+        if len(self._pending) >= _PENDING_MAX:
+            self._complete()
+        # A forward that raised ends its step in the forward phase with its
+        # modules on the stack: no module tags outside a step, and no stack.
+        self._tagging[0] = False
+        self._stack.clear()
         if self._outer_tag is not None:
             self.view.restore_tag(self._outer_tag)
             self._outer_tag = None
@@ -399,7 +496,8 @@ class MemoryProfiler:
 
     def _enter(self, phase):
         self.phase = phase
-        previous = self.view.set_tag(phase)
+        self._tagging[0] = phase == "forward" and self.module_tags
+        previous = self._setter(self._phase_tokens[phase])
         if self._outer_tag is None:
             self._outer_tag = previous
 
@@ -423,65 +521,59 @@ class MemoryProfiler:
             return
         if self._in_step and not self._stack:
             self._boundary("forward")
-        name = self._names[module]
-        self._stack.append((name, None))
-        self._module[0] = name
+        self._stack.append(self._root_entry)
 
     def _root_post(self, module, args, output):
         if threading.get_ident() != self._thread:
             return
         if self._stack:
             self._stack.pop()
-        self._module[0] = self._stack[-1][0] if self._stack else None
         if self._in_step and not self._stack:
             self._boundary("loss")
 
+    # The per-module hooks run on every module call: each is one closure made
+    # at attach time, doing one thread check, a push or pop of a prebuilt
+    # entry and, in forward with module tags, the one C call that sets the
+    # tag (no dict lookup, no attribute of the profiler, no tuple built).
     def _make_pre(self, name):
-        # The hot path (every module call): no attribute lookups on self
-        # beyond the phase, no string formatting, the tag set by the C
-        # function directly.
         entry = (name, self._token(f"forward/{name}"))
-        prof, stack, current, setter = self, self._stack, self._module, self._setter
-        thread, get_ident, tags = self._thread, threading.get_ident, self.module_tags
+        token = entry[1]
+        push, tagging, setter = self._stack.append, self._tagging, self._setter
+        thread, get_ident = self._thread, threading.get_ident
 
         def pre(module, args):
-            if get_ident() != thread:
-                return
-            stack.append(entry)
-            current[0] = name
-            if tags and prof.phase == "forward":
-                setter(entry[1])
+            if get_ident() == thread:
+                push(entry)
+                if tagging[0]:
+                    setter(token)
         return pre
 
     def _make_post(self):
-        prof, stack, current, setter = self, self._stack, self._module, self._setter
-        thread, get_ident, tags = self._thread, threading.get_ident, self.module_tags
-        forward = self._token("forward")
+        stack, tagging, setter = self._stack, self._tagging, self._setter
+        pop, thread, get_ident = stack.pop, self._thread, threading.get_ident
 
         def post(module, args, output):
-            if get_ident() != thread or not stack:
-                return
-            stack.pop()
-            parent = stack[-1] if len(stack) > 1 else None
-            current[0] = stack[-1][0] if stack else None
-            if tags and prof.phase == "forward":
-                setter(parent[1] if parent is not None else forward)
+            if get_ident() == thread and stack:
+                pop()
+                # The parent's tag back (the root's entry carries "forward").
+                if tagging[0] and stack:
+                    setter(stack[-1][1])
         return post
 
     def _make_pack(self):
         # Runs in forward for each tensor autograd saves: remember (a weak
         # reference, so autograd alone decides how long it lives) which
         # module saved it, nothing more.
-        append, ref, current = self._saved.append, weakref.ref, self._module
+        append, ref, stack = self._saved.append, weakref.ref, self._stack
 
         def pack(tensor):
-            append((ref(tensor), current[0]))
+            append((ref(tensor), stack[-1][0] if stack else None))
             return tensor
         return pack
 
     def _backward(self, original, tensors, *args, **kwargs):
         self._boundary("backward")
-        view = self.view
+        view, setter, token = self.view, self._setter, self._phase_tokens["backward"]
         # The engine runs backward on its own thread (CUDA): set the tag there,
         # from a hook on each root, which runs on that thread before its grad_fn.
         roots = (tensors,) if isinstance(tensors, self._torch.Tensor) else tuple(tensors)
@@ -490,7 +582,7 @@ class MemoryProfiler:
         restored = []
 
         def set_backward_tag(grad):
-            previous = view.set_tag("backward")
+            previous = setter(token)
             # Put the engine thread's tag back when this backward ends (the
             # callback runs on that thread): no tag outlives the profiler.
             if engine is not None and not restored:
@@ -536,202 +628,278 @@ class MemoryProfiler:
         """Pointers of the optimizer state's device tensors. Checked only
         after the optimizer phase and at each step's start (the state
         changes in optimizer.step), and read again only when the state's
-        objects changed: the same values (ids and types, in order, C-level
-        maps) with none of the tensors dead since (weak references with a
-        callback: a new tensor at a reused id) keep their pointers (Adam and
-        the like update their state in place; a state tensor whose storage is
-        swapped in place, .data = or set_(), is not seen)."""
+        objects changed: the same values (ids, in order, a C-level map; and
+        the types of the values that are not tensors) with none of the
+        tensors dead since (weak references whose callback, a C list append,
+        flags a death: a new tensor could then reuse an id) keep their
+        pointers (Adam and the like update their state in place; a state
+        tensor whose storage is swapped in place, .data = or set_(), is not
+        seen). A tensor found where a non-tensor was has another type."""
         if self._opt_ptrs is None:
             ptrs = ()
             if self.optimizer is not None:
                 state = self.optimizer.state
                 values = list(_chain(map(_VALUES, state.values())))
-                ids, types = list(map(id, values)), list(map(type, values))
+                ids = list(map(id, values))
                 f = self._opt_fp
-                if f is not None and not f[3][0] and f[0] is state and f[1] == ids and f[2] == types:
+                if (f is not None and not f[3] and f[0] is state and f[1] == ids
+                        and (not f[2] or all(type(values[i]) is t for i, t in f[2]))):
                     ptrs = f[4]
                 else:
                     tensor = self._torch.Tensor
+                    is_tensor = [isinstance(v, tensor) for v in values]
                     # Adam's "step" is a CPU scalar: no device block to look up
                     # (a fake view on CPU tensors, in the tests, takes them all).
                     skip_cpu = isinstance(self.view.device, int)
-                    kept = [v for v in values
-                            if isinstance(v, tensor) and not (skip_cpu and v.is_cpu)]
-                    ptrs = list(map(tensor.data_ptr, kept))
-                    dead = [False]
-
-                    def died(_, dead=dead):
-                        dead[0] = True
-                    refs = [weakref.ref(v, died) for v in values if isinstance(v, tensor)]
-                    # (state, ids, types, [dead], ptrs, weak references)
-                    self._opt_fp = (state, ids, types, dead, ptrs, refs)
-
+                    tensors = list(itertools.compress(values, is_tensor))
+                    ptrs = [v.data_ptr() for v in tensors if not (skip_cpu and v.is_cpu)]
+                    others = tuple((i, type(v)) for i, (v, t) in enumerate(zip(values, is_tensor)) if not t)
+                    dead = []
+                    refs = list(map(weakref.ref, tensors, itertools.repeat(dead.append)))
+                    # (state, ids, (position, type) of the non-tensors, deaths, ptrs, weak references)
+                    self._opt_fp = (state, ids, others, dead, ptrs, refs)
             self._opt_ptrs = ptrs
         return self._opt_ptrs
 
-    def _lookup(self, ptrs):
-        """({block start: size}, {block start: tag}) of the blocks holding
-        ptrs (none: skipped)."""
+    def _lookup(self, ptrs, exclude=()):
+        """({block start: size}, {module: bytes}) of the blocks holding ptrs
+        (none: skipped) less those in the dicts of `exclude`, and of those
+        the bytes of blocks that carry a forward tag, by module (the block's
+        tag ids are looked at only when one of them is a forward tag)."""
         r = self.view.blocks(ptrs)
         blocks = dict(zip(r[0], r[1]))
         blocks.pop(0, None)
-        tags = dict(zip(r[0], r[2])) if len(r) > 2 else {}
-        tags.pop(0, None)
-        return blocks, tags
-
-    def _forward_owned(self, blocks, tags):
-        """{module: bytes} of those blocks that carry a forward tag."""
+        for known in exclude:
+            if not known.keys().isdisjoint(blocks):
+                blocks = {k: v for k, v in blocks.items() if k not in known}
+        owned = {}
         fwd = self._fwd_tokens
-        out = {}
-        if fwd.keys().isdisjoint(tags.values()):
-            return out
-        for k, t in tags.items():
-            m = fwd.get(t)
-            if m is not None and k in blocks:
-                out[m] = out.get(m, 0) + blocks[k]
-        return out
+        if len(r) > 2 and not fwd.keys().isdisjoint(r[2]):
+            for k, t in dict(zip(r[0], r[2])).items():
+                m = fwd.get(t)
+                if m is not None and k in blocks:
+                    owned[m] = owned.get(m, 0) + blocks[k]
+        return blocks, owned
 
     def _static_blocks(self):
-        """The parameters' and the optimizer state's blocks, each a dict
-        {start: size}, and their totals with each block counted once (the
-        parameters first): looked up again only when their pointer lists
-        change (parameters: read at each step's start; optimizer state:
-        after the optimizer phase), not at every boundary."""
-        param_ptrs, opt_ptrs = self._param_ptrs, self._optimizer_ptrs()
-        c = self._cache
-        if c.get("param_ptrs") != param_ptrs:
-            c.clear()
-            c["param_ptrs"] = param_ptrs
-            c["P"], tags = self._lookup(param_ptrs)
-            c["p_total"] = sum(c["P"].values())
-            c["P_fwd"] = self._forward_owned(c["P"], tags)
-        if c.get("opt_ptrs") != opt_ptrs:
-            c["opt_ptrs"] = opt_ptrs
-            O, tags = self._lookup(opt_ptrs)
-            P = c["P"]
-            if not P.keys().isdisjoint(O):
-                O = {k: v for k, v in O.items() if k not in P}
-            c["O"] = O
-            c["o_total"] = sum(O.values())
-            c["PO_fwd"] = _add(c["P_fwd"], self._forward_owned(O, tags))
-            c.pop("grad_ids", None)   # gradients are counted after both
-        return c
+        """The parameters' and the optimizer state's blocks (self._P and
+        self._O, each {start: size}, a block counted once, the parameters
+        first) and their totals: looked up again only when their pointer
+        lists change (parameters: read at each step's start; optimizer
+        state: after the optimizer phase), not at every boundary. The lists
+        are the same objects while nothing changed, so the usual check
+        (_account's) is one identity test each."""
+        param_ptrs = self._param_ptrs
+        if param_ptrs is not self._param_key:
+            if param_ptrs != self._param_key:
+                self._P, self._P_fwd = self._lookup(param_ptrs)
+                self._p_total = sum(self._P.values())
+                self._opt_key = None      # optimizer state is counted after the parameters
+            self._param_key = param_ptrs
+        opt_ptrs = self._opt_ptrs
+        if opt_ptrs is None:
+            opt_ptrs = self._optimizer_ptrs()
+        if opt_ptrs is not self._opt_key:
+            if opt_ptrs != self._opt_key:
+                self._O, owned = self._lookup(opt_ptrs, (self._P,))
+                self._o_total = sum(self._O.values())
+                self._PO_fwd = _add(self._P_fwd, owned)
+                self._grad_ids = None     # gradients are counted after both
+            self._opt_key = opt_ptrs
 
-    def _grad_blocks(self, c):
+    def _grad_blocks(self):
         """The gradients' blocks not already parameters' or optimizer
-        state's: looked up again only when some parameter's .grad is
-        another tensor than at the last lookup (ids compared; weak
-        references with a callback flag a cached gradient that died, after
-        which a new tensor could have its id)."""
-        ids = list(map(id, map(_GRAD, self._params)))
-        if c.get("grad_ids") == ids and not c["grad_dead"][0]:
-            return c["g_total"], c["G"]
-        live = list(filter(_NOT_NONE, map(_GRAD, self._params)))
-        G, tags = self._lookup(list(map(self._torch.Tensor.data_ptr, live)))
-        P, O = c["P"], c["O"]
-        if not (P.keys().isdisjoint(G) and O.keys().isdisjoint(G)):
-            G = {k: v for k, v in G.items() if k not in P and k not in O}
-        dead = [False]
+        state's (self._G, self._g_total; self._owned_fwd: what of all known
+        blocks carries a forward tag, by module): looked up again only when
+        some parameter's .grad is another tensor than at the last lookup
+        (ids compared; weak references flag a cached gradient that died,
+        after which a new tensor could have its id). The gradients are read
+        at every boundary (C-level passes over the parameters): anything
+        may replace one between two boundaries."""
+        grads = list(map(_GRAD, self._params))
+        ids = list(map(id, grads))
+        if ids == self._grad_ids and not self._grad_dead:
+            return
+        live = list(filter(_NOT_NONE, grads))
+        G, owned = self._lookup(list(map(self._data_ptr, live)), (self._P, self._O))
+        # The callback is a C list append: no Python frame per gradient freed.
+        dead = []
+        self._grad_ids = ids
+        self._grad_dead = dead
+        self._grad_refs = list(map(weakref.ref, live, itertools.repeat(dead.append)))
+        self._G = G
+        self._g_total = sum(G.values())
+        self._owned_fwd = _add(self._PO_fwd, owned)
 
-        def died(_, dead=dead):
-            dead[0] = True
-        c["grad_ids"] = ids
-        c["grad_dead"] = dead
-        c["grad_refs"] = list(map(weakref.ref, live, itertools.repeat(died)))
-        c["G"] = G
-        c["g_total"] = sum(G.values())
-        c["fwd"] = _add(c["PO_fwd"], self._forward_owned(G, tags))
-        return c["g_total"], G
+    def _read_tags(self):
+        """The allocator's per-tag usage now as (keys, live, peak, by_id):
+        three parallel sequences, keyed by tag id (ccalloc's view: arrays,
+        no dict built) or else by name (a view's tag_usage())."""
+        read = self._tag_read
+        if read is not None:
+            ids, cur, peak = read()
+            return ids, cur, peak, True
+        return _read_of(self.view.tag_usage())
+
+    def _forward_layout(self, read):
+        """(positions of the forward tags in read's keys, their modules,
+        whether no module has two of them): derived again only when the keys
+        change (a new tag: ccalloc's view then returns another ids object)."""
+        keys, by_id = read[0], read[3]
+        layout = self._layout
+        if layout is not None and layout[0] is keys:
+            return layout
+        if layout is not None and layout[3] == by_id and layout[0] == keys:
+            layout = self._layout = (keys,) + layout[1:]
+            return layout
+        fwd = self._fwd_tokens if by_id else self._fwd_names
+        where = [(i, fwd[k]) for i, k in enumerate(keys) if k in fwd]
+        idx = tuple(i for i, _ in where)
+        mods = tuple(m for _, m in where)
+        layout = self._layout = (keys, idx, mods, by_id, len(set(mods)) == len(mods))
+        return layout
+
+    def _account(self, read, defer):
+        """(sample dict, what _complete is to fill in: None or (layout,
+        live bytes by tag)) for the memory now. With defer,
+        activations_by_module is left to _complete when it is a plain zip
+        of modules and live bytes (no module with two forward tags, no
+        known block under a forward tag): the boundary then only sums the
+        forward tags' live bytes."""
+        if self._params is None:  # outside any step so far
+            self.refresh()
+            self._param_ptrs = list(map(self._data_ptr, self._tensors))
+        opt_ptrs = self._opt_ptrs
+        if opt_ptrs is None or opt_ptrs is not self._opt_key or self._param_ptrs is not self._param_key:
+            self._static_blocks()
+        self._grad_blocks()
+        modules = {}
+        later = None
+        if not self.exact_saved:
+            # Live bytes allocated in forward, by module, less the blocks
+            # already counted as parameters, gradients or optimizer state.
+            layout = self._forward_layout(read)
+            cur = read[1]
+            vals = list(map(cur.__getitem__, layout[1]))
+            owned = self._owned_fwd
+            if not owned and layout[4]:
+                activations = sum(vals)        # live bytes are never negative
+                if defer:
+                    later = (layout, cur)
+                else:
+                    modules = {m: v for m, v in zip(layout[2], vals) if v > 0}
+            else:
+                for m, v in zip(layout[2], vals):
+                    if v:
+                        modules[m] = modules.get(m, 0) + v
+                for m, v in owned.items():
+                    if m in modules:
+                        modules[m] -= v
+                modules = {m: v for m, v in modules.items() if v > 0}
+                activations = sum(modules.values())
+        elif self._saved:
+            modules = self._saved_modules()
+            activations = sum(modules.values())
+        else:
+            activations = 0
+        allocated, peak, reserved = self.view.counters()
+        p, g, o = self._p_total, self._g_total, self._o_total
+        known = p + g + o + activations
+        if known > allocated:
+            raise memreport.AccountingError(
+                f"account: known tensors' blocks hold {known} bytes but only {allocated} are allocated")
+        kinds = {"parameters": p, "gradients": g, "optimizer_state": o, "activations": activations,
+                 "temporaries": allocated - known}
+        return {"allocated": allocated, "reserved": reserved, "peak": peak, "kinds": kinds,
+                "activations_by_module": modules, "largest_free": self.view.largest_free(),
+                "activations_basis": "saved" if self.exact_saved else "forward"}, later
+
+    def _saved_modules(self):
+        """{module: bytes} of the blocks holding the tensors autograd saved
+        (exact_saved), each block once, the first saver's, less known blocks."""
+        saved = self._saved
+        # Each saved tensor's block is looked up once: it stays the
+        # same while the tensor lives (dead ones are dropped here).
+        cache = self._saved_blocks
+        if cache is None or cache[0] > len(saved):
+            cache = self._saved_blocks = [0, [], []]
+        tensors = list(map(_CALL, map(_FIRST, saved)))
+        n = cache[0]
+        if n < len(tensors):
+            new = [0 if t is None else t.data_ptr() for t in tensors[n:]]
+            r = self.view.blocks(new)
+            starts, sizes = r[0], r[1]
+            cache[1] += starts
+            cache[2] += sizes
+            cache[0] = len(tensors)
+        alive = list(map(operator.is_not, tensors, itertools.repeat(None)))
+        owners = list(itertools.compress(map(_SECOND, saved), alive))
+        starts = list(itertools.compress(cache[1], alive))
+        sizes = list(itertools.compress(cache[2], alive))
+        owners.reverse()
+        starts.reverse()
+        sizes.reverse()
+        first = dict(zip(starts, zip(sizes, owners)))   # the first saver wins
+        first.pop(0, None)
+        for known in (self._P, self._O, self._G):
+            for k in first.keys() & known.keys():
+                del first[k]
+        modules = {}
+        for size, owner in first.values():
+            key = owner or "(no module)"
+            modules[key] = modules.get(key, 0) + size
+        return modules
 
     def measure(self, tags=None):
         """The memory now, by kind (no sample kept). tags: view.tag_usage()
         read now (read here when None)."""
-        if self._params is None:  # outside any step so far
-            self.refresh()
-            self._param_ptrs = [t.data_ptr() for t in self._tensors]
-        c = self._static_blocks()
-        g_total, G = self._grad_blocks(c)
-        kinds = dict.fromkeys(memreport.KINDS, 0)
-        kinds["parameters"] = c["p_total"]
-        kinds["optimizer_state"] = c["o_total"]
-        kinds["gradients"] = g_total
-        modules = {}
-        saved = self._saved
-        if not self.exact_saved:
-            # Live bytes allocated in forward, by module, less the blocks
-            # already counted as parameters, gradients or optimizer state.
-            if tags is None:
-                tags = self.view.tag_usage()
-            names, owned = self._fwd_names, c["fwd"]
-            for name in names.keys() & tags.keys():
-                cur = tags[name][0]
-                if cur:
-                    m = names[name]
-                    modules[m] = modules.get(m, 0) + cur
-            for m, v in owned.items():
-                if m in modules:
-                    modules[m] -= v
-            modules = {m: v for m, v in modules.items() if v > 0}
-            kinds["activations"] = sum(modules.values())
-        elif saved:
-            # Each saved tensor's block is looked up once: it stays the
-            # same while the tensor lives (dead ones are dropped here).
-            cache = self._saved_blocks
-            if cache is None or cache[0] > len(saved):
-                cache = self._saved_blocks = [0, [], []]
-            tensors = list(map(_CALL, map(_FIRST, saved)))
-            n = cache[0]
-            if n < len(tensors):
-                new = [0 if t is None else t.data_ptr() for t in tensors[n:]]
-                r = self.view.blocks(new)
-                starts, sizes = r[0], r[1]
-                cache[1] += starts
-                cache[2] += sizes
-                cache[0] = len(tensors)
-            alive = list(map(operator.is_not, tensors, itertools.repeat(None)))
-            owners = list(itertools.compress(map(_SECOND, saved), alive))
-            starts = list(itertools.compress(cache[1], alive))
-            sizes = list(itertools.compress(cache[2], alive))
-            owners.reverse()
-            starts.reverse()
-            sizes.reverse()
-            first = dict(zip(starts, zip(sizes, owners)))   # the first saver wins
-            first.pop(0, None)
-            for known in (c["P"], c["O"], G):
-                for k in first.keys() & known.keys():
-                    del first[k]
-            for size, owner in first.values():
-                key = owner or "(no module)"
-                modules[key] = modules.get(key, 0) + size
-            kinds["activations"] = sum(modules.values())
-        allocated, peak, reserved = self.view.counters()
-        known = sum(kinds.values())
-        if known > allocated:
-            raise memreport.AccountingError(
-                f"account: known tensors' blocks hold {known} bytes but only {allocated} are allocated")
-        kinds["temporaries"] = allocated - known
-        return {"allocated": allocated, "reserved": reserved, "peak": peak, "kinds": kinds,
-                "activations_by_module": modules, "largest_free": self.view.largest_free(),
-                "activations_basis": "saved" if self.exact_saved else "forward"}
+        read = self._read_tags() if tags is None else _read_of(tags)
+        return self._account(read, False)[0]
 
     def _sample(self, phase, first=False):
-        tags = self.view.tag_usage()
-        s = self.measure(tags)
+        """Keeps a sample of the memory now, closing `phase`. What only the
+        report needs (activations by module, tag_rise) is left raw here,
+        the tag read's arrays kept as they are (a few bytes per tag), and
+        derived when the samples are read (the samples property)."""
+        read = self._read_tags()
+        s, later = self._account(read, True)
         s["step"] = self.step_index
         s["phase"] = phase
         s["t"] = time.perf_counter() - self._t0
         if first:
             s["peak"] = s["allocated"]
-        s["tag_rise"] = {name: peak - self._tags_at_start.get(name, (0, 0))[0]
-                         for name, (cur, peak) in tags.items()
-                         if peak - self._tags_at_start.get(name, (0, 0))[0] > 0}
-        self._tags_at_start = tags
+        # What raised each tag since the last sample of this step: left to
+        # _complete, from this read and the last (kept as they are).
+        s["tag_rise"] = None
+        self._pending.append((s, later, read, self._prev_read))
+        self._prev_read = read
         if self.check_torch:
             s["torch_allocated"] = self._torch.cuda.memory_allocated(self.view.device)
-        self.max_allocated = max(self.max_allocated, s["peak"])
+        if s["peak"] > self.max_allocated:
+            self.max_allocated = s["peak"]
         self.view.reset_peaks()
-        self.samples.append(s)
-        return s
+        self._samples.append(s)
+
+    def _complete(self):
+        """Fills in the samples' parts that _sample left raw: the
+        activations by module (a zip of the forward tags' modules and live
+        bytes) and tag_rise (each tag's peak less its live bytes at the
+        previous sample of the step, where above)."""
+        name_of = getattr(self.view, "tag_name", None)
+        for s, later, read, prev in self._pending:
+            if later is not None:
+                layout, cur = later
+                s["activations_by_module"] = {m: v for m, v in zip(layout[2], map(cur.__getitem__, layout[1]))
+                                              if v > 0}
+            keys, cur, peak, by_id = read
+            names = keys if not by_id else map(name_of, keys)
+            if prev is not None and prev[0] is keys:
+                before = prev[1]
+            else:
+                at = dict(zip(prev[0], prev[1])) if prev is not None else {}
+                before = [at.get(k, 0) for k in keys]
+            s["tag_rise"] = {n: p - b for n, p, b in zip(names, peak, before) if p > b}
+        self._pending.clear()
 
     # --- output ------------------------------------------------------------------
     def report(self, step=None):
@@ -788,6 +956,11 @@ def _add(a, b):
     return out
 
 
+def _read_of(usage):
+    """A tag read (_read_tags) of a {name: (live, peak)} dict."""
+    return list(usage), [v[0] for v in usage.values()], [v[1] for v in usage.values()], False
+
+
 _GRAD = operator.attrgetter("grad")
 _CALL = weakref.ref.__call__
 _NOT_NONE = functools.partial(operator.is_not, None)
@@ -820,13 +993,21 @@ class _Step:
 
 
 class _Restore:
-    """A handle that puts back an attribute patched on an instance."""
+    """Patches an instance's attribute; remove() puts back what the instance
+    had before (another profiler's wrapper, say, or nothing: the class's),
+    as long as the attribute is still this patch."""
+
+    _MISSING = object()
 
     def __init__(self, obj, name, value):
-        self.obj, self.name = obj, name
+        self.obj, self.name, self.value = obj, name, value
+        self.previous = vars(obj).get(name, self._MISSING)
+        setattr(obj, name, value)
 
     def remove(self):
-        try:
+        if vars(self.obj).get(self.name, self._MISSING) is not self.value:
+            return
+        if self.previous is self._MISSING:
             delattr(self.obj, self.name)
-        except AttributeError:
-            pass
+        else:
+            setattr(self.obj, self.name, self.previous)

@@ -247,6 +247,17 @@ class PluginBlocksTest(PluginTestCase):
         try:
             want = {t["name"]: (t["current_bytes"], t["peak_bytes"]) for t in p.tag_usage(dev)}
             self.assertEqual(view.tag_usage(), want)
+            # The same tags: the very ids object of the last read (what the
+            # profiler keys its forward-tag positions on); a new tag: another.
+            ids = view.tag_read()[0]
+            self.assertIs(view.tag_read()[0], ids)
+            prev = p.set_tag(p.tag_intern("compact-new"))
+            try:
+                ptrs.append(p.malloc(1000, device=dev))
+            finally:
+                p.set_tag(prev)
+            self.assertIsNot(view.tag_read()[0], ids)
+            self.assertEqual(len(view.tag_read()[0]), len(ids) + 1)
             p.free(ptrs.pop(3), dev)
             want = {t["name"]: (t["current_bytes"], t["peak_bytes"]) for t in p.tag_usage(dev)}
             self.assertEqual(view.tag_usage(), want)
@@ -357,6 +368,21 @@ class ProfilerHooksTest(unittest.TestCase):
             self.assertEqual(s["activations_basis"], "forward")
             self.assertEqual(sum(s["kinds"].values()), s["allocated"], s["phase"])
 
+    def test_samples_are_completed_when_read_or_when_many_wait(self):
+        import ccalloc.profiler as profiler
+        self.run_step()
+        self.assertTrue(self.prof._pending)      # left raw by the boundaries
+        self.assertTrue(all(isinstance(s["tag_rise"], dict) for s in self.prof.samples))
+        self.assertEqual(self.prof._pending, [])
+        saved = profiler._PENDING_MAX
+        profiler._PENDING_MAX = 3
+        try:
+            self.run_step()
+            self.assertEqual(self.prof._pending, [])   # end_step derived them
+            self.assertTrue(all(isinstance(s["tag_rise"], dict) for s in self.prof._samples))
+        finally:
+            profiler._PENDING_MAX = saved
+
     def test_cached_blocks_stay_exact_when_parameters_or_state_change(self):
         self.run_step()
         # Replace a parameter (refresh() re-reads them) and give the
@@ -383,6 +409,53 @@ class ProfilerHooksTest(unittest.TestCase):
         # The backward tag is set by a hook, on the thread autograd runs it on
         # (on CPU the caller's; the test checks it is set from the hook too).
         self.assertGreaterEqual(names.count("backward"), 2)
+
+    def test_gradients_replaced_at_a_reused_id_are_seen(self):
+        # Each parameter's gradient is replaced between two boundaries by a
+        # tensor whose storage is twice as large, created after the old one
+        # died: CPython then gives it the old one's id, so only the weak
+        # references tell the profiler to look the gradients up again.
+        nparams = sum(p.numel() * 4 for p in self.model.parameters())
+        with self.prof.step():
+            self.model(torch.randn(32, 8)).square().mean().backward()
+            reused = 0
+            for p in self.model.parameters():
+                big = torch.zeros(2 * p.numel())
+                shape, stride, old = p.shape, p.stride(), id(p.grad)
+                p.grad = None
+                p.grad = torch.as_strided(big, shape, stride)
+                reused += id(p.grad) == old
+            del big
+            self.opt.step()
+        self.assertGreater(reused, 0, "no gradient got its predecessor's id: the case is not reached")
+        by_phase = [(s["phase"], s["kinds"]["gradients"]) for s in self.prof.samples]
+        self.assertEqual(by_phase[4], ("backward", nparams))
+        self.assertEqual(by_phase[5], ("other", 2 * nparams))     # closed by optimizer.step()
+        for s in self.prof.samples:
+            self.assertEqual(sum(s["kinds"].values()), s["allocated"], s["phase"])
+
+    def test_module_tags_restore_the_parent_and_stay_in_forward(self):
+        from ccalloc.profiler import MemoryProfiler
+        self.prof.close()
+        model = torch.nn.Sequential(torch.nn.Sequential(torch.nn.Linear(8, 8), torch.nn.ReLU()),
+                                    torch.nn.Linear(8, 4))
+        self.prof = MemoryProfiler(model, None, view=self.view)
+        with self.prof.step():
+            model(torch.randn(2, 8)).sum().backward()
+        names = [n for _, n in self.view.tags]
+        start = names.index("forward")
+        self.assertEqual(names[start:names.index("loss")],
+                         ["forward", "forward/0", "forward/0.0", "forward/0", "forward/0.1",
+                          "forward/0", "forward", "forward/1", "forward"])
+        # Outside a step no module tag is set, also after a step whose
+        # forward raised (it ends in the forward phase).
+        with self.assertRaises(RuntimeError):
+            with self.prof.step():
+                model(torch.randn(2, 5))
+        self.assertEqual(self.prof.phase, "forward")
+        before = len(self.view.tags)
+        model(torch.randn(2, 8))
+        self.assertEqual(self.view.tags[before:], [])
 
     def test_close_removes_hooks_and_the_backward_wrapper(self):
         self.assertIn("torch.autograd.backward wrapper", self.prof.leftovers())
@@ -414,6 +487,7 @@ class _SimTagView:
         self.inner = _CcallocView(plugin, device)
         self.plugin, self.sim_device, self.device = plugin, device, "cpu"
         self.sim = {}
+        self.reads = []
 
     def block_for(self, ptr, size=4096):
         if ptr not in self.sim:
@@ -430,7 +504,14 @@ class _SimTagView:
         return 0
 
     def tag_usage(self):
+        self.record()
         return self.inner.tag_usage()
+
+    def record(self):
+        """Keeps the plugin's own JSON tag usage as of this read: what the
+        tests derive the expected tag_rise from."""
+        self.reads.append({t["name"]: (t["current_bytes"], t["peak_bytes"])
+                           for t in self.plugin.tag_usage(self.sim_device)})
 
     def reset_peaks(self):
         self.inner.reset_peaks()
@@ -448,17 +529,55 @@ class _SimTagView:
         self.inner.restore_tag(tag)
 
 
+class _SimRawTagView(_SimTagView):
+    """_SimTagView with the arrays-by-tag-id read of ccalloc's own view
+    (what the profiler uses on a GPU) instead of the {name: ...} dict."""
+
+    raw_reads = 0
+
+    def tag_read(self):
+        self.raw_reads += 1
+        self.record()
+        return self.inner.tag_read()
+
+    def tag_name(self, tag):
+        return self.inner.tag_name(tag)
+
+
+def expected_tag_rise(samples, reads):
+    """tag_rise as the profiler defines it, from each sample's JSON tag
+    usage: each tag's peak since the last sample of the step less its live
+    bytes at that sample (0 at the step's start), where above."""
+    out, before = [], {}
+    for s, now in zip(samples, reads):
+        if s["phase"] == "start":
+            before = {}
+        out.append({n: peak - before.get(n, (0, 0))[0] for n, (_, peak) in now.items()
+                    if peak - before.get(n, (0, 0))[0] > 0})
+        before = now
+    return out
+
+
 @unittest.skipIf(torch is None, "no torch (Debian's python3-torch runs this under /usr/bin/python3)")
 class TagActivationsTest(PluginTestCase):
     """Activations from the allocator's per-tag counters (the default): the
-    bytes allocated in forward and still live, by module, exactly."""
+    bytes allocated in forward and still live, by module, exactly; through
+    the {name: ...} tag read of a view (DEV) and the arrays by tag id of
+    ccalloc's own (RAW_DEV, its own device: per-tag counters are per device)."""
 
     DEV = 9
+    RAW_DEV = 10
+    CACHE_DEV = 11
 
     def test_activations_are_the_forward_blocks_still_live(self):
+        self.run_model(_SimTagView(self.plugin, self.DEV))
+
+    def test_the_same_from_the_arrays_by_tag_id(self):
+        self.run_model(_SimRawTagView(self.plugin, self.RAW_DEV))
+
+    def run_model(self, view):
         from ccalloc.profiler import MemoryProfiler
-        plugin, dev = self.plugin, self.DEV
-        view = _SimTagView(plugin, dev)
+        plugin, dev = self.plugin, view.sim_device
         live = {}            # module name -> [(ptr, block size)] allocated in its forward
 
         class Alloc(torch.nn.Module):
@@ -521,6 +640,14 @@ class TagActivationsTest(PluginTestCase):
                 self.assertGreaterEqual(s["kinds"]["temporaries"], 0)
             self.assertEqual(prof.problems(), [])
             self.assertIn("activations (allocated in forward, still live)", prof.report())
+            # tag_rise, derived when the samples are read, is what the
+            # allocator's own usage at each boundary says.
+            self.assertEqual(len(view.reads), len(prof.samples))
+            if isinstance(view, _SimRawTagView):
+                self.assertEqual(view.raw_reads, len(prof.samples))
+            self.assertEqual([s["tag_rise"] for s in prof.samples],
+                             expected_tag_rise(prof.samples, view.reads))
+            self.assertTrue(any(s["tag_rise"] for s in prof.samples))
         finally:
             prof.close()
             self.assertEqual(prof.leftovers(), [])
@@ -528,6 +655,57 @@ class TagActivationsTest(PluginTestCase):
                 for ptr, _ in v:
                     plugin.free(ptr, dev)
             for ptr in view.sim.values():
+                plugin.free(ptr, dev)
+
+    def test_cached_blocks_measure_what_a_fresh_profiler_does(self):
+        # The profiler looks blocks up again only when pointers or
+        # gradients change: wherever a step stands, what it measures through
+        # its caches (twice: the second read is all cache hits) is what a
+        # profiler with no cache measures, and the kinds add up.
+        from ccalloc.profiler import MemoryProfiler
+        plugin, dev = self.plugin, self.CACHE_DEV
+        view = _SimRawTagView(plugin, dev)
+        held = []
+
+        class Alloc(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.lin = torch.nn.Linear(8, 8)
+
+            def forward(self, x):
+                held.append(plugin.malloc(64 * 1024, device=dev))   # an activation
+                return self.lin(x)
+
+        model = torch.nn.Sequential(Alloc(), torch.nn.ReLU(), Alloc())
+        opt = torch.optim.Adam(model.parameters(), lr=1e-3)
+        prof = MemoryProfiler(model, opt, view=view)
+
+        def check(where):
+            cached = prof.measure()
+            self.assertEqual(prof.measure(), cached, where)
+            fresh = MemoryProfiler(model, opt, view=view)
+            try:
+                self.assertEqual(fresh.measure(), cached, where)
+            finally:
+                fresh.close()
+            self.assertEqual(sum(cached["kinds"].values()), cached["allocated"], where)
+        try:
+            for step in range(3):
+                with prof.step():
+                    out = model(torch.randn(4, 8))
+                    check((step, "forward"))
+                    out.square().mean().backward()
+                    check((step, "backward"))
+                    opt.step()
+                    check((step, "optimizer"))
+                    opt.zero_grad(set_to_none=True)
+                    check((step, "zero_grad"))
+                    plugin.free(held.pop(0), dev)
+            self.assertEqual(prof.problems(), [])
+            self.assertGreater(prof.samples[-1]["kinds"]["activations"], 0)
+        finally:
+            prof.close()
+            for ptr in held + list(view.sim.values()):
                 plugin.free(ptr, dev)
 
 
