@@ -254,18 +254,17 @@ void DeviceAllocator::DestroyMarks() {
   marks_.clear();
 }
 
-bool DeviceAllocator::FreeCompleted(const Block& block) {
+bool DeviceAllocator::FreeCompleted(StreamId stream, std::uint64_t freed_at) {
   if (capturing()) return false;  // a capture refuses event calls
-  const StreamId stream = block.segment->stream;
-  if (block.freed_at <= CoveredUpto(stream)) return true;
+  if (freed_at <= CoveredUpto(stream)) return true;
   if (std::uint64_t& polled = polled_in_[stream]; polled != prepare_epoch_) {
     polled = prepare_epoch_;
     if (!PollMarks(stream).ok()) return false;
-    if (block.freed_at <= CoveredUpto(stream)) return true;
+    if (freed_at <= CoveredUpto(stream)) return true;
   }
   // Not yet: leave a mark covering this free unless one already does.
   std::deque<FreeMark>& marks = marks_[stream];
-  if ((marks.empty() || marks.back().seq < block.freed_at) && marks.size() < kMaxMarks) {
+  if ((marks.empty() || marks.back().seq < freed_at) && marks.size() < kMaxMarks) {
     if (absl::StatusOr<EventHandle> e = backend_->RecordEvent(stream); e.ok()) {
       marks.push_back(FreeMark{*e, free_seq_});
     }
@@ -273,20 +272,19 @@ bool DeviceAllocator::FreeCompleted(const Block& block) {
   return false;
 }
 
-absl::Status DeviceAllocator::WaitForFree(const Block& block) {
-  // A wait since the block's newest free (of its stream, or of the device)
-  // already covers it; otherwise wait for the first mark after that free if
-  // there is one (less of the queue than all of it), else for the stream
-  // now, and remember how far the wait reaches.
-  const StreamId stream = block.segment->stream;
-  if (block.freed_at <= CoveredUpto(stream)) return absl::OkStatus();
+absl::Status DeviceAllocator::WaitForFree(StreamId stream, std::uint64_t freed_at) {
+  // A wait since that free (of its stream, or of the device) already covers
+  // it; otherwise wait for the first mark after that free if there is one
+  // (less of the queue than all of it), else for the stream now, and
+  // remember how far the wait reaches.
+  if (freed_at <= CoveredUpto(stream)) return absl::OkStatus();
   if (absl::Status s = PollMarks(stream); !s.ok()) return s;
-  if (block.freed_at <= CoveredUpto(stream)) return absl::OkStatus();
+  if (freed_at <= CoveredUpto(stream)) return absl::OkStatus();
   ++stats_.num_stream_syncs;
   if (auto it = marks_.find(stream); it != marks_.end()) {
     std::deque<FreeMark>& marks = it->second;
     auto mark = std::find_if(marks.begin(), marks.end(),
-                             [&](const FreeMark& m) { return m.seq >= block.freed_at; });
+                             [&](const FreeMark& m) { return m.seq >= freed_at; });
     if (mark != marks.end()) {
       if (absl::Status s = backend_->SynchronizeEvent(mark->event); !s.ok()) return s;
       // Marks up to this one have completed too (same stream, in order).

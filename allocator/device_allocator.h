@@ -242,8 +242,10 @@ class DeviceAllocator final : private SegmentCache {
   }
   const BlockPool& FreeBlocks(const PrivatePool* owner, PoolKind kind) const override
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  absl::Status WaitForFree(const Block& block) override ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  bool FreeCompleted(const Block& block) override ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::Status WaitForFree(StreamId stream, std::uint64_t freed_at) override
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  bool FreeCompleted(StreamId stream, std::uint64_t freed_at) override
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // What synced_upto_ and device_synced_upto_ say has finished on `stream`.
   std::uint64_t CoveredUpto(StreamId stream) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Drops `stream`'s marks whose events have completed, moving what is

@@ -83,6 +83,12 @@ absl::Status DeviceAllocator::BeginAllocateToPool(PoolId pool,
           absl::StrCat("pool ", pool, " is already being allocated to"));
     }
   }
+  // A capture may follow (PyTorch begins it right after): it refuses
+  // unmapping, so unmaps the store deferred are done now, waiting if need
+  // be, before the routing says a capture may be underway.
+  if (routes_.empty()) {
+    if (absl::Status s = store_->Quiesce(Locked()); !s.ok()) return s;
+  }
   PrivatePool* owner = CreateOrIncrefLocked(pool);
   routes_.push_back(Route{pool, owner, std::move(filter)});
   UpdatePoolWork();

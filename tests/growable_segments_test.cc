@@ -425,5 +425,146 @@ TEST_F(GrowableSegmentsTest, FailedUnmapDuringATrimLosesNothing) {
   EXPECT_TRUE(env_.NothingOutstanding());
 }
 
+// A move within one stream never waits: the chunks under a hole whose work
+// may still be queued are mapped where the new block needs them while still
+// mapped where they were (the new block's work queues after the old), and
+// the old mapping goes once an event says the old work has finished. Memory
+// is counted once throughout, and the device holds exactly what is counted.
+TEST_F(GrowableSegmentsTest, SameStreamMovesDoNotWaitAndUnmapOnceTheWorkIsDone) {
+  MakeWithSlack(0, 0);  // no room: every growth moves
+  SimBackend* sim = env_.sim();
+  const DevicePtr a = AllocateOk(24 * kMiB, 0);
+  const DevicePtr keep = AllocateOk(8 * kMiB, 0);
+  FreeOk(a);
+  const std::int64_t unmaps_before = alloc_->GetStats().num_unmaps;
+  // 40 MiB does not fit a's hole: it goes past `keep`, taking a's chunks.
+  const DevicePtr c = AllocateOk(40 * kMiB, 0);
+  MemoryStats stats = alloc_->GetStats();
+  EXPECT_EQ(stats.num_stream_syncs, 0) << "a move within the stream waited";
+  EXPECT_EQ(stats.num_unmaps, unmaps_before) << "unmapped while queued work may use it";
+  EXPECT_EQ(stats.reserved_bytes[kStatAll].current, static_cast<std::int64_t>(48 * kMiB))
+      << "a's memory was not reused";
+  EXPECT_EQ(static_cast<std::int64_t>(sim->counts().bytes_in_use),
+            stats.reserved_bytes[kStatAll].current);
+  EXPECT_TRUE(IsValid(*alloc_));
+
+  // The GPU gets past the free; the next growth unmaps a's old pages first,
+  // without a wait.
+  sim->CompleteStream(0);
+  const DevicePtr d = AllocateOk(4 * kMiB, 1);
+  stats = alloc_->GetStats();
+  EXPECT_GT(stats.num_unmaps, unmaps_before) << "the old mapping was never unmapped";
+  EXPECT_EQ(stats.num_stream_syncs, 0);
+  EXPECT_EQ(static_cast<std::int64_t>(sim->counts().bytes_in_use),
+            stats.reserved_bytes[kStatAll].current);
+  EXPECT_TRUE(IsValid(*alloc_));
+  for (DevicePtr p : {keep, c, d}) FreeOk(p);
+  ASSERT_TRUE(alloc_->EmptyCache().ok());
+  EXPECT_EQ(Reserved(), 0);
+  alloc_.reset();
+  EXPECT_TRUE(env_.NothingOutstanding());
+}
+
+// A block handed out where a move has just left must first see the old
+// mapping gone: that one case waits for the old work, and the block gets
+// memory of its own (not the moved chunk's, which another block now holds).
+TEST_F(GrowableSegmentsTest, ABlockOverPagesAMoveJustLeftWaitsAndGetsItsOwnMemory) {
+  MakeWithSlack(0, 0);
+  SimBackend* sim = env_.sim();
+  const DevicePtr a = AllocateOk(24 * kMiB, 0);
+  const DevicePtr keep = AllocateOk(8 * kMiB, 0);
+  FreeOk(a);
+  const DevicePtr c = AllocateOk(40 * kMiB, 0);
+  ASSERT_EQ(alloc_->GetStats().num_stream_syncs, 0);
+  // Best fit puts 24 MiB in a's hole, whose pages are still leaving.
+  const DevicePtr e = AllocateOk(24 * kMiB, 0);
+  EXPECT_EQ(e, a);
+  const MemoryStats stats = alloc_->GetStats();
+  EXPECT_EQ(stats.num_stream_syncs, 1);
+  EXPECT_EQ(static_cast<std::int64_t>(sim->counts().bytes_in_use),
+            stats.reserved_bytes[kStatAll].current);
+  EXPECT_EQ(stats.reserved_bytes[kStatAll].current, static_cast<std::int64_t>(72 * kMiB));
+  EXPECT_TRUE(IsValid(*alloc_));
+  for (DevicePtr p : {keep, c, e}) FreeOk(p);
+  ASSERT_TRUE(alloc_->EmptyCache().ok());
+  alloc_.reset();
+  EXPECT_TRUE(env_.NothingOutstanding());
+}
+
+// A moved chunk that cannot be mapped at its new address stays where it was
+// (its old mapping was never undone): nothing lost, nothing counted twice,
+// and the out-of-memory path's retry then succeeds. An old mapping whose
+// unmap fails is tried again later.
+TEST_F(GrowableSegmentsTest, FailuresOfAMoveWithinTheStreamLoseNothing) {
+  MakeWithSlack(0, 0);
+  SimBackend* sim = env_.sim();
+  auto check = [&] {
+    const MemoryStats stats = alloc_->GetStats();
+    EXPECT_EQ(static_cast<std::int64_t>(sim->counts().bytes_in_use),
+              stats.reserved_bytes[kStatAll].current);
+    EXPECT_TRUE(IsValid(*alloc_));
+  };
+  // The first map of the growth is a's first chunk at its new address.
+  DevicePtr a = AllocateOk(24 * kMiB, 0);
+  DevicePtr keep = AllocateOk(8 * kMiB, 0);
+  FreeOk(a);
+  sim->FailNth(SimOp::kMap, 1);
+  absl::StatusOr<DevicePtr> c = alloc_->Allocate(40 * kMiB, 0);
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(sim->counts().failures_injected, 1);
+  EXPECT_EQ(alloc_->GetStats().num_alloc_retries, 1);
+  check();
+  FreeOk(*c);
+  FreeOk(keep);
+  ASSERT_TRUE(alloc_->EmptyCache().ok());
+  ASSERT_EQ(Reserved(), 0);
+
+  // The same move succeeds; after the old work is done, the old pages' unmap
+  // fails once: they stay leaving, and go at the next trim.
+  a = AllocateOk(24 * kMiB, 0);
+  keep = AllocateOk(8 * kMiB, 0);
+  FreeOk(a);
+  const std::int64_t syncs = alloc_->GetStats().num_stream_syncs;
+  const DevicePtr c2 = AllocateOk(40 * kMiB, 0);
+  ASSERT_EQ(alloc_->GetStats().num_stream_syncs, syncs);
+  sim->CompleteStream(0);
+  sim->FailNth(SimOp::kUnmap, 1);
+  const DevicePtr d = AllocateOk(4 * kMiB, 1);
+  EXPECT_EQ(sim->counts().failures_injected, 2);
+  check();
+  for (DevicePtr p : {keep, c2, d}) FreeOk(p);
+  ASSERT_TRUE(alloc_->EmptyCache().ok());
+  EXPECT_EQ(Reserved(), 0);
+  check();
+  alloc_.reset();
+  EXPECT_TRUE(env_.NothingOutstanding());
+}
+
+// A capture refuses unmapping, so routing allocations to a private pool (what
+// precedes one) first finishes the unmaps that moves left behind.
+TEST_F(GrowableSegmentsTest, RoutingToAPoolFinishesDeferredUnmapsFirst) {
+  MakeWithSlack(0, 0);
+  SimBackend* sim = env_.sim();
+  const DevicePtr a = AllocateOk(24 * kMiB, 0);
+  const DevicePtr keep = AllocateOk(8 * kMiB, 0);
+  FreeOk(a);
+  const DevicePtr c = AllocateOk(40 * kMiB, 0);
+  const std::int64_t unmaps = alloc_->GetStats().num_unmaps;
+  ASSERT_TRUE(alloc_->BeginAllocateToPool(7, [](StreamId s) { return s == 3; }).ok());
+  EXPECT_GT(alloc_->GetStats().num_unmaps, unmaps) << "a leaving mapping outlived the routing";
+  ASSERT_TRUE(sim->BeginCapture(3).ok());
+  const DevicePtr g = AllocateOk(6 * kMiB, 3);
+  ASSERT_TRUE(sim->EndCapture(3).ok());
+  EXPECT_FALSE(sim->capture_invalidated()) << sim->capture_violation();
+  ASSERT_TRUE(alloc_->EndAllocateToPool(7).ok());
+  FreeOk(g);
+  ASSERT_TRUE(alloc_->ReleasePool(7).ok());
+  EXPECT_TRUE(IsValid(*alloc_));
+  for (DevicePtr p : {keep, c}) FreeOk(p);
+  ASSERT_TRUE(alloc_->EmptyCache().ok());
+  alloc_.reset();
+  EXPECT_TRUE(env_.NothingOutstanding());
+}
+
 }  // namespace
 }  // namespace ccalloc::test

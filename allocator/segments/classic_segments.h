@@ -54,6 +54,7 @@ class ClassicSegments final : public SegmentStore {
     return std::size_t{0};
   }
   bool CanRelease(CacheLock lock, const Segment& segment) const override { return true; }
+  absl::Status Quiesce(CacheLock lock) override { return absl::OkStatus(); }
   absl::Status Release(CacheLock lock, Segment& segment) override;
   void Discard(CacheLock lock, Segment& segment) override;
 

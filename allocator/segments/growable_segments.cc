@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "allocator/ipc.h"
 
@@ -31,14 +32,51 @@ std::size_t RangeSize(DeviceBackend& backend, std::size_t page_size) {
 
 }  // namespace
 
+// The runs of missing pages of the block being prepared and the chunks taken
+// for them: a chunk goes to a run of exactly its size. (Filling larger runs
+// with smaller chunks reuses more but cuts the runs into more, smaller
+// chunks, which every later move pays for: on the bundled traces it raised
+// the steady driver calls by a quarter for no memory gained.)
+struct GrowableSegments::Placement {
+  struct Run {
+    std::size_t first, pages, filled;
+  };
+  struct Move {
+    PhysicalHandle handle;
+    std::size_t dest, pages;
+    // Where it was still mapped (Leaving), else null.
+    GrowableSegment* from;
+    std::size_t from_first;
+  };
+  std::vector<Run> runs;
+  std::vector<Move> moves;
+
+  Run* Fit(std::size_t pages) {
+    for (Run& r : runs) {
+      if (r.filled == 0 && r.pages == pages) return &r;
+    }
+    return nullptr;
+  }
+  void Add(Run* run, PhysicalHandle handle, std::size_t pages, GrowableSegment* from,
+           std::size_t from_first) {
+    moves.push_back(Move{handle, run->first + run->filled, pages, from, from_first});
+    run->filled += pages;
+  }
+};
+
 bool GrowableSegment::Validate(std::string* why) const {
   auto fail = [&](absl::string_view problem) {
     if (why != nullptr) *why = absl::StrCat("segment ", Hex(base), ": ", problem);
     return false;
   };
   std::size_t mapped = 0;
-  for (PhysicalHandle h : pages) mapped += h != 0;
+  std::size_t leaving = 0;
+  for (PhysicalHandle h : pages) {
+    mapped += Holds(h);
+    leaving += h == kLeaving;
+  }
   if (mapped != mapped_pages) return fail("mapped page count is off");
+  if (leaving != leaving_pages) return fail("leaving page count is off");
   const std::size_t end = mapped_end;
   if (end > pages.size() || (end > 0 && pages[end - 1] == 0) ||
       std::any_of(pages.begin() + static_cast<std::ptrdiff_t>(end), pages.end(),
@@ -87,29 +125,46 @@ absl::Status GrowableSegments::Prepare(CacheLock lock, Segment& range, const Blo
                                        DevicePtr begin, std::size_t bytes) {
   AssertHeld(lock);
   GrowableSegment* segment = &Of(range);
-  // Chunks taken from under free holes are remapped when a run has their
-  // size (saving a release and a create); the rest go back to the device
-  // before any new memory is created, so the device never holds more than
-  // the counters say. On failure part of the chunks may already be unmapped
-  // into `spares`: they are released below like any unused one.
+  const std::size_t first = (begin - segment->base) / page_size_;
+  const std::size_t last = (begin + bytes - 1 - segment->base) / page_size_;
+  // Chunks moved away whose old work has finished are unmapped from their
+  // old pages now (event queries only; a failure leaves them for later).
+  // Those under this block must go before it is handed out, waiting if need
+  // be (rare: the block would have to land where a move just left).
+  if (!leaving_.empty()) {
+    (void)FinishLeaving(/*wait=*/false);
+    if (segment->leaving_pages > 0) {
+      if (absl::Status s = FinishLeaving(/*wait=*/true, segment, first, last); !s.ok()) return s;
+    }
+  }
+  // Chunks taken from under free holes are mapped again where a run of
+  // missing pages has room for them (saving a release and a create); the
+  // rest go back to the device before any new memory is created, so the
+  // device never holds more than the counters say. On failure part of the
+  // chunks may already be taken into `place`: they go back below.
   std::vector<std::pair<PhysicalHandle, std::size_t>> spares;
   if (options_.unpin_edges > 0 && !cache_.capturing()) {
     UnpinEdges(segment, hole, begin, bytes, &spares);
   }
-  const std::size_t first = (begin - segment->base) / page_size_;
-  const std::size_t last = (begin + bytes - 1 - segment->base) / page_size_;
   std::size_t missing = 0;
   for (std::size_t i = first; i <= last; ++i) missing += segment->pages[i] == 0;
-  if (missing == 0) return absl::OkStatus();
+  if (missing == 0) {
+    for (const auto& [handle, pages] : spares) {
+      (void)ReleaseChunk(handle);
+    }
+    return absl::OkStatus();
+  }
 
   // Budget, between a low and a high mark. New memory is taken while the
   // cache of free mapped memory stays within release_slack of the peak
   // allocated (the hysteresis that lets steady training steps map nothing).
-  // Beyond it, wholly free chunks are moved from under holes, but only those
-  // whose frees are known to have finished: the allocation path never waits
-  // for queued work, so the GPU keeps its queue and the driver calls overlap
-  // its work. Only beyond release_slack_max (or the memory limit) does a
-  // trim wait, for as little of the queue as it can.
+  // Beyond it, wholly free chunks whose frees are known to have finished are
+  // moved from under holes: the allocation path never waits for queued
+  // work, so the GPU keeps its queue and the driver calls overlap its work.
+  // Beyond release_slack_max (or the memory limit) chunks of holes of the
+  // block's own stream move too, left mapped where they were until their
+  // work is done; only with nothing else to take does a trim wait, for as
+  // little of the queue as it can.
   const MemoryStats& stats = cache_.stats();
   const std::size_t need = missing * page_size_;
   const std::size_t allocated_after =
@@ -145,7 +200,7 @@ absl::Status GrowableSegments::Prepare(CacheLock lock, Segment& range, const Blo
       std::max(page_size_, std::min(MaxChunk(*segment), bytes / options_.map_chunk_divisor));
   const bool first_partial = (begin - segment->base) % page_size_ != 0;
   const bool last_partial = (begin + bytes - segment->base) % page_size_ != 0;
-  std::vector<std::pair<std::size_t, std::size_t>> runs;  // (first page, pages)
+  Placement place;
   for (std::size_t i = first; i <= last;) {
     if (segment->pages[i] != 0) {
       ++i;
@@ -159,8 +214,15 @@ absl::Status GrowableSegments::Prepare(CacheLock lock, Segment& range, const Blo
         ++run;
       }
     }
-    runs.emplace_back(i, run);
+    place.runs.push_back(Placement::Run{i, run, 0});
     i += run;
+  }
+  for (const auto& [handle, pages] : spares) {
+    if (Placement::Run* run = place.Fit(pages)) {
+      place.Add(run, handle, pages, nullptr, 0);
+    } else {
+      (void)ReleaseChunk(handle);
+    }
   }
 
   absl::Status status;
@@ -168,32 +230,34 @@ absl::Status GrowableSegments::Prepare(CacheLock lock, Segment& range, const Blo
   // block is in.
   std::size_t moved = 0;
   if (excess_low > 0) {
-    absl::StatusOr<std::size_t> n = UnmapFreeChunks(std::min(excess_low, need), begin,
-                                                    begin + bytes, &spares, /*owner=*/nullptr,
-                                                    /*wait=*/false);
+    absl::StatusOr<std::size_t> n =
+        UnmapFreeChunks(std::min(excess_low, need), begin, begin + bytes, &place, segment,
+                        /*owner=*/nullptr, /*wait=*/false);
     if (n.ok()) moved = *n;
     status = n.status();
   }
   if (status.ok() && excess_high > moved) {
     status = UnmapFreeChunks(std::min(excess_high - moved, need - std::min(need, moved)),
-                             begin, begin + bytes, &spares, /*owner=*/nullptr, /*wait=*/true)
+                             begin, begin + bytes, &place, segment, /*owner=*/nullptr,
+                             /*wait=*/true)
                  .status();
   }
-  std::vector<bool> mapped(runs.size(), false);
-  for (std::size_t r = 0; r < runs.size() && status.ok() && !spares.empty(); ++r) {
-    auto spare = std::find_if(spares.begin(), spares.end(),
-                              [&](const auto& h) { return h.second == runs[r].second; });
-    if (spare == spares.end()) continue;
-    const PhysicalHandle handle = spare->first;
-    spares.erase(spare);
-    status = MapChunk(segment, runs[r].first, runs[r].second, handle);
-    mapped[r] = status.ok();
+  // The chunks taken, where they fit; after a failure they go back instead
+  // (a leaving one to where it still is).
+  for (const Placement::Move& m : place.moves) {
+    if (status.ok()) {
+      status = MapChunk(segment, m.dest, m.pages, m.handle, /*release_reuse=*/m.from == nullptr);
+      if (status.ok()) continue;
+      if (m.from != nullptr) UndoLeaving(m.from, m.from_first);
+    } else if (m.from != nullptr) {
+      UndoLeaving(m.from, m.from_first);
+    } else {
+      (void)ReleaseChunk(m.handle);
+    }
   }
-  for (const auto& [handle, pages] : spares) {
-    if (backend_.ReleasePhysical(handle).ok()) ++cache_.stats().num_device_free;
-  }
-  for (std::size_t r = 0; r < runs.size() && status.ok(); ++r) {
-    if (!mapped[r]) status = MapChunk(segment, runs[r].first, runs[r].second, 0);
+  for (const Placement::Run& r : place.runs) {
+    if (!status.ok()) break;
+    if (r.filled < r.pages) status = MapChunk(segment, r.first + r.filled, r.pages - r.filled, 0);
   }
   return status;
 }
@@ -211,13 +275,13 @@ void GrowableSegments::UnpinEdges(GrowableSegment* segment, const Block& hole, D
   // freed. When that rest is at least unpin_edges, the chunk (wholly free,
   // its frees finished: never a wait) is unmapped now and the block's part
   // mapped again on its own: two calls more, that memory kept movable.
-  if (!cache_.FreeCompleted(hole)) return;
+  if (!cache_.FreeCompleted(hole.segment->stream, hole.freed_at)) return;
   const std::size_t hole_lo = RoundUp(hole.ptr - segment->base, page_size_) / page_size_;
   const std::size_t hole_hi = (hole.end() - segment->base) / page_size_;
   const std::size_t first = (begin - segment->base) / page_size_;
   const std::size_t last = (begin + bytes - 1 - segment->base) / page_size_;
   for (const std::size_t page : {first, last}) {
-    if (page >= segment->mapped_end || segment->pages[page] == 0) continue;
+    if (page >= segment->mapped_end || !GrowableSegment::Holds(segment->pages[page])) continue;
     const auto [lo, hi] = segment->ChunkAround(page);
     if (lo < hole_lo || hi > hole_hi) continue;  // a live neighbour pins it already
     const std::size_t used = std::min(hi, last + 1) - std::max(lo, first);
@@ -229,9 +293,7 @@ void GrowableSegments::UnpinEdges(GrowableSegment* segment, const Block& hole, D
     if (!backend_.Unmap(va, chunk).ok()) return;
     for (std::size_t p = lo; p < hi; ++p) segment->pages[p] = 0;
     segment->mapped_pages -= hi - lo;
-    while (segment->mapped_end > 0 && segment->pages[segment->mapped_end - 1] == 0) {
-      --segment->mapped_end;
-    }
+    segment->TrimMappedEnd();
     ++cache_.stats().num_unmaps;
     AddReserved(segment->pool, -static_cast<std::int64_t>(chunk));
     spares->emplace_back(handle, hi - lo);
@@ -240,7 +302,8 @@ void GrowableSegments::UnpinEdges(GrowableSegment* segment, const Block& hole, D
 }
 
 absl::Status GrowableSegments::MapChunk(GrowableSegment* segment, std::size_t first_page,
-                                        std::size_t pages, PhysicalHandle reuse) {
+                                        std::size_t pages, PhysicalHandle reuse,
+                                        bool release_reuse) {
   MemoryStats& stats = cache_.stats();
   const std::size_t bytes = pages * page_size_;
   absl::StatusOr<PhysicalHandle> handle = reuse;
@@ -262,8 +325,9 @@ absl::Status GrowableSegments::MapChunk(GrowableSegment* segment, std::size_t fi
   }
   if (!mapped.ok()) {
     // A chunk that could not be mapped goes straight back: nothing is left
-    // half-mapped and nothing leaks.
-    if (backend_.ReleasePhysical(*handle).ok()) ++stats.num_device_free;
+    // half-mapped and nothing leaks (one still mapped elsewhere stays with
+    // the caller).
+    if (reuse == 0 || release_reuse) (void)ReleaseChunk(*handle);
     return mapped;
   }
   for (std::size_t p = first_page; p < first_page + pages; ++p) segment->pages[p] = *handle;
@@ -276,13 +340,98 @@ absl::Status GrowableSegments::MapChunk(GrowableSegment* segment, std::size_t fi
 
 absl::StatusOr<std::size_t> GrowableSegments::Trim(CacheLock lock, PrivatePool* owner) {
   AssertHeld(lock);
-  return UnmapFreeChunks(static_cast<std::size_t>(-1), 0, 0, nullptr, owner, /*wait=*/true);
+  // Old pages of moved chunks first: they hold no memory but their ranges
+  // could not be released while mapped.
+  if (absl::Status s = FinishLeaving(/*wait=*/true); !s.ok()) return s;
+  return UnmapFreeChunks(static_cast<std::size_t>(-1), 0, 0, nullptr, nullptr, owner,
+                         /*wait=*/true);
+}
+
+absl::Status GrowableSegments::Quiesce(CacheLock lock) {
+  AssertHeld(lock);
+  return FinishLeaving(/*wait=*/true);
+}
+
+absl::Status GrowableSegments::FinishLeaving(bool wait, const GrowableSegment* only,
+                                             std::size_t first, std::size_t last) {
+  auto wanted = [&](const Leaving& l) {
+    return only == nullptr ||
+           (l.segment == only && l.first <= last && l.first + l.pages > first);
+  };
+  if (cache_.capturing()) {
+    // A capture refuses unmapping (Quiesce ran before it began, so this is
+    // only a block that would need some unmapped during one).
+    if (wait && std::any_of(leaving_.begin(), leaving_.end(), wanted)) {
+      return absl::FailedPreconditionError(
+          "memory moved away is still mapped here and a stream capture refuses unmapping");
+    }
+    return absl::OkStatus();
+  }
+  absl::Status status;
+  for (std::size_t k = 0; k < leaving_.size();) {
+    const Leaving l = leaving_[k];
+    if (!wanted(l)) {
+      ++k;
+      continue;
+    }
+    if (!cache_.FreeCompleted(l.stream, l.freed_at)) {
+      if (!wait) {
+        ++k;
+        continue;
+      }
+      if (absl::Status s = cache_.WaitForFree(l.stream, l.freed_at); !s.ok()) return s;
+    }
+    if (absl::Status s = backend_.Unmap(l.segment->base + l.first * page_size_,
+                                        l.pages * page_size_);
+        !s.ok()) {
+      if (status.ok()) status = s;  // still leaving: tried again later
+      ++k;
+      continue;
+    }
+    for (std::size_t p = l.first; p < l.first + l.pages; ++p) l.segment->pages[p] = 0;
+    l.segment->leaving_pages -= l.pages;
+    l.segment->TrimMappedEnd();
+    ++cache_.stats().num_unmaps;
+    leaving_.erase(leaving_.begin() + static_cast<std::ptrdiff_t>(k));
+  }
+  return status;
+}
+
+absl::Status GrowableSegments::ReleaseChunk(PhysicalHandle handle) {
+  // A chunk still mapped where it was moved from is unmapped there first:
+  // the driver would keep the memory until then, uncounted. Its old work came
+  // before the work on the memory's last block, on the same stream, and the
+  // callers release only memory whose work has finished, so this never waits.
+  for (auto it = std::find_if(leaving_.begin(), leaving_.end(),
+                              [&](const Leaving& l) { return l.handle == handle; });
+       it != leaving_.end();
+       it = std::find_if(leaving_.begin(), leaving_.end(),
+                         [&](const Leaving& l) { return l.handle == handle; })) {
+    if (absl::Status s = FinishLeaving(/*wait=*/true, it->segment, it->first, it->first);
+        !s.ok()) {
+      return s;
+    }
+  }
+  absl::Status s = backend_.ReleasePhysical(handle);
+  if (s.ok()) ++cache_.stats().num_device_free;
+  return s;
+}
+
+void GrowableSegments::UndoLeaving(GrowableSegment* segment, std::size_t first) {
+  auto it = std::find_if(leaving_.begin(), leaving_.end(), [&](const Leaving& l) {
+    return l.segment == segment && l.first == first;
+  });
+  if (it == leaving_.end()) return;
+  for (std::size_t p = it->first; p < it->first + it->pages; ++p) segment->pages[p] = it->handle;
+  segment->leaving_pages -= it->pages;
+  segment->mapped_pages += it->pages;
+  AddReserved(segment->pool, static_cast<std::int64_t>(it->pages * page_size_));
+  leaving_.erase(it);
 }
 
 absl::StatusOr<std::size_t> GrowableSegments::UnmapFreeChunks(
-    std::size_t target, DevicePtr keep_begin, DevicePtr keep_end,
-    std::vector<std::pair<PhysicalHandle, std::size_t>>* keep_handles, PrivatePool* owner,
-    bool wait) {
+    std::size_t target, DevicePtr keep_begin, DevicePtr keep_end, Placement* place,
+    const GrowableSegment* dest, PrivatePool* owner, bool wait) {
   std::size_t released = 0;
   // Unmapping during a capture would invalidate it, and a live private pool
   // is memory a captured graph replays into.
@@ -297,8 +446,15 @@ absl::StatusOr<std::size_t> GrowableSegments::UnmapFreeChunks(
     for (auto it = pool.rbegin(); it != pool.rend() && released < target; ++it) {
       const Block* b = *it;
       if (!b->segment->expandable || b->size < page_size_) continue;
-      // Without waiting, only holes whose work has finished.
-      if (!wait && !cache_.FreeCompleted(*b)) continue;
+      const StreamId stream = b->segment->stream;
+      // A chunk of a hole of the destination's stream may move before the
+      // hole's work has finished (the new block's work queues after it), in
+      // place of a wait: below the high mark new memory costs no more calls
+      // than a move, and later steps often want the hole again.
+      const bool may_leave =
+          wait && place != nullptr && dest != nullptr && dest->stream == stream;
+      bool finished = cache_.FreeCompleted(stream, b->freed_at);
+      if (!finished && !wait && !may_leave) continue;
       GrowableSegment* segment = &Of(*b->segment);
       // Only pages wholly inside the free block: its neighbours are in use.
       const std::size_t lo = RoundUp(b->ptr - segment->base, page_size_) / page_size_;
@@ -307,7 +463,7 @@ absl::StatusOr<std::size_t> GrowableSegments::UnmapFreeChunks(
       const std::size_t scan_end = std::min(hi, segment->mapped_end);
       while (i < scan_end && released < target) {
         const PhysicalHandle handle = segment->pages[i];
-        if (handle == 0) {
+        if (!GrowableSegment::Holds(handle)) {
           ++i;
           continue;
         }
@@ -315,28 +471,36 @@ absl::StatusOr<std::size_t> GrowableSegments::UnmapFreeChunks(
         // being mapped: a chunk is unmapped only as the unit it was mapped as.
         const auto [start, end] = segment->ChunkAround(i);
         const DevicePtr va = segment->base + start * page_size_;
-        const std::size_t bytes = (end - start) * page_size_;
+        const std::size_t pages = end - start;
+        const std::size_t bytes = pages * page_size_;
         i = end;
         if (start < lo || end > hi || (va < keep_end && va + bytes > keep_begin)) continue;
-        // Work queued before the block was freed may still touch the pages.
-        if (absl::Status s = cache_.WaitForFree(*b); !s.ok()) return s;
-        if (absl::Status s = backend_.Unmap(va, bytes); !s.ok()) return s;
-        for (std::size_t p = start; p < end; ++p) segment->pages[p] = 0;
-        segment->mapped_pages -= end - start;
-        if (end == segment->mapped_end) {
-          while (segment->mapped_end > 0 && segment->pages[segment->mapped_end - 1] == 0) {
-            --segment->mapped_end;
-          }
+        Placement::Run* run = place != nullptr ? place->Fit(pages) : nullptr;
+        const bool leave = !finished && run != nullptr && may_leave;
+        if (!finished && !leave) {
+          if (!wait) continue;
+          // Work queued before the block was freed may still touch the pages.
+          if (absl::Status s = cache_.WaitForFree(stream, b->freed_at); !s.ok()) return s;
+          finished = true;
         }
-        ++stats.num_unmaps;
+        if (leave) {
+          for (std::size_t p = start; p < end; ++p) segment->pages[p] = GrowableSegment::kLeaving;
+          segment->leaving_pages += pages;
+          leaving_.push_back(Leaving{segment, start, pages, handle, stream, b->freed_at});
+        } else {
+          if (absl::Status s = backend_.Unmap(va, bytes); !s.ok()) return s;
+          for (std::size_t p = start; p < end; ++p) segment->pages[p] = 0;
+          if (end == segment->mapped_end) segment->TrimMappedEnd();
+          ++stats.num_unmaps;
+        }
+        segment->mapped_pages -= pages;
         AddReserved(segment->pool, -static_cast<std::int64_t>(bytes));
         released += bytes;
-        if (keep_handles != nullptr) {
-          keep_handles->emplace_back(handle, end - start);
+        if (run != nullptr) {
+          place->Add(run, handle, pages, leave ? segment : nullptr, start);
           continue;
         }
-        if (absl::Status s = backend_.ReleasePhysical(handle); !s.ok()) return s;
-        ++stats.num_device_free;
+        if (absl::Status s = ReleaseChunk(handle); !s.ok()) return s;
       }
     }
   }
@@ -348,7 +512,11 @@ absl::StatusOr<std::size_t> GrowableSegments::Pause(CacheLock lock, Segment& ran
   AssertHeld(lock);
   GrowableSegment& segment = Of(range);
   std::size_t released = 0;
+  // Old pages of chunks moved away are unmapped first (moves take from the
+  // default pool's holes, a region's never, so this is for completeness).
   absl::Status status;
+  if (segment.leaving_pages > 0) status = FinishLeaving(/*wait=*/true, &segment);
+  if (!status.ok()) return status;
   for (std::size_t i = 0; i < segment.mapped_end;) {
     if (segment.pages[i] == 0) {
       ++i;
@@ -367,7 +535,7 @@ absl::StatusOr<std::size_t> GrowableSegments::Pause(CacheLock lock, Segment& ran
     ++cache_.stats().num_unmaps;
     AddReserved(segment.pool, -static_cast<std::int64_t>(bytes));
     released += bytes;
-    if (backend_.ReleasePhysical(handle).ok()) ++cache_.stats().num_device_free;
+    (void)ReleaseChunk(handle);
     i = last;
   }
   while (segment.mapped_end > 0 && segment.pages[segment.mapped_end - 1] == 0) {
@@ -428,7 +596,7 @@ absl::StatusOr<std::size_t> GrowableSegments::Resume(CacheLock lock, Segment& ra
 }
 
 bool GrowableSegments::CanRelease(CacheLock lock, const Segment& segment) const {
-  return Of(segment).mapped_pages == 0;
+  return Of(segment).mapped_pages == 0 && Of(segment).leaving_pages == 0;
 }
 
 absl::Status GrowableSegments::Release(CacheLock lock, Segment& segment) {
@@ -443,8 +611,16 @@ absl::Status GrowableSegments::Release(CacheLock lock, Segment& segment) {
 void GrowableSegments::Discard(CacheLock lock, Segment& range) {
   AssertHeld(lock);
   GrowableSegment& segment = Of(range);
+  // The allocator is going: every old mapping of a moved chunk goes first
+  // (its memory, owned where it went, is released only once unmapped).
+  for (const Leaving& l : leaving_) {
+    (void)backend_.Unmap(l.segment->base + l.first * page_size_, l.pages * page_size_);
+    for (std::size_t p = l.first; p < l.first + l.pages; ++p) l.segment->pages[p] = 0;
+    l.segment->leaving_pages -= l.pages;
+  }
+  leaving_.clear();
   for (std::size_t i = 0; i < segment.mapped_end;) {
-    if (segment.pages[i] == 0) {
+    if (!GrowableSegment::Holds(segment.pages[i])) {
       ++i;
       continue;
     }
@@ -469,7 +645,7 @@ std::size_t GrowableSegments::HeldBytesIn(CacheLock lock, const Segment& range,
   const std::size_t first = (begin - s.base) / page_size_;
   const std::size_t last = std::min((end - 1 - s.base) / page_size_ + 1, s.mapped_end);
   for (std::size_t i = first; i < last; ++i) {
-    if (s.pages[i] == 0) continue;
+    if (!GrowableSegment::Holds(s.pages[i])) continue;
     const DevicePtr lo = std::max(begin, s.base + i * page_size_);
     const DevicePtr hi = std::min(end, s.base + (i + 1) * page_size_);
     held += hi - lo;
@@ -481,8 +657,8 @@ void GrowableSegments::Describe(CacheLock lock, const Segment& range,
                                 SegmentInfo* info) const {
   const GrowableSegment& segment = Of(range);
   info->mapped_size = segment.mapped_pages * page_size_;
-  for (std::size_t i = 0; i < segment.pages.size(); ++i) {
-    if (segment.pages[i] == 0) continue;
+  for (std::size_t i = 0; i < segment.mapped_end; ++i) {
+    if (!GrowableSegment::Holds(segment.pages[i])) continue;
     const DevicePtr lo = segment.base + i * page_size_;
     if (!info->mapped_ranges.empty() && info->mapped_ranges.back().second == lo) {
       info->mapped_ranges.back().second = lo + page_size_;
@@ -539,12 +715,14 @@ absl::Status GrowableSegments::GrantPeer(CacheLock lock, int peer_device) {
   const int devices[] = {peer_device};
   for (const auto& [base, segment] : ranges_) {
     for (std::size_t i = 0; i < segment->mapped_end;) {
-      if (segment->pages[i] == 0) {
+      if (!GrowableSegment::Holds(segment->pages[i])) {
         ++i;
         continue;
       }
       std::size_t run_end = i + 1;
-      while (run_end < segment->mapped_end && segment->pages[run_end] != 0) ++run_end;
+      while (run_end < segment->mapped_end && GrowableSegment::Holds(segment->pages[run_end])) {
+        ++run_end;
+      }
       if (absl::Status s = backend_.SetAccess(segment->base + i * page_size_,
                                               (run_end - i) * page_size_, devices);
           !s.ok()) {
@@ -582,8 +760,8 @@ bool GrowableSegments::ValidateSegment(CacheLock lock, const Segment& range,
     const std::size_t first = (b->ptr - segment.base) / page_size_;
     const std::size_t last = (b->end() - 1 - segment.base) / page_size_;
     for (std::size_t i = first; i <= last; ++i) {
-      if (segment.pages[i] == 0) {
-        return fail(absl::StrCat("block ", Hex(b->ptr), " in use over an unmapped page"));
+      if (!GrowableSegment::Holds(segment.pages[i])) {
+        return fail(absl::StrCat("block ", Hex(b->ptr), " in use over a page holding no memory"));
       }
     }
   }
@@ -599,6 +777,36 @@ bool GrowableSegments::Validate(CacheLock lock, std::size_t segments,
                           " ranges but the cache has ", segments, " segments");
     }
     return false;
+  }
+  // Every leaving chunk lies on kLeaving pages of a range of the store, and
+  // those pages are the leaving chunks'.
+  absl::flat_hash_map<const GrowableSegment*, std::size_t> leaving;
+  for (const Leaving& l : leaving_) {
+    auto it = ranges_.find(l.segment->base);
+    const bool ok = it != ranges_.end() && it->second == l.segment && l.pages > 0 &&
+                    l.first + l.pages <= l.segment->pages.size() &&
+                    std::all_of(l.segment->pages.begin() + static_cast<std::ptrdiff_t>(l.first),
+                                l.segment->pages.begin() +
+                                    static_cast<std::ptrdiff_t>(l.first + l.pages),
+                                [](PhysicalHandle h) { return h == GrowableSegment::kLeaving; });
+    if (!ok) {
+      if (why != nullptr) {
+        *why = absl::StrCat("a leaving chunk at page ", l.first, " of ", Hex(l.segment->base),
+                            " is not on leaving pages of a range");
+      }
+      return false;
+    }
+    leaving[l.segment] += l.pages;
+  }
+  for (const auto& [base, segment] : ranges_) {
+    auto it = leaving.find(segment);
+    if (segment->leaving_pages != (it == leaving.end() ? 0 : it->second)) {
+      if (why != nullptr) {
+        *why = absl::StrCat("segment ", Hex(base), " has ", segment->leaving_pages,
+                            " leaving pages but its leaving chunks cover another count");
+      }
+      return false;
+    }
   }
   return true;
 }

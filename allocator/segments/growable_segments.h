@@ -29,16 +29,27 @@
 //   (saving a release and a create) or released before any new memory is
 //   created, so the device never holds more than the counters say.
 //
-// * Freed memory and queued work. A chunk leaves a range only once the work
-//   queued before its block's newest free has finished. Between the low
-//   mark and release_slack_max only chunks known to be done with are moved
-//   (the cache's FreeCompleted: event queries, never a wait), so the
-//   allocation path does not drain the GPU's queue and the driver calls
-//   overlap queued work; beyond the high mark or the memory limit the cache's
-//   WaitForFree waits, for the first mark recorded after the free where
-//   there is one. Nothing is unmapped while a stream capture may be
-//   underway, nor from a private pool that a captured graph may still
-//   replay into.
+// * Freed memory and queued work. A chunk is unmapped from under a hole
+//   only once the work queued before the hole's newest free has finished
+//   (cuMemUnmap does not wait for it). Between the low mark and
+//   release_slack_max only chunks known to be done with are moved (the
+//   cache's FreeCompleted: event queries, never a wait); new memory costs no
+//   more calls than a move, and later steps often want the hole again.
+//   Beyond the high mark a chunk moved to a block of the same stream still
+//   need not wait: it is mapped at its new address while
+//   still mapped at the old one (the driver maps one physical handle at
+//   several addresses), the new block's work is queued after the old work
+//   on that stream, and the old address is unmapped later, once an event
+//   query says that work has finished (FinishLeaving). Until then the old
+//   pages are marked kLeaving: no memory held there, and no block may be
+//   handed out over them before they are unmapped. Only beyond the high mark
+//   or the memory limit, with nothing else to take (another stream's holes,
+//   chunks of no run's size), does the cache's WaitForFree wait, for the
+//   first mark recorded after the free where there is one. So in steady
+//   state the allocation path never drains the GPU's queue, and the driver
+//   calls overlap queued work. Nothing is unmapped while a stream capture
+//   may be underway (deferred unmaps are finished before one: Quiesce), nor
+//   from a private pool that a captured graph may still replay into.
 //
 // * What the driver charges (bench/driver_costs/h100.json, measured): per
 //   mapping, not per byte. Mapping a 2 MiB handle and a 64 MiB one cost the
@@ -53,6 +64,7 @@
 #define CCALLOC_ALLOCATOR_SEGMENTS_GROWABLE_SEGMENTS_H_
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <utility>
@@ -65,14 +77,20 @@ namespace ccalloc {
 
 // A growable range and its page table.
 struct GrowableSegment final : Segment {
-  // One entry per page, 0 when unmapped.
+  // A page whose chunk was moved away while queued work may still use it
+  // here: still mapped, its memory counted where it went (see the design).
+  static constexpr PhysicalHandle kLeaving = ~PhysicalHandle{0};
+  static bool Holds(PhysicalHandle h) { return h != 0 && h != kLeaving; }
+
+  // One entry per page: the handle mapped there, 0 when unmapped, kLeaving.
   std::vector<PhysicalHandle> pages;
-  std::size_t mapped_pages = 0;
-  // One past the highest mapped page: scans for mapped pages stop here
+  std::size_t mapped_pages = 0;   // pages holding memory (neither 0 nor kLeaving)
+  std::size_t leaving_pages = 0;  // kLeaving pages
+  // One past the highest page that is not 0: scans for mapped pages stop here
   // instead of walking the (usually unmapped) tail of a device-sized range.
   std::size_t mapped_end = 0;
 
-  // The pages [first, last) of the chunk that maps `page` (a mapped page).
+  // The pages [first, last) of the chunk that maps `page` (a page that Holds).
   std::pair<std::size_t, std::size_t> ChunkAround(std::size_t page) const {
     const PhysicalHandle handle = pages[page];
     std::size_t first = page;
@@ -81,7 +99,11 @@ struct GrowableSegment final : Segment {
     while (last < pages.size() && pages[last] == handle) ++last;
     return {first, last};
   }
-  // mapped_pages and mapped_end agree with the table.
+  // Lowers mapped_end past pages that are 0 at the end.
+  void TrimMappedEnd() {
+    while (mapped_end > 0 && pages[mapped_end - 1] == 0) --mapped_end;
+  }
+  // mapped_pages, leaving_pages and mapped_end agree with the table.
   bool Validate(std::string* why) const;
 };
 
@@ -100,6 +122,7 @@ class GrowableSegments final : public SegmentStore {
   absl::StatusOr<std::size_t> Pause(CacheLock lock, Segment& segment, DevicePtr end) override;
   absl::StatusOr<std::size_t> Resume(CacheLock lock, Segment& segment) override;
   bool CanRelease(CacheLock lock, const Segment& segment) const override;
+  absl::Status Quiesce(CacheLock lock) override;
   absl::Status Release(CacheLock lock, Segment& segment) override;
   void Discard(CacheLock lock, Segment& segment) override;
 
@@ -121,6 +144,32 @@ class GrowableSegments final : public SegmentStore {
   absl::Status GrantPeer(CacheLock lock, int peer_device) override;
 
  private:
+  // Where the chunks taken for a Prepare go (defined in the .cc).
+  struct Placement;
+  // A chunk moved away from pages it is still mapped at (kLeaving there),
+  // unmapped once the work queued on `stream` before the free numbered
+  // `freed_at` has finished.
+  struct Leaving {
+    GrowableSegment* segment;
+    std::size_t first, pages;
+    PhysicalHandle handle;  // where it went; for undoing a move that failed
+    StreamId stream;
+    std::uint64_t freed_at;
+  };
+  // Unmaps the leaving chunks whose work has finished; with `wait`, waits
+  // for the others. Only those of `segment` overlapping pages [first, last]
+  // when `segment` is given. Nothing while capturing. A failed unmap keeps
+  // its chunk leaving (retried later) and is returned.
+  absl::Status FinishLeaving(bool wait, const GrowableSegment* segment = nullptr,
+                             std::size_t first = 0, std::size_t last = ~std::size_t{0})
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Gives the physical chunk `handle` (unmapped where it was held) back to
+  // the device and counts it, after unmapping any old mapping it still has
+  // (Leaving).
+  absl::Status ReleaseChunk(PhysicalHandle handle) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Maps the leaving chunk at `first` of `segment` as it was (a move that
+  // could not be mapped at its new address): its memory is held there again.
+  void UndoLeaving(GrowableSegment* segment, std::size_t first) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Unmaps (into `spares`) the wholly free chunks of `hole` that the block
   // [begin, begin + bytes) would leave at least unpin_edges of unused, when
   // their frees have finished (see Prepare).
@@ -130,20 +179,25 @@ class GrowableSegments final : public SegmentStore {
   // The largest chunk `segment` maps (larger for a region: see Prepare).
   std::size_t MaxChunk(const GrowableSegment& segment) const;
   // Maps one chunk of `pages` pages at `first_page`: the physical memory
-  // `reuse` (unmapped elsewhere, of exactly that size) or, when 0, new memory.
+  // `reuse` (taken from elsewhere, of exactly that size) or, when 0, new
+  // memory. On failure new memory, and `reuse` when `release_reuse`, goes
+  // back to the device.
   absl::Status MapChunk(GrowableSegment* segment, std::size_t first_page, std::size_t pages,
-                        PhysicalHandle reuse) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Unmaps chunks lying wholly inside free blocks of `owner`'s pool (null:
+                        PhysicalHandle reuse, bool release_reuse = true)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Takes chunks lying wholly inside free blocks of `owner`'s pool (null:
   // the default pool), largest blocks first, skipping [keep_begin, keep_end),
-  // until `target` bytes are unmapped, and returns how many were. The
-  // physical memory goes back to the device, or into `keep_handles`
-  // (handle, pages) for remapping. Nothing while capturing. With `wait`,
-  // holes whose frees may still be in use by queued work are waited for;
-  // without, they are skipped.
-  absl::StatusOr<std::size_t> UnmapFreeChunks(
-      std::size_t target, DevicePtr keep_begin, DevicePtr keep_end,
-      std::vector<std::pair<PhysicalHandle, std::size_t>>* keep_handles, PrivatePool* owner,
-      bool wait) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // until `target` bytes are taken, and returns how many were. Without
+  // `place` (a trim) the memory goes back to the device. With it (a move
+  // into `dest`), a chunk that fits a run of `place` goes there: unmapped
+  // now when its work has finished, else, for a hole of dest's stream, left
+  // mapped where it is until it has (Leaving); one that fits nowhere goes
+  // back to the device. Nothing while capturing. Chunks whose work may not
+  // have finished are skipped, or, with `wait`, waited for.
+  absl::StatusOr<std::size_t> UnmapFreeChunks(std::size_t target, DevicePtr keep_begin,
+                                              DevicePtr keep_end, Placement* place,
+                                              const GrowableSegment* dest, PrivatePool* owner,
+                                              bool wait) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // The range `segment` is: every segment of this store is one.
   static GrowableSegment& Of(Segment& segment) {
     return static_cast<GrowableSegment&>(segment);
@@ -156,6 +210,8 @@ class GrowableSegments final : public SegmentStore {
   const std::size_t va_size_;  // address space reserved per range
   // Every live range by base (not owning: the cache owns its segments).
   absl::btree_map<DevicePtr, GrowableSegment*> ranges_ ABSL_GUARDED_BY(mu_);
+  // Chunks moved away, still mapped at their old pages, oldest first.
+  std::vector<Leaving> leaving_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace ccalloc

@@ -70,14 +70,15 @@ class SegmentCache {
   // The free blocks of `owner`'s pool (null: the default pool) of `kind`,
   // ordered by (stream, size, address).
   virtual const BlockPool& FreeBlocks(const PrivatePool* owner, PoolKind kind) const = 0;
-  // Returns once no work queued before the newest free of `block`'s bytes can
-  // still touch them (waits for the segment's stream unless an earlier wait
-  // already covers that free), so its memory may be taken away.
-  virtual absl::Status WaitForFree(const Block& block) = 0;
+  // Returns once no work queued on `stream` before the free numbered
+  // `freed_at` (a free block's Block::freed_at, its segment's stream) can
+  // still touch the freed bytes (waits for the stream unless an earlier wait
+  // already covers that free), so their memory may be taken away.
+  virtual absl::Status WaitForFree(StreamId stream, std::uint64_t freed_at) = 0;
   // Whether that work is known to have finished, learned without waiting
   // (event queries only). When it is not yet, the cache leaves a mark so
   // that a later call can tell. Never true while capturing.
-  virtual bool FreeCompleted(const Block& block) = 0;
+  virtual bool FreeCompleted(StreamId stream, std::uint64_t freed_at) = 0;
   // The counters the store keeps current (reserved_bytes, num_device_alloc,
   // num_device_free, num_maps, num_unmaps, oversize_segments).
   virtual MemoryStats& stats() = 0;
@@ -143,6 +144,10 @@ class SegmentStore {
   // Whether the wholly free `segment` may be released now (its memory goes
   // with it): growable ranges only once nothing is mapped under them.
   virtual bool CanRelease(CacheLock lock, const Segment& segment) const = 0;
+  // Finishes deferred work (growable: unmaps still waiting for queued work,
+  // waiting for it), so that none is left: called before a capture, which
+  // refuses unmapping.
+  virtual absl::Status Quiesce(CacheLock lock) = 0;
   // Returns the wholly free `segment`'s memory to the device and counts it;
   // the caller then drops the segment and its block.
   virtual absl::Status Release(CacheLock lock, Segment& segment) = 0;
