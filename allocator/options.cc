@@ -239,6 +239,10 @@ absl::StatusOr<Options> ParseOptions(absl::string_view conf, const Options& base
         return BadValue(key, value, "must be in [0, 1]");
       }
       options.release_slack = f;
+    } else if (key == "unwaited_moves") {
+      absl::StatusOr<bool> b = ParseBool(key, value);
+      if (!b.ok()) return b.status();
+      options.unwaited_moves = *b;
     } else if (key == "unpin_edges_mb") {
       std::size_t mb = 0;
       if (!absl::SimpleAtoi(value, &mb) || mb > (std::size_t{1} << 20)) {
@@ -257,7 +261,7 @@ absl::StatusOr<Options> ParseOptions(absl::string_view conf, const Options& base
           "' (known: max_split_size_mb, roundup_power2_divisions, "
           "garbage_collection_threshold, expandable_segments, backend, memory_limit, "
           "memory_fraction, release_slack, release_slack_max, max_map_chunk_mb, "
-          "map_chunk_divisor, unpin_edges_mb, backup_batch_mb)"));
+          "map_chunk_divisor, unpin_edges_mb, unwaited_moves, backup_batch_mb)"));
     }
   }
   return options;
@@ -282,6 +286,7 @@ std::string Options::ToString() const {
       ",max_map_chunk_mb:", max_map_chunk / kMiB,
                                  ",map_chunk_divisor:", map_chunk_divisor,
                                  ",unpin_edges_mb:", unpin_edges / kMiB,
+                                 ",unwaited_moves:", unwaited_moves ? "True" : "False",
                                  ",backup_batch_mb:", backup_batch / kMiB);
   return out;
 }

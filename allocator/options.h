@@ -59,6 +59,11 @@ struct Options {
   // until the block is freed) gets that chunk unmapped first and its own
   // part mapped alone: tighter memory for two driver calls more each time.
   std::size_t unpin_edges = 0;
+  // Growable segments (unwaited_moves): beyond the high mark, a chunk under
+  // a hole of the block's own stream moves without waiting for the hole's
+  // queued work, its old mapping unmapped once that work is done
+  // (growable_segments.h). False: such a move waits for that work first.
+  bool unwaited_moves = true;
   // Growable segments: the largest physical chunk mapped at once
   // (max_map_chunk_mb). Fewer, larger chunks cost fewer driver calls (the
   // driver charges per handle) and kernels read memory mapped in chunks of

@@ -463,6 +463,19 @@ TEST_F(GrowableSegmentsTest, SameStreamMovesDoNotWaitAndUnmapOnceTheWorkIsDone) 
   EXPECT_EQ(Reserved(), 0);
   alloc_.reset();
   EXPECT_TRUE(env_.NothingOutstanding());
+
+  // unwaited_moves:False: the same move waits for the stream instead.
+  Options options = env_.BaseOptions();
+  options.release_slack = options.release_slack_max = 0;
+  options.unwaited_moves = false;
+  Make(options);
+  const DevicePtr a2 = AllocateOk(24 * kMiB, 0);
+  const DevicePtr keep2 = AllocateOk(8 * kMiB, 0);
+  FreeOk(a2);
+  const DevicePtr c2 = AllocateOk(40 * kMiB, 0);
+  EXPECT_EQ(alloc_->GetStats().num_stream_syncs, 1);
+  EXPECT_TRUE(IsValid(*alloc_));
+  for (DevicePtr p : {keep2, c2}) FreeOk(p);
 }
 
 // A block handed out where a move has just left must first see the old

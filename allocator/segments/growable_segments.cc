@@ -451,8 +451,8 @@ absl::StatusOr<std::size_t> GrowableSegments::UnmapFreeChunks(
       // hole's work has finished (the new block's work queues after it), in
       // place of a wait: below the high mark new memory costs no more calls
       // than a move, and later steps often want the hole again.
-      const bool may_leave =
-          wait && place != nullptr && dest != nullptr && dest->stream == stream;
+      const bool may_leave = options_.unwaited_moves && wait && place != nullptr &&
+                             dest != nullptr && dest->stream == stream;
       bool finished = cache_.FreeCompleted(stream, b->freed_at);
       if (!finished && !wait && !may_leave) continue;
       GrowableSegment* segment = &Of(*b->segment);
