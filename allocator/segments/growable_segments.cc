@@ -402,11 +402,9 @@ absl::Status GrowableSegments::ReleaseChunk(PhysicalHandle handle) {
   // the driver would keep the memory until then, uncounted. Its old work came
   // before the work on the memory's last block, on the same stream, and the
   // callers release only memory whose work has finished, so this never waits.
-  for (auto it = std::find_if(leaving_.begin(), leaving_.end(),
-                              [&](const Leaving& l) { return l.handle == handle; });
-       it != leaving_.end();
-       it = std::find_if(leaving_.begin(), leaving_.end(),
-                         [&](const Leaving& l) { return l.handle == handle; })) {
+  auto has_handle = [handle](const Leaving& l) { return l.handle == handle; };
+  for (auto it = std::find_if(leaving_.begin(), leaving_.end(), has_handle);
+       it != leaving_.end(); it = std::find_if(leaving_.begin(), leaving_.end(), has_handle)) {
     if (absl::Status s = FinishLeaving(/*wait=*/true, it->segment, it->first, it->first);
         !s.ok()) {
       return s;
@@ -538,9 +536,7 @@ absl::StatusOr<std::size_t> GrowableSegments::Pause(CacheLock lock, Segment& ran
     (void)ReleaseChunk(handle);
     i = last;
   }
-  while (segment.mapped_end > 0 && segment.pages[segment.mapped_end - 1] == 0) {
-    --segment.mapped_end;
-  }
+  segment.TrimMappedEnd();
   if (!status.ok()) return status;
   return released;
 }
@@ -589,9 +585,7 @@ absl::StatusOr<std::size_t> GrowableSegments::Resume(CacheLock lock, Segment& ra
     AddReserved(segment.pool, -static_cast<std::int64_t>(pages * page_size_));
     if (backend_.ReleasePhysical(handle).ok()) ++cache_.stats().num_device_free;
   }
-  while (segment.mapped_end > 0 && segment.pages[segment.mapped_end - 1] == 0) {
-    --segment.mapped_end;
-  }
+  segment.TrimMappedEnd();
   return status;
 }
 
