@@ -501,6 +501,58 @@ CCALLOC_TORCH_API int64_t ccalloc_torch_tag_usage(int device, uint32_t* tags, in
   return static_cast<int64_t>(usage.size());
 }
 
+// Everything the memory profiler reads at a phase boundary, in one call: it
+// takes eight per training step, the one that opens forward often while the
+// GPU waits for the host, and each ctypes call and each Python object made
+// from a result costs there. `out` receives int64s:
+// allocated bytes, their peak, reserved bytes, the largest free block, then
+// (tag id, live bytes, peak bytes) per tag by id: 4 + 3 * tags in all. With
+// flags & 1 the peaks (ccalloc_torch_reset_peak_stats) are reset once read,
+// so that the next read's peaks are the next phase's. Returns how many int64s
+// the read needs, -1 on error; when that is more than `capacity` nothing is
+// written and nothing is reset: call again with more room, and no peak is
+// lost. The reads are not one atomic snapshot (each takes the allocator's
+// lock on its own), as with the separate calls: tags first, then counters.
+CCALLOC_TORCH_API int64_t ccalloc_torch_profile_read(int device, int64_t* out, size_t capacity,
+                                                     uint32_t flags) {
+  constexpr uint32_t kResetPeaks = 1;
+  constexpr std::size_t kHead = 4;
+  if ((flags & ~kResetPeaks) != 0) {
+    Report(absl::InvalidArgumentError(
+        absl::StrCat("ccalloc_torch_profile_read: unknown flags ", flags & ~kResetPeaks)));
+    return -1;
+  }
+  if (absl::Status s = ccalloc::CheckDevice(device); !s.ok()) {
+    Report(s);
+    return -1;
+  }
+  ccalloc::DeviceAllocator* a = ccalloc::Existing(device);
+  const std::vector<ccalloc::TagUsage> usage =
+      a == nullptr ? std::vector<ccalloc::TagUsage>{} : a->TagStats();
+  const std::size_t need = kHead + 3 * usage.size();
+  if (need > capacity) return static_cast<int64_t>(need);
+  if (out == nullptr) {
+    Report(absl::InvalidArgumentError("out is NULL"));
+    return -1;
+  }
+  std::fill(out, out + kHead, 0);
+  if (a != nullptr) {
+    const ccalloc::MemoryStats s = a->GetStats();
+    out[0] = s.allocated_bytes[ccalloc::kStatAll].current;
+    out[1] = s.allocated_bytes[ccalloc::kStatAll].peak;
+    out[2] = s.reserved_bytes[ccalloc::kStatAll].current;
+    out[3] = static_cast<int64_t>(a->Fragmentation().largest_free_block);
+  }
+  int64_t* t = out + kHead;
+  for (const ccalloc::TagUsage& u : usage) {
+    *t++ = u.tag;
+    *t++ = u.current_bytes;
+    *t++ = u.peak_bytes;
+  }
+  if (a != nullptr && (flags & kResetPeaks) != 0) a->ResetPeakStats();
+  return static_cast<int64_t>(need);
+}
+
 // Sleep and wake (DeviceAllocator::Pause/Resume): the calling thread's
 // region, and pausing or resuming one on `device` (bytes of device memory
 // given back or taken in *bytes, which may be NULL). Flags of the _ex calls:

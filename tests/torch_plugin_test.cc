@@ -32,6 +32,12 @@ int ccalloc_torch_set_memory_limit(int device, size_t bytes);
 int ccalloc_torch_memory_limit(int device, size_t* bytes);
 int ccalloc_torch_record_stream(void* ptr, cudaStream_t stream);
 int ccalloc_torch_reset_peak_stats(int device);
+uint32_t ccalloc_torch_tag_intern(const char* name);
+uint32_t ccalloc_torch_set_tag(uint32_t tag);
+int64_t ccalloc_torch_tag_usage(int device, uint32_t* tags, int64_t* current, int64_t* peak,
+                                size_t capacity);
+int ccalloc_torch_largest_free_block(int device, size_t* out);
+int64_t ccalloc_torch_profile_read(int device, int64_t* out, size_t capacity, uint32_t flags);
 size_t ccalloc_torch_stats_json(int device, char* buffer, size_t capacity);
 size_t ccalloc_torch_snapshot_json(int device, char* buffer, size_t capacity);
 int ccalloc_torch_devices(int* out, int capacity);
@@ -307,6 +313,71 @@ TEST_F(TorchPluginTest, PeakResetFollowsCurrent) {
   ccalloc_torch_free(b, 0, dev, Stream(0));
   EXPECT_EQ(ccalloc_torch_empty_cache(dev), CCALLOC_OK);
   EXPECT_EQ(Stat(dev, "reserved_bytes.all.current"), 0);
+}
+
+// The profiler's one read per boundary gives what the separate calls give,
+// resets the peaks only when asked and only once everything fitted.
+TEST_F(TorchPluginTest, ProfileReadIsTheSeparateReadsInOneCall) {
+  const int dev = 14;
+  int64_t out[64];
+  // No allocator yet: zeros, no tags, and none is created.
+  const int devices = ccalloc_torch_devices(nullptr, 0);
+  ASSERT_EQ(ccalloc_torch_profile_read(dev, out, 64, 1), 4);
+  EXPECT_EQ(out[0] | out[1] | out[2] | out[3], 0);
+  EXPECT_EQ(ccalloc_torch_devices(nullptr, 0), devices);
+
+  const uint32_t tag_a = ccalloc_torch_tag_intern("profile-read-a");
+  const uint32_t tag_b = ccalloc_torch_tag_intern("profile-read-b");
+  const uint32_t outer = ccalloc_torch_set_tag(tag_a);
+  void* a = ccalloc_torch_malloc(16 * kMiB, dev, Stream(0));
+  ccalloc_torch_set_tag(tag_b);
+  void* b = ccalloc_torch_malloc(3 * kMiB, dev, Stream(0));
+  void* c = ccalloc_torch_malloc(5 * kMiB, dev, Stream(0));
+  ccalloc_torch_set_tag(outer);
+  ccalloc_torch_free(c, 0, dev, Stream(0));
+
+  uint32_t tags[8];
+  int64_t current[8], peak[8];
+  const int64_t ntags = ccalloc_torch_tag_usage(dev, tags, current, peak, 8);
+  ASSERT_GE(ntags, 2);
+  size_t largest = 0;
+  ASSERT_EQ(ccalloc_torch_largest_free_block(dev, &largest), CCALLOC_OK);
+  EXPECT_GE(largest, 5 * kMiB);
+
+  // Too little room: the size it needs, nothing written, no reset.
+  out[0] = -7;
+  EXPECT_EQ(ccalloc_torch_profile_read(dev, out, 5, 1), 4 + 3 * ntags);
+  EXPECT_EQ(out[0], -7);
+  EXPECT_EQ(Stat(dev, "allocated_bytes.all.peak"), int64_t{24 * kMiB});
+
+  // Without the reset flag: the separate reads' values, peaks kept.
+  ASSERT_EQ(ccalloc_torch_profile_read(dev, out, 64, 0), 4 + 3 * ntags);
+  EXPECT_EQ(out[0], int64_t{19 * kMiB});
+  EXPECT_EQ(out[1], int64_t{24 * kMiB});
+  EXPECT_EQ(out[2], Stat(dev, "reserved_bytes.all.current"));
+  EXPECT_EQ(out[3], static_cast<int64_t>(largest));
+  for (int64_t i = 0; i < ntags; ++i) {
+    EXPECT_EQ(out[4 + 3 * i], tags[i]);
+    EXPECT_EQ(out[5 + 3 * i], current[i]);
+    EXPECT_EQ(out[6 + 3 * i], peak[i]);
+    if (tags[i] == tag_b) EXPECT_EQ(peak[i], int64_t{8 * kMiB});
+  }
+  EXPECT_EQ(Stat(dev, "allocated_bytes.all.peak"), int64_t{24 * kMiB});
+
+  // With it: read as before, then the allocator's and the tags' peaks reset.
+  ASSERT_EQ(ccalloc_torch_profile_read(dev, out, 64, 1), 4 + 3 * ntags);
+  EXPECT_EQ(out[1], int64_t{24 * kMiB});
+  EXPECT_EQ(Stat(dev, "allocated_bytes.all.peak"), int64_t{19 * kMiB});
+  ASSERT_EQ(ccalloc_torch_profile_read(dev, out, 64, 0), 4 + 3 * ntags);
+  EXPECT_EQ(out[1], int64_t{19 * kMiB});
+  for (int64_t i = 0; i < ntags; ++i) EXPECT_EQ(out[6 + 3 * i], out[5 + 3 * i]);
+
+  EXPECT_EQ(ccalloc_torch_profile_read(dev, out, 64, 2), -1);
+  EXPECT_EQ(ccalloc_torch_last_error_code(), CCALLOC_INVALID_ARGUMENT);
+  EXPECT_EQ(ccalloc_torch_profile_read(-1, out, 64, 0), -1);
+  EXPECT_EQ(ccalloc_torch_profile_read(dev, nullptr, 64, 0), -1);
+  ccalloc_torch_free(a, 0, dev, Stream(0));
+  ccalloc_torch_free(b, 0, dev, Stream(0));
 }
 
 }  // namespace
