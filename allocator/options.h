@@ -54,10 +54,11 @@ struct Options {
   // queue; the default keeps reserved within 1% of the peak allocated with
   // room for page rounding. Never below release_slack.
   double release_slack_max = 0.008;
-  // Growable segments (unpin_edges_mb, 0 = never): a block that would leave
-  // at least this much of a mapped chunk unused in its free hole (pinned
-  // until the block is freed) gets that chunk unmapped first and its own
-  // part mapped alone: tighter memory for two driver calls more each time.
+  // Growable segments (unpin_edges_mb, 0 = only beyond the high mark): a
+  // block that would leave at least this much of a mapped chunk unused in
+  // its free hole (pinned until the block is freed) gets that chunk unmapped
+  // first and its own part mapped alone: tighter memory for two driver calls
+  // more each time. Beyond the high mark this is done for any rest.
   std::size_t unpin_edges = 0;
   // Growable segments (unwaited_moves): beyond the high mark, a chunk under
   // a hole of the block's own stream moves without waiting for the hole's

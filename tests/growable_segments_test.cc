@@ -364,25 +364,35 @@ TEST_F(GrowableSegmentsTest, BelowTheHighMarkOnlyFinishedFreesMoveAndNothingWait
   EXPECT_EQ(sim->counts().live_events, 0) << "an emptied cache still holds a mark";
 }
 
-// unpin_edges_mb: a block that would end inside a mapped chunk reaching
-// well into the rest of its hole gets that chunk unmapped first (its frees
-// finished) and its own part mapped alone, so the rest stays movable;
-// without it the rest stays mapped under the hole, pinned by the block.
-TEST_F(GrowableSegmentsTest, UnpinEdgesLeavesNoChunkHalfUsedByANewBlock) {
-  for (std::size_t unpin : {std::size_t{0}, 4 * kMiB}) {
-    SCOPED_TRACE(absl::StrCat("unpin_edges ", unpin));
+// A block that would end inside a mapped chunk reaching well into the rest
+// of its hole pins that rest until it is freed. Beyond the high mark (or
+// always, with unpin_edges_mb) the chunk is unmapped first (its frees
+// finished) and the block's own part mapped alone, so the rest stays
+// movable; below the mark the block just takes the mapped pages.
+TEST_F(GrowableSegmentsTest, BeyondTheHighMarkNoBlockPinsTheRestOfAChunk) {
+  struct Case {
+    const char* name;
+    double slack_max;
+    std::size_t unpin;
+    bool pinned;
+  };
+  for (const Case& k : {Case{"below the high mark", 1.0, 0, true},
+                        Case{"beyond the high mark", 0, 0, false},
+                        Case{"below the mark, unpin_edges_mb:4", 1.0, 4 * kMiB, false}}) {
+    SCOPED_TRACE(k.name);
     Options options = env_.BaseOptions();
     options.release_slack = 0;
-    options.release_slack_max = 0;
-    options.unpin_edges = unpin;
+    options.release_slack_max = k.slack_max;
+    options.unpin_edges = k.unpin;
     Make(options);
     const DevicePtr a = AllocateOk(64 * kMiB, 0);  // four 16 MiB chunks
     const DevicePtr keep = AllocateOk(2 * kMiB, 0);
     FreeOk(a);
-    // Stream 1 grows beyond the slack: the cache waits for stream 0 once and
-    // takes one of a's chunks, so a's free is known finished from now on.
+    // Stream 1 grows: beyond the high mark it takes one of a's chunks
+    // (waiting for stream 0 once), below it a's memory stays mapped.
     const DevicePtr c = AllocateOk(8 * kMiB, 1);
-    ASSERT_EQ(alloc_->GetStats().num_stream_syncs, 1);
+    env_.sim()->CompleteStream(0);
+    const std::int64_t unmaps = alloc_->GetStats().num_unmaps;
     const DevicePtr d = AllocateOk(20 * kMiB, 0);
     ASSERT_EQ(d, a);
     Snapshot snap = alloc_->TakeSnapshot();
@@ -392,8 +402,9 @@ TEST_F(GrowableSegmentsTest, UnpinEdgesLeavesNoChunkHalfUsedByANewBlock) {
     for (const auto& [lo, hi] : seg->mapped_ranges) {
       after_d_mapped |= lo <= d + 20 * kMiB && hi > d + 20 * kMiB;
     }
-    if (unpin == 0) {
+    if (k.pinned) {
       EXPECT_TRUE(after_d_mapped) << "the chunk under d's end should reach past it (pinned)";
+      EXPECT_EQ(alloc_->GetStats().num_unmaps, unmaps);
     } else {
       EXPECT_FALSE(after_d_mapped) << "a chunk half used by d was left mapped";
     }
@@ -401,6 +412,32 @@ TEST_F(GrowableSegmentsTest, UnpinEdgesLeavesNoChunkHalfUsedByANewBlock) {
     EXPECT_TRUE(IsValid(*alloc_));
     for (DevicePtr p : {keep, c, d}) FreeOk(p);
   }
+}
+
+// Memory held past the high mark (here: grown while a routing to a private
+// pool, what precedes a capture, forbade unmapping) goes back at the next
+// growth beyond the mark, all of it, not only as much as that growth maps.
+TEST_F(GrowableSegmentsTest, AGrowthBeyondTheHighMarkTrimsTheWholeExcess) {
+  MakeWithSlack(0, 0);
+  const DevicePtr a = AllocateOk(64 * kMiB, 0);  // four 16 MiB chunks
+  const DevicePtr keep = AllocateOk(2 * kMiB, 0);
+  FreeOk(a);
+  env_.sim()->CompleteStream(0);
+  ASSERT_TRUE(alloc_->BeginAllocateToPool(7, [](StreamId s) { return s == 3; }).ok());
+  const DevicePtr b = AllocateOk(40 * kMiB, 1);  // new memory: a's may not move now
+  ASSERT_TRUE(alloc_->EndAllocateToPool(7).ok());
+  ASSERT_TRUE(alloc_->ReleasePool(7).ok());
+  ASSERT_EQ(Reserved(), static_cast<std::int64_t>(106 * kMiB));
+  // One page more: a's chunks go back until the whole excess is.
+  const DevicePtr e = AllocateOk(2 * kMiB, 1);
+  const MemoryStats stats = alloc_->GetStats();
+  const std::int64_t peak = stats.allocated_bytes[kStatAll].peak;
+  EXPECT_LE(stats.reserved_bytes[kStatAll].current, peak + static_cast<std::int64_t>(2 * kPage))
+      << "memory past the mark was kept";
+  EXPECT_EQ(static_cast<std::int64_t>(env_.sim()->counts().bytes_in_use),
+            stats.reserved_bytes[kStatAll].current);
+  EXPECT_TRUE(IsValid(*alloc_));
+  for (DevicePtr p : {keep, b, e}) FreeOk(p);
 }
 
 // An unmap that fails during a trim (empty_cache, then growth beyond the

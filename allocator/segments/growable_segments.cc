@@ -137,24 +137,6 @@ absl::Status GrowableSegments::Prepare(CacheLock lock, Segment& range, const Blo
       if (absl::Status s = FinishLeaving(/*wait=*/true, segment, first, last); !s.ok()) return s;
     }
   }
-  // Chunks taken from under free holes are mapped again where a run of
-  // missing pages has room for them (saving a release and a create); the
-  // rest go back to the device before any new memory is created, so the
-  // device never holds more than the counters say. On failure part of the
-  // chunks may already be taken into `place`: they go back below.
-  std::vector<std::pair<PhysicalHandle, std::size_t>> spares;
-  if (options_.unpin_edges > 0 && !cache_.capturing()) {
-    UnpinEdges(segment, hole, begin, bytes, &spares);
-  }
-  std::size_t missing = 0;
-  for (std::size_t i = first; i <= last; ++i) missing += segment->pages[i] == 0;
-  if (missing == 0) {
-    for (const auto& [handle, pages] : spares) {
-      (void)ReleaseChunk(handle);
-    }
-    return absl::OkStatus();
-  }
-
   // Budget, between a low and a high mark. New memory is taken while the
   // cache of free mapped memory stays within release_slack of the peak
   // allocated (the hysteresis that lets steady training steps map nothing).
@@ -166,7 +148,6 @@ absl::Status GrowableSegments::Prepare(CacheLock lock, Segment& range, const Blo
   // work is done; only with nothing else to take does a trim wait, for as
   // little of the queue as it can.
   const MemoryStats& stats = cache_.stats();
-  const std::size_t need = missing * page_size_;
   const std::size_t allocated_after =
       static_cast<std::size_t>(stats.allocated_bytes[kStatAll].current) + bytes;
   const std::size_t peak = std::max(
@@ -175,13 +156,43 @@ absl::Status GrowableSegments::Prepare(CacheLock lock, Segment& range, const Blo
     return peak + std::max<std::size_t>(
                       static_cast<std::size_t>(slack * static_cast<double>(peak)), 2 * page_size_);
   };
-  const std::size_t held = reserved();
-  auto over = [&](std::size_t cap) { return held + need > cap ? held + need - cap : 0; };
   const std::size_t limit = cache_.reserve_limit();
-  std::size_t excess_low = over(allowed(options_.release_slack));
-  std::size_t excess_high =
-      over(allowed(std::max(options_.release_slack, options_.release_slack_max)));
-  if (limit > 0) excess_high = std::max(excess_high, over(limit));
+  std::size_t missing = 0, need = 0, held = 0, excess_low = 0, excess_high = 0;
+  // (held is read by the caller: the lambda is outside the lock analysis.)
+  auto budget = [&](std::size_t held_now) {
+    missing = 0;
+    for (std::size_t i = first; i <= last; ++i) missing += segment->pages[i] == 0;
+    need = missing * page_size_;
+    held = held_now;
+    auto over = [&](std::size_t cap) { return held + need > cap ? held + need - cap : 0; };
+    excess_low = over(allowed(options_.release_slack));
+    excess_high = over(allowed(std::max(options_.release_slack, options_.release_slack_max)));
+    if (limit > 0) excess_high = std::max(excess_high, over(limit));
+  };
+  budget(reserved());
+  // Chunks taken from under free holes are mapped again where a run of
+  // missing pages has room for them (saving a release and a create); the
+  // rest go back to the device before any new memory is created, so the
+  // device never holds more than the counters say. On failure part of the
+  // chunks may already be taken into `place`: they go back below.
+  // Beyond the high mark no block pins free memory at its edges: the free
+  // rest of a chunk it would share with its hole can never be moved while
+  // the block lives, and what cannot be moved is what pushes the device
+  // past the mark when the next peak wants memory (unpin_edges_mb: always,
+  // from that rest up).
+  std::vector<std::pair<PhysicalHandle, std::size_t>> spares;
+  const std::size_t unpin =
+      options_.unpin_edges > 0 ? options_.unpin_edges : (excess_high > 0 ? page_size_ : 0);
+  if (unpin > 0 && !cache_.capturing()) {
+    UnpinEdges(segment, hole, begin, bytes, unpin, &spares);
+    if (!spares.empty()) budget(reserved());
+  }
+  if (missing == 0) {
+    for (const auto& [handle, pages] : spares) {
+      (void)ReleaseChunk(handle);
+    }
+    return absl::OkStatus();
+  }
   // A capture refuses unmapping: the slack is exceeded for now and trimmed
   // by the first growth after it (the memory limit still holds in MapChunk).
   if (cache_.capturing()) excess_low = excess_high = 0;
@@ -237,9 +248,11 @@ absl::Status GrowableSegments::Prepare(CacheLock lock, Segment& range, const Blo
     status = n.status();
   }
   if (status.ok() && excess_high > moved) {
-    status = UnmapFreeChunks(std::min(excess_high - moved, need - std::min(need, moved)),
-                             begin, begin + bytes, &place, segment, /*owner=*/nullptr,
-                             /*wait=*/true)
+    // The whole excess, not only what this block maps: memory held past the
+    // mark (a capture, or pinned memory that nothing could replace) goes
+    // back at the first growth that can give it.
+    status = UnmapFreeChunks(excess_high - moved, begin, begin + bytes, &place, segment,
+                             /*owner=*/nullptr, /*wait=*/true)
                  .status();
   }
   // The chunks taken, where they fit; after a failure they go back instead
@@ -268,11 +281,11 @@ std::size_t GrowableSegments::MaxChunk(const GrowableSegment& segment) const {
 }
 
 void GrowableSegments::UnpinEdges(GrowableSegment* segment, const Block& hole, DevicePtr begin,
-                                  std::size_t bytes,
+                                  std::size_t bytes, std::size_t min_rest,
                                   std::vector<std::pair<PhysicalHandle, std::size_t>>* spares) {
   // A block that starts or ends inside a mapped chunk reaching past it into
   // the same free hole would pin the rest of that chunk until the block is
-  // freed. When that rest is at least unpin_edges, the chunk (wholly free,
+  // freed. When that rest is at least min_rest, the chunk (wholly free,
   // its frees finished: never a wait) is unmapped now and the block's part
   // mapped again on its own: two calls more, that memory kept movable.
   if (!cache_.FreeCompleted(hole.segment->stream, hole.freed_at)) return;
@@ -285,7 +298,7 @@ void GrowableSegments::UnpinEdges(GrowableSegment* segment, const Block& hole, D
     const auto [lo, hi] = segment->ChunkAround(page);
     if (lo < hole_lo || hi > hole_hi) continue;  // a live neighbour pins it already
     const std::size_t used = std::min(hi, last + 1) - std::max(lo, first);
-    if ((hi - lo - used) * page_size_ < options_.unpin_edges) continue;
+    if ((hi - lo - used) * page_size_ < min_rest) continue;
     const DevicePtr va = segment->base + lo * page_size_;
     const std::size_t chunk = (hi - lo) * page_size_;
     const PhysicalHandle handle = segment->pages[page];

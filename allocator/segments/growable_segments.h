@@ -27,7 +27,11 @@
 //   wholly free chunks under free blocks are unmapped first, largest holes
 //   first, and their physical handles reused for runs of the same size
 //   (saving a release and a create) or released before any new memory is
-//   created, so the device never holds more than the counters say.
+//   created, so the device never holds more than the counters say. A growth
+//   beyond the high mark trims the whole excess, and no block placed then
+//   pins the free rest of a chunk it shares with its hole (that chunk is
+//   unmapped and the block's part mapped alone): memory nothing can move is
+//   what pushes the device past the mark at the next peak.
 //
 // * Freed memory and queued work. A chunk is unmapped from under a hole
 //   only once the work queued before the hole's newest free has finished
@@ -171,10 +175,10 @@ class GrowableSegments final : public SegmentStore {
   // could not be mapped at its new address): its memory is held there again.
   void UndoLeaving(GrowableSegment* segment, std::size_t first) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Unmaps (into `spares`) the wholly free chunks of `hole` that the block
-  // [begin, begin + bytes) would leave at least unpin_edges of unused, when
+  // [begin, begin + bytes) would leave at least min_rest of unused, when
   // their frees have finished (see Prepare).
   void UnpinEdges(GrowableSegment* segment, const Block& hole, DevicePtr begin,
-                  std::size_t bytes, std::vector<std::pair<PhysicalHandle, std::size_t>>* spares)
+                  std::size_t bytes, std::size_t min_rest, std::vector<std::pair<PhysicalHandle, std::size_t>>* spares)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // The largest chunk `segment` maps (larger for a region: see Prepare).
   std::size_t MaxChunk(const GrowableSegment& segment) const;
