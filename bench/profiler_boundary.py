@@ -12,7 +12,9 @@ pointer seen gets a simulated block of its own on first sight):
 
 Each case runs with the profiler off too: "step wall" on vs off is the whole
 cost (hooks per module call, pack hooks, boundaries). "us per boundary" is
-the profiler's host_seconds per boundary; "less the simulation's block
+the profiler's host_seconds per boundary (the step's first sample counts as
+one since the profiler times it: 8 a step; 7 before); "by boundary" splits
+it by the phase each opens; "less the simulation's block
 mallocs" takes out what mapping new CPU pointers to simulated blocks cost
 (a plugin malloc each, the bench's own, where a GPU has the block already).
 "gc in boundaries" counts the garbage collections that started inside a
@@ -79,6 +81,8 @@ class SimView(_CcallocView):
     tag_usage = _on_device("tag_usage")
     if hasattr(_CcallocView, "tag_read"):   # (a profiler from before it, for comparisons)
         tag_read = _on_device("tag_read")
+    if hasattr(_CcallocView, "read"):       # one call per boundary (likewise)
+        read = _on_device("read")
 
 
 class _Sim(dict):
@@ -238,6 +242,8 @@ def main(case, n=50, on=True, **kwargs):
         step()
     if prof is not None:
         prof.host_seconds, prof.boundaries, prof.view.sim_seconds = 0.0, 0, 0.0
+        if hasattr(prof, "host_seconds_by_boundary"):
+            prof.host_seconds_by_boundary.clear()
         gcs = _GcInBoundaries(prof)
     t0 = time.perf_counter()
     for _ in range(n):
@@ -257,6 +263,9 @@ def main(case, n=50, on=True, **kwargs):
           f"block mallocs; {b / n:.0f} per step), {prof.host_seconds / n * 1e3:.2f} ms per step; "
           f"step wall {wall / n * 1e3:.1f} ms; gc in boundaries: {gcs.count / n:.2f} collections "
           f"per step ({gcs.full} full), {gcs.seconds / b * 1e6:.0f} us per boundary")
+    by = getattr(prof, "host_seconds_by_boundary", None)
+    if by:
+        print("  by boundary, us per step: " + ", ".join(f"{k} {v / n * 1e6:.0f}" for k, v in by.items()))
     prof.close()
 
 

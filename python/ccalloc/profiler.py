@@ -19,16 +19,21 @@ engine's device thread); the optimizer's step pre/post hooks open and close
 "optimizer"; everything else is "other".
 
 At each phase boundary (never per allocation, so the hot path pays only
-for the tag stores and, with module tags, a hook per module call) it reads
-ccalloc's counters and per-tag live and peak bytes (arrays by tag id, no
-dict built), and maps the known tensors (parameters, gradients, optimizer
-state) to the allocated blocks that hold them in batched lookups
-(ccalloc_torch_blocks_holding, which also gives each block's tag), cached
-while the tensors stay the same (pointer lists compared by identity first;
-the gradients' ids read at every boundary). Each block counts once,
-parameters first, then gradients, then optimizer state. What only the
-report needs, the activations' split by module and each tag's rise, is
-derived from the kept arrays when the samples are read.
+for the tag stores and, with module tags, a hook per module call) it takes
+one read of the allocator, one C call (ccalloc_torch_profile_read: the
+counters, the largest free block and every tag's live and peak bytes by tag
+id, into an int64 array kept as it is; the peaks are reset in the same
+call), and the totals of the known tensors (parameters, gradients, optimizer
+state): they are mapped to the allocated blocks that hold them in batched
+lookups (ccalloc_torch_blocks_holding, which also gives each block's tag),
+cached while the tensors stay the same (pointer lists compared by identity
+first; the gradients' ids read at every boundary). Each block counts once,
+parameters first, then gradients, then optimizer state. Everything else,
+the sample itself, its kinds, the activations' split by module and each
+tag's rise, is derived from the kept reads when the samples are read: a
+boundary keeps one tuple and one array. The boundary that opens forward
+often runs while the GPU waits for the host (after a synchronizing copy of
+the batch), so what it does is added to the step time as it is.
 
 Activations are, by default, "allocated in forward, still live": the live
 bytes of the tags "forward/<module>" (and "forward" for what the model's own
@@ -111,6 +116,15 @@ class _CcallocView:
         self._tag_usage = fn
         self._array = array.array
         self._tag_buf = self._tag_buffers(64)
+        # A boundary's whole read in one call (a plugin built before it: the
+        # calls above, one by one; read is then None).
+        if not hasattr(lib, "ccalloc_torch_profile_read"):
+            self.read = None
+        else:
+            self._profile_read = _unchecked(lib, "ccalloc_torch_profile_read", ctypes.c_int64)
+            self._profile_read.restype = ctypes.c_int64
+            self._flags = (ctypes.c_uint32(0), ctypes.c_uint32(1))
+            self._read_buffer(4 + 3 * 64)
         self._tag_names = {}      # tag id -> name (names never change)
         self._last_ids = None     # the last read's ids (tag_read)
         self._u64p = ctypes.POINTER(ctypes.c_uint64)
@@ -122,6 +136,27 @@ class _CcallocView:
         arrays = (self._array("I", bytes(4 * room)), self._array("q", bytes(8 * room)),
                   self._array("q", bytes(8 * room)))
         return arrays + tuple(a.buffer_info()[0] for a in arrays)
+
+    def _read_buffer(self, room):
+        import ctypes
+        self._read_buf = self._array("q", bytes(8 * room))
+        # Passed as ctypes objects made once: no argument conversion per call.
+        self._read_c = (ctypes.c_int64 * room).from_buffer(self._read_buf)
+        self._read_room = ctypes.c_size_t(room)
+
+    def read(self, reset=True):
+        """The allocator now, in one C call (ccalloc_torch_profile_read):
+        an array of int64s, allocated bytes, their peak, reserved bytes, the
+        largest free block, then (tag id, live bytes, peak bytes) per tag by
+        id; with reset, the peaks are reset once read. A copy (an array is
+        one object, not one the garbage collector tracks)."""
+        while True:
+            n = self._profile_read(self.device, self._read_c, self._read_room, self._flags[reset])
+            if n < 0:
+                self._fail()
+            if n <= len(self._read_buf):
+                return self._read_buf[:n]
+            self._read_buffer(2 * n)   # more tags than room: nothing was read or reset; again
 
     def _fail(self):
         self.plugin._check(self.plugin.lib.ccalloc_torch_last_error_code() or 1)
@@ -280,7 +315,7 @@ class MemoryProfiler:
         self.view = view
         self._samples = []        # see the samples property
         self._pending = []        # samples whose by-module and tag_rise parts are still raw (_complete)
-        self.max_allocated = 0
+        self._max_allocated = 0
         self.step_index = 0
         self.phase = None
         self._t0 = time.perf_counter()
@@ -297,9 +332,12 @@ class MemoryProfiler:
         self._tagging = [False]
         self.host_seconds = 0.0   # time spent at phase boundaries (see bench/memory_report.py)
         self.boundaries = 0
+        # The same by the phase each boundary opens ("start": the step's
+        # first sample, "end": its last): which boundaries cost, for benches.
+        self.host_seconds_by_boundary = {}
         self._hooks_ctx = None
         self._outer_tag = None
-        self._prev_read = None    # the last sample's tag read in this step (for tag_rise)
+        self._prev_raw = None     # the last sample's read in this step (for tag_rise)
         self._params = None
         self._last_oom = None
         self._in_step = False
@@ -316,6 +354,9 @@ class MemoryProfiler:
         self._tag_read = None
         if token is not None and hasattr(view, "tag_name"):
             self._tag_read = getattr(view, "tag_read", None)
+        # Or all of a boundary's read in one call (ccalloc's view with a
+        # plugin that has ccalloc_torch_profile_read: view.read).
+        self._one_read = self._tag_read and getattr(view, "read", None)
         # The forward tags: name -> module and tag token -> module ("forward"
         # itself: the model's own forward, or all of it without module tags).
         root = self._names[model]
@@ -335,6 +376,9 @@ class MemoryProfiler:
         self._grad_dead = []      # not empty once one of those gradients died
         self._grad_refs = None
         self._G, self._g_total, self._owned_fwd = {}, 0, {}
+        # What _known() gives while none of them changes (one tuple, made at
+        # the gradients' lookup, which follows any other).
+        self._known_now = (0, 0, 0, {}, None)
         self._opt_ptrs = None     # optimizer state pointers, refreshed when the optimizer may have run
         self._opt_fp = None       # what they were read from (_optimizer_ptrs)
         self._saved_blocks = None  # [n, starts, sizes] of _saved[:n] (measure)
@@ -462,8 +506,10 @@ class MemoryProfiler:
         self._opt_ptrs = None
         self._outer_tag = None
         self.phase = "start"
-        self._prev_read = None
+        self._prev_raw = None
+        t0 = time.perf_counter()
         self._sample("start", first=True)
+        self._count("start", time.perf_counter() - t0)
         self._enter("other")
         if self.exact_saved:
             torch = self._torch
@@ -512,8 +558,13 @@ class MemoryProfiler:
         self._sample(closing)
         if next_phase is not None:
             self._enter(next_phase)
-        self.host_seconds += time.perf_counter() - t0
+        self._count(next_phase or "end", time.perf_counter() - t0)
+
+    def _count(self, opening, seconds):
+        self.host_seconds += seconds
         self.boundaries += 1
+        by = self.host_seconds_by_boundary
+        by[opening] = by.get(opening, 0.0) + seconds
 
     # --- hooks -----------------------------------------------------------------------
     def _root_pre(self, module, args):
@@ -688,7 +739,7 @@ class MemoryProfiler:
         lists change (parameters: read at each step's start; optimizer
         state: after the optimizer phase), not at every boundary. The lists
         are the same objects while nothing changed, so the usual check
-        (_account's) is one identity test each."""
+        (_known's) is one identity test each."""
         param_ptrs = self._param_ptrs
         if param_ptrs is not self._param_key:
             if param_ptrs != self._param_key:
@@ -730,6 +781,7 @@ class MemoryProfiler:
         self._G = G
         self._g_total = sum(G.values())
         self._owned_fwd = _add(self._PO_fwd, owned)
+        self._known_now = (self._p_total, self._g_total, self._o_total, self._owned_fwd, None)
 
     def _read_tags(self):
         """The allocator's per-tag usage now as (keys, live, peak, by_id):
@@ -759,13 +811,11 @@ class MemoryProfiler:
         layout = self._layout = (keys, idx, mods, by_id, len(set(mods)) == len(mods))
         return layout
 
-    def _account(self, read, defer):
-        """(sample dict, what _complete is to fill in: None or (layout,
-        live bytes by tag)) for the memory now. With defer,
-        activations_by_module is left to _complete when it is a plain zip
-        of modules and live bytes (no module with two forward tags, no
-        known block under a forward tag): the boundary then only sums the
-        forward tags' live bytes."""
+    def _known(self):
+        """(parameters, gradients, optimizer state, {module: bytes of those
+        blocks under a forward tag}, {module: bytes} with exact_saved else
+        None): the known tensors' blocks now, from the caches (looked up
+        again where pointers or gradients changed)."""
         if self._params is None:  # outside any step so far
             self.refresh()
             self._param_ptrs = list(map(self._data_ptr, self._tensors))
@@ -773,22 +823,25 @@ class MemoryProfiler:
         if opt_ptrs is None or opt_ptrs is not self._opt_key or self._param_ptrs is not self._param_key:
             self._static_blocks()
         self._grad_blocks()
-        modules = {}
-        later = None
-        if not self.exact_saved:
+        if self.exact_saved:
+            return self._known_now[:4] + (self._saved_modules() if self._saved else {},)
+        return self._known_now
+
+    def _derive(self, read, counters, known):
+        """The sample dict of a read: read is (keys, live, peak, by_id) of
+        the tags, counters (allocated, peak, reserved, largest free block),
+        known what _known() gave when it was read."""
+        p, g, o, owned, modules = known
+        if modules is None:
             # Live bytes allocated in forward, by module, less the blocks
             # already counted as parameters, gradients or optimizer state.
             layout = self._forward_layout(read)
-            cur = read[1]
-            vals = list(map(cur.__getitem__, layout[1]))
-            owned = self._owned_fwd
+            vals = list(map(read[1].__getitem__, layout[1]))
             if not owned and layout[4]:
+                modules = {m: v for m, v in zip(layout[2], vals) if v > 0}
                 activations = sum(vals)        # live bytes are never negative
-                if defer:
-                    later = (layout, cur)
-                else:
-                    modules = {m: v for m, v in zip(layout[2], vals) if v > 0}
             else:
+                modules = {}
                 for m, v in zip(layout[2], vals):
                     if v:
                         modules[m] = modules.get(m, 0) + v
@@ -797,22 +850,14 @@ class MemoryProfiler:
                         modules[m] -= v
                 modules = {m: v for m, v in modules.items() if v > 0}
                 activations = sum(modules.values())
-        elif self._saved:
-            modules = self._saved_modules()
-            activations = sum(modules.values())
         else:
-            activations = 0
-        allocated, peak, reserved = self.view.counters()
-        p, g, o = self._p_total, self._g_total, self._o_total
-        known = p + g + o + activations
-        if known > allocated:
-            raise memreport.AccountingError(
-                f"account: known tensors' blocks hold {known} bytes but only {allocated} are allocated")
+            activations = sum(modules.values())
+        allocated = counters[0]
         kinds = {"parameters": p, "gradients": g, "optimizer_state": o, "activations": activations,
-                 "temporaries": allocated - known}
-        return {"allocated": allocated, "reserved": reserved, "peak": peak, "kinds": kinds,
-                "activations_by_module": modules, "largest_free": self.view.largest_free(),
-                "activations_basis": "saved" if self.exact_saved else "forward"}, later
+                 "temporaries": allocated - (p + g + o + activations)}
+        return {"allocated": allocated, "reserved": counters[2], "peak": counters[1], "kinds": kinds,
+                "activations_by_module": modules, "largest_free": counters[3],
+                "activations_basis": "saved" if self.exact_saved else "forward"}
 
     def _saved_modules(self):
         """{module: bytes} of the blocks holding the tensors autograd saved
@@ -850,56 +895,111 @@ class MemoryProfiler:
             modules[key] = modules.get(key, 0) + size
         return modules
 
+    def _check(self, allocated, known):
+        """At the boundary, the check that needs no tag: the parameters',
+        gradients' and optimizer state's blocks fit in what is allocated.
+        (With the activations, when the sample is derived: a negative
+        temporaries kind, which problems() reports.)"""
+        if known[0] + known[1] + known[2] > allocated:
+            raise memreport.AccountingError(
+                f"account: known tensors' blocks hold {known[0] + known[1] + known[2]} bytes "
+                f"but only {allocated} are allocated")
+
     def measure(self, tags=None):
         """The memory now, by kind (no sample kept). tags: view.tag_usage()
         read now (read here when None)."""
-        read = self._read_tags() if tags is None else _read_of(tags)
-        return self._account(read, False)[0]
+        if tags is None and self._one_read is not None:
+            known = self._known()
+            raw = self._one_read(False)
+            read, counters = _split(raw)
+        else:
+            read = self._read_tags() if tags is None else _read_of(tags)
+            known = self._known()
+            view = self.view
+            counters = view.counters() + (view.largest_free(),)
+        s = self._derive(read, counters, known)
+        if s["kinds"]["temporaries"] < 0:
+            raise memreport.AccountingError(
+                f"account: known tensors' blocks hold {s['allocated'] - s['kinds']['temporaries']} "
+                f"bytes but only {s['allocated']} are allocated")
+        return s
 
     def _sample(self, phase, first=False):
-        """Keeps a sample of the memory now, closing `phase`. What only the
-        report needs (activations by module, tag_rise) is left raw here,
-        the tag read's arrays kept as they are (a few bytes per tag), and
-        derived when the samples are read (the samples property)."""
-        read = self._read_tags()
-        s, later = self._account(read, True)
-        s["step"] = self.step_index
-        s["phase"] = phase
-        s["t"] = time.perf_counter() - self._t0
-        if first:
-            s["peak"] = s["allocated"]
-        # What raised each tag since the last sample of this step: left to
-        # _complete, from this read and the last (kept as they are).
-        s["tag_rise"] = None
-        self._pending.append((s, later, read, self._prev_read))
-        self._prev_read = read
-        if self.check_torch:
-            s["torch_allocated"] = self._torch.cuda.memory_allocated(self.view.device)
-        if s["peak"] > self.max_allocated:
-            self.max_allocated = s["peak"]
-        self.view.reset_peaks()
-        self._samples.append(s)
+        """Keeps a sample of the memory now, closing `phase`: the known
+        tensors' totals (from the caches) and one read of the allocator,
+        kept raw. Everything else (the sample dict, activations by module,
+        tag_rise) is derived when the samples are read (_complete): a
+        boundary allocates a tuple and the read's array, so it does little
+        for the garbage collector to count either."""
+        if self._one_read is not None:
+            known = self._known()
+            raw = self._one_read(True)
+            counters = None
+            allocated = raw[0]
+        else:
+            raw = self._read_tags()
+            known = self._known()
+            view = self.view
+            counters = view.counters() + (view.largest_free(),)
+            view.reset_peaks()
+            allocated = counters[0]
+        self._check(allocated, known)
+        torch_allocated = (self._torch.cuda.memory_allocated(self.view.device)
+                           if self.check_torch else None)
+        self._pending.append((self.step_index, phase, time.perf_counter() - self._t0, first, raw,
+                              counters, known, self._prev_raw, torch_allocated))
+        self._prev_raw = raw
 
     def _complete(self):
-        """Fills in the samples' parts that _sample left raw: the
-        activations by module (a zip of the forward tags' modules and live
-        bytes) and tag_rise (each tag's peak less its live bytes at the
-        previous sample of the step, where above)."""
+        """Makes the sample dicts of the kept reads (_sample): kinds,
+        activations by module, and tag_rise (each tag's peak less its live
+        bytes at the previous sample of the step, where above)."""
         name_of = getattr(self.view, "tag_name", None)
-        for s, later, read, prev in self._pending:
-            if later is not None:
-                layout, cur = later
-                s["activations_by_module"] = {m: v for m, v in zip(layout[2], map(cur.__getitem__, layout[1]))
-                                              if v > 0}
+        samples = self._samples
+        top = self._max_allocated
+        last_raw = last_read = None
+        for step, phase, t, first, raw, counters, known, prev, torch_allocated in self._pending:
+            if counters is None:
+                read, counters = _split(raw)
+            else:
+                read = raw
+            s = self._derive(read, counters, known)
+            s["step"] = step
+            s["phase"] = phase
+            s["t"] = t
+            if first:
+                s["peak"] = s["allocated"]
             keys, cur, peak, by_id = read
             names = keys if not by_id else map(name_of, keys)
-            if prev is not None and prev[0] is keys:
-                before = prev[1]
+            if prev is None:
+                before = [0] * len(keys)
             else:
-                at = dict(zip(prev[0], prev[1])) if prev is not None else {}
-                before = [at.get(k, 0) for k in keys]
+                if prev is last_raw:
+                    prev = last_read
+                elif type(prev) is not tuple:
+                    prev = _split(prev)[0]
+                if prev[0] == keys:
+                    before = prev[1]
+                else:
+                    at = dict(zip(prev[0], prev[1]))
+                    before = [at.get(k, 0) for k in keys]
             s["tag_rise"] = {n: p - b for n, p, b in zip(names, peak, before) if p > b}
+            if torch_allocated is not None:
+                s["torch_allocated"] = torch_allocated
+            if s["peak"] > top:
+                top = s["peak"]
+            samples.append(s)
+            last_raw, last_read = raw, read
+        self._max_allocated = top
         self._pending.clear()
+
+    @property
+    def max_allocated(self):
+        """The run's peak of allocated bytes (the samples' peaks; PyTorch's
+        max_memory_allocated is reset at each boundary)."""
+        if self._pending:
+            self._complete()
+        return self._max_allocated
 
     # --- output ------------------------------------------------------------------
     def report(self, step=None):
@@ -954,6 +1054,13 @@ def _add(a, b):
     for k, v in b.items():
         out[k] = out.get(k, 0) + v
     return out
+
+
+def _split(raw):
+    """(tag read, counters) of a _CcallocView.read() array: its tag ids,
+    live and peak bytes (arrays, by id), and (allocated, peak, reserved,
+    largest free block)."""
+    return (raw[4::3], raw[5::3], raw[6::3], True), (raw[0], raw[1], raw[2], raw[3])
 
 
 def _read_of(usage):

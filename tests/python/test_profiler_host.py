@@ -230,6 +230,43 @@ class PluginBlocksTest(PluginTestCase):
         with self.assertRaises(ccalloc.CcallocError):
             p.blocks_holding([a], -3)
 
+    def test_one_read_is_the_separate_reads(self):
+        # view.read(): counters, largest free block and tag usage in one C
+        # call (what the profiler takes at each boundary), the same numbers
+        # as the separate calls; peaks reset only when asked.
+        from ccalloc.profiler import _CcallocView, _split
+        p, dev = self.plugin, 12
+        view = _CcallocView(p, dev)
+        if view.read is None:
+            self.skipTest("plugin built without ccalloc_torch_profile_read")
+        ptrs = []
+        for i in range(80):   # more tags than the first read has room for
+            prev = p.set_tag(p.tag_intern(f"one-read-{i}"))
+            try:
+                ptrs.append(p.malloc(1000 * (i + 1), device=dev))
+            finally:
+                p.set_tag(prev)
+        big = p.malloc(8 * MiB, device=dev)
+        p.free(big, dev)
+        try:
+            (ids, cur, peak, by_id), counters = _split(view.read(False))
+            self.assertTrue(by_id)
+            self.assertEqual(counters[:3], view.counters())
+            self.assertEqual(counters[3], p.largest_free_block(dev))
+            self.assertEqual([list(ids), list(cur), list(peak)], [list(a) for a in view.tag_read()])
+            self.assertEqual(sum(cur), counters[0])
+            self.assertGreaterEqual(counters[1], counters[0] + 8 * MiB)
+            self.assertEqual(list(view.read(True)[:2]), list(counters[:2]))   # read, then reset
+            stats = p.raw_stats(dev)
+            self.assertEqual(stats["allocated_bytes.all.peak"], stats["allocated_bytes.all.current"])
+            _, _, peak_after, _ = _split(view.read(False))[0]
+            self.assertEqual(list(peak_after), list(cur))
+        finally:
+            for ptr in ptrs:
+                p.free(ptr, dev)
+        with self.assertRaises(ccalloc.CcallocError):
+            _CcallocView(p, -3).read()
+
     def test_compact_tag_usage_matches_the_json(self):
         from ccalloc.profiler import _CcallocView
         p, dev = self.plugin, 8
@@ -544,6 +581,19 @@ class _SimRawTagView(_SimTagView):
         return self.inner.tag_name(tag)
 
 
+class _SimOneReadView(_SimRawTagView):
+    """_SimRawTagView with ccalloc's one-call read (view.read: counters,
+    largest free block and tags at once, what the profiler uses on a GPU)."""
+
+    one_reads = 0
+
+    def read(self, reset=True):
+        self.one_reads += 1
+        self.record()
+        self.inner.device = self.sim_device
+        return self.inner.read(reset)
+
+
 def expected_tag_rise(samples, reads):
     """tag_rise as the profiler defines it, from each sample's JSON tag
     usage: each tag's peak since the last sample of the step less its live
@@ -568,12 +618,21 @@ class TagActivationsTest(PluginTestCase):
     DEV = 9
     RAW_DEV = 10
     CACHE_DEV = 11
+    ONE_READ_DEV = 13
+    ONE_READ_CACHE_DEV = 14
 
     def test_activations_are_the_forward_blocks_still_live(self):
         self.run_model(_SimTagView(self.plugin, self.DEV))
 
     def test_the_same_from_the_arrays_by_tag_id(self):
         self.run_model(_SimRawTagView(self.plugin, self.RAW_DEV))
+
+    def test_the_same_from_one_read_per_boundary(self):
+        view = _SimOneReadView(self.plugin, self.ONE_READ_DEV)
+        if view.inner.read is None:
+            self.skipTest("plugin built without ccalloc_torch_profile_read")
+        self.run_model(view)
+        self.assertEqual(view.raw_reads, 0)
 
     def run_model(self, view):
         from ccalloc.profiler import MemoryProfiler
@@ -643,7 +702,9 @@ class TagActivationsTest(PluginTestCase):
             # tag_rise, derived when the samples are read, is what the
             # allocator's own usage at each boundary says.
             self.assertEqual(len(view.reads), len(prof.samples))
-            if isinstance(view, _SimRawTagView):
+            if isinstance(view, _SimOneReadView):
+                self.assertEqual(view.one_reads, len(prof.samples))
+            elif isinstance(view, _SimRawTagView):
                 self.assertEqual(view.raw_reads, len(prof.samples))
             self.assertEqual([s["tag_rise"] for s in prof.samples],
                              expected_tag_rise(prof.samples, view.reads))
@@ -658,13 +719,22 @@ class TagActivationsTest(PluginTestCase):
                 plugin.free(ptr, dev)
 
     def test_cached_blocks_measure_what_a_fresh_profiler_does(self):
+        self.cached_blocks(_SimRawTagView(self.plugin, self.CACHE_DEV))
+
+    def test_cached_blocks_with_one_read_per_boundary(self):
+        view = _SimOneReadView(self.plugin, self.ONE_READ_CACHE_DEV)
+        if view.inner.read is None:
+            self.skipTest("plugin built without ccalloc_torch_profile_read")
+        self.cached_blocks(view)
+        self.assertGreater(view.one_reads, 0)
+
+    def cached_blocks(self, view):
         # The profiler looks blocks up again only when pointers or
         # gradients change: wherever a step stands, what it measures through
         # its caches (twice: the second read is all cache hits) is what a
         # profiler with no cache measures, and the kinds add up.
         from ccalloc.profiler import MemoryProfiler
-        plugin, dev = self.plugin, self.CACHE_DEV
-        view = _SimRawTagView(plugin, dev)
+        plugin, dev = self.plugin, view.sim_device
         held = []
 
         class Alloc(torch.nn.Module):
