@@ -9,7 +9,10 @@ batch) and a conv UNet (Adam). For each: the per-step report (DIR/<model>.txt,
 printed), the plot (.svg), the JSON, and a check that the kinds add up to
 torch.cuda.memory_allocated() at every phase boundary (any mismatch is
 printed and fails the run). Then: the profiler's overhead (mean step time
-with and without it, interleaved rounds after warm-up), an out-of-memory
+with and without it, interleaved rounds after warm-up; each case in a
+process of its own, so that no case inherits another's allocator, caches or
+garbage: a case measured after another in the same process once ran its
+"off" rounds 27% slower than the same case measured first), an out-of-memory
 error under the profiler (a memory limit), and a memory-history dump of two
 seq2seq steps with Python frames and ccalloc's tags (DIR/history.pickle,
 plus MemoryViz.js from the installed torch and, when it builds offline,
@@ -25,6 +28,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 import traceback
 
@@ -217,7 +221,9 @@ def profile_model(torch, name, out, steps):
 def mean_step_time(torch, model, opt, step, steps, first, prof=None):
     """Mean seconds per step over `steps` steps run back to back (one
     synchronize before and after: throughput, as in training, not the
-    latency of a step started on an idle GPU)."""
+    latency of a step started on an idle GPU). With a profiler, reading its
+    samples at the end (what it defers from the boundaries to then) is
+    timed too: the user pays for it once the report is read."""
     torch.cuda.synchronize()
     t0 = time.perf_counter()
     for i in range(steps):
@@ -226,8 +232,39 @@ def mean_step_time(torch, model, opt, step, steps, first, prof=None):
         else:
             with prof.step():
                 step(torch, model, opt, first + i)
+    if prof is not None:
+        len(prof.samples)
     torch.cuda.synchronize()
     return (time.perf_counter() - t0) / steps
+
+
+class GcClock:
+    """Garbage collections that run while `mode` is set (gc.callbacks):
+    count, full ones, seconds, by mode. A full collection in a process with
+    torch and CUDA loaded takes tens of ms: one landing in a round moves that
+    round's mean by a few percent, whichever mode it is."""
+
+    def __init__(self):
+        import gc
+        self.mode = None
+        self.count, self.full, self.seconds = {}, {}, {}
+        self._t = 0.0
+        self._gc = gc
+        gc.callbacks.append(self.callback)
+
+    def callback(self, phase, info):
+        if self.mode is None:
+            return
+        if phase == "start":
+            self._t = time.perf_counter()
+            return
+        m = self.mode
+        self.count[m] = self.count.get(m, 0) + 1
+        self.full[m] = self.full.get(m, 0) + (info["generation"] == 2)
+        self.seconds[m] = self.seconds.get(m, 0.0) + time.perf_counter() - self._t
+
+    def close(self):
+        self._gc.callbacks.remove(self.callback)
 
 
 BUDGET = 1.02
@@ -237,8 +274,11 @@ def overhead(torch, name, rounds, steps, **profile_kwargs):
     """Mean step time with and without the profiler (the settings a user
     gets from ct.profile(model, opt) unless profile_kwargs say otherwise):
     `rounds` rounds of `steps` steps each way after a warm-up of both, the
-    order alternating per round, the same batches both ways. The part
-    passes when the ratio of the means is within BUDGET ("ok")."""
+    order alternating per round, the same batches both ways, each round
+    started after a full garbage collection (gc.collect(), untimed), so that
+    one due from before lands in neither mode's round. The part passes when
+    the ratio of the means is within BUDGET ("ok")."""
+    import gc
     model, opt, step = build(torch, name)
     mean_step_time(torch, model, opt, step, 5, 0)   # warm-up (cudnn, caches, Adam state)
     prof = ct.profile(model, opt, **profile_kwargs)
@@ -246,20 +286,30 @@ def overhead(torch, name, rounds, steps, **profile_kwargs):
         mean_step_time(torch, model, opt, step, 5, 0, prof)
     finally:
         close(prof)
-    off, on, host, boundaries = [], [], 0.0, 0
-    for r in range(rounds):
-        for mode in (("off", "on") if r % 2 == 0 else ("on", "off")):
-            # Same batches for both: variable lengths vary with the step number.
-            if mode == "off":
-                off.append(mean_step_time(torch, model, opt, step, steps, 100))
-                continue
-            prof = ct.profile(model, opt, **profile_kwargs)
-            try:
-                on.append(mean_step_time(torch, model, opt, step, steps, 100, prof))
-            finally:
-                close(prof)
-            host += prof.host_seconds
-            boundaries += prof.boundaries
+    off, on, host, boundaries, by_boundary = [], [], 0.0, 0, {}
+    clock = GcClock()
+    try:
+        for r in range(rounds):
+            for mode in (("off", "on") if r % 2 == 0 else ("on", "off")):
+                gc.collect()
+                clock.mode = mode
+                # Same batches for both: variable lengths vary with the step number.
+                if mode == "off":
+                    off.append(mean_step_time(torch, model, opt, step, steps, 100))
+                    clock.mode = None
+                    continue
+                prof = ct.profile(model, opt, **profile_kwargs)
+                try:
+                    on.append(mean_step_time(torch, model, opt, step, steps, 100, prof))
+                finally:
+                    clock.mode = None
+                    close(prof)
+                host += prof.host_seconds
+                boundaries += prof.boundaries
+                for k, v in getattr(prof, "host_seconds_by_boundary", {}).items():
+                    by_boundary[k] = by_boundary.get(k, 0.0) + v
+    finally:
+        clock.close()
     m_off, m_on = sum(off) / len(off), sum(on) / len(on)
     ratio = m_on / m_off
     per_round = sorted(b / a for a, b in zip(off, on))
@@ -273,10 +323,43 @@ def overhead(torch, name, rounds, steps, **profile_kwargs):
           f"{min(on) * 1e3:.2f}..{max(on) * 1e3:.2f} ms; profiler's own time at phase boundaries "
           f"{host / (rounds * steps) * 1e3:.3f} ms per step ({boundaries / (rounds * steps):.0f} "
           f"boundaries per step): {'PASS' if ok else 'FAIL'} against {(BUDGET - 1) * 100:.0f}%")
+    n = rounds * steps
+    gcs = {m: (clock.count.get(m, 0), clock.full.get(m, 0), clock.seconds.get(m, 0.0)) for m in ("off", "on")}
+    print(f"{name} garbage collections in the overhead rounds ({settings}): "
+          + ", ".join(f"{m} {c / n:.2f} per step ({f} full), {t / n * 1e3:.3f} ms per step"
+                      for m, (c, f, t) in gcs.items()))
+    # Which boundaries cost (by the phase each opens): the one opening
+    # forward often runs while the GPU waits for the host.
+    by_us = {k: v / n * 1e6 for k, v in by_boundary.items()}
+    print(f"{name} profiler's time by boundary ({settings}), us per step: "
+          + ", ".join(f"{k} {v:.0f}" for k, v in by_us.items()))
     return {"model": name, "settings": settings, "off_ms": m_off * 1e3, "on_ms": m_on * 1e3,
             "ratio": ratio, "ok": ok, "round_ratios": per_round,
             "off_rounds_ms": [t * 1e3 for t in off], "on_rounds_ms": [t * 1e3 for t in on],
-            "boundary_ms_per_step": host / (rounds * steps) * 1e3}
+            "boundary_ms_per_step": host / (rounds * steps) * 1e3,
+            "boundaries_per_step": boundaries / (rounds * steps), "boundary_us_per_step": by_us,
+            "gc": {m: {"collections": c, "full": f, "ms_per_step": t / n * 1e3} for m, (c, f, t) in gcs.items()}}
+
+
+def overhead_in_child(args, name, **profile_kwargs):
+    """overhead() in a new process (this script with --overhead-case): its
+    output goes to ours; its result comes back as JSON."""
+    fd, path = tempfile.mkstemp(prefix=f"overhead_{name}_", suffix=".json", dir=args.out)
+    os.close(fd)
+    cmd = [sys.executable, os.path.abspath(__file__), "--out", args.out, "--rounds", str(args.rounds),
+           "--round-steps", str(args.round_steps), "--overhead-case", name,
+           "--overhead-kwargs", json.dumps(profile_kwargs), "--overhead-json", path]
+    sys.stdout.flush()
+    r = subprocess.run(cmd, timeout=600)
+    try:
+        with open(path) as f:
+            text = f.read()
+    finally:
+        os.remove(path)
+    if r.returncode != 0 or not text:
+        print(f"{name}: the overhead process exited with {r.returncode}")
+        return False
+    return json.loads(text)
 
 
 def oom_under_profiler(torch):
@@ -346,10 +429,20 @@ def main():
     ap.add_argument("--round-steps", type=int, default=20)
     ap.add_argument("--parts", default="report,overhead,oom,history",
                     help="also overhead_exact: the overhead with exact_saved=True")
+    # What the overhead part runs in a process of its own per case.
+    ap.add_argument("--overhead-case", help=argparse.SUPPRESS)
+    ap.add_argument("--overhead-kwargs", default="{}", help=argparse.SUPPRESS)
+    ap.add_argument("--overhead-json", help=argparse.SUPPRESS)
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
     import torch
     info = ct.enable()
+    if args.overhead_case:
+        r = overhead(torch, args.overhead_case, args.rounds, args.round_steps,
+                     **json.loads(args.overhead_kwargs))
+        with open(args.overhead_json, "w") as f:
+            json.dump(r, f)
+        return 0
     print(f"torch {torch.__version__}, CUDA {torch.version.cuda}, {torch.cuda.get_device_name()}, "
           f"ccalloc mode {info['mode']}, allocator {torch.cuda.memory.get_allocator_backend()}")
     parts = args.parts.split(",")
@@ -361,16 +454,14 @@ def main():
         results = []
         for name in MODELS:
             # What a user gets (the verdict), then per-phase tags only (for comparison).
-            r = part(f"overhead_{name}")(overhead)(torch, name, args.rounds, args.round_steps)
+            r = part(f"overhead_{name}")(overhead_in_child)(args, name)
             if r:
                 results.append(r)
-            r = part(f"overhead_{name}_phase_tags_only")(overhead)(torch, name, args.rounds,
-                                                                   args.round_steps, module_tags=False)
+            r = part(f"overhead_{name}_phase_tags_only")(overhead_in_child)(args, name, module_tags=False)
             if r:
                 results.append(r)
             if "overhead_exact" in parts:   # the strict saved-for-backward kind (costly)
-                r = part(f"overhead_{name}_exact_saved")(overhead)(torch, name, args.rounds,
-                                                                   args.round_steps, exact_saved=True)
+                r = part(f"overhead_{name}_exact_saved")(overhead_in_child)(args, name, exact_saved=True)
                 if r:
                     results.append(r)
         summary["overhead"] = results
