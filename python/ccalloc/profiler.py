@@ -97,7 +97,6 @@ class _CcallocView:
         self._stats = (ctypes.c_int64 * _STATS_INT64)()
         self._stats_ref = ctypes.byref(self._stats)
         self._get_stats = lib.ccalloc_torch_get_stats
-        self._blocks_holding = lib.ccalloc_torch_blocks_holding
         self._largest = ctypes.c_size_t()
         self._largest_ref = ctypes.byref(self._largest)
         self._largest_free = lib.ccalloc_torch_largest_free_block
@@ -127,9 +126,9 @@ class _CcallocView:
             self._read_buffer(4 + 3 * 64)
         self._tag_names = {}      # tag id -> name (names never change)
         self._last_ids = None     # the last read's ids (tag_read)
-        self._u64p = ctypes.POINTER(ctypes.c_uint64)
-        self._u32p = ctypes.POINTER(ctypes.c_uint32)
-        self._cast = ctypes.cast
+        self._blocks_fast = _unchecked(lib, "ccalloc_torch_blocks_holding", ctypes.c_int)
+        self._void_p = ctypes.c_void_p
+        self._size_t = ctypes.c_size_t
 
     def _tag_buffers(self, room):
         """(ids, current, peak) arrays of `room` entries, then their addresses."""
@@ -174,17 +173,17 @@ class _CcallocView:
         if n == 0:
             return [], [], []
         arr = self._array("Q", ptrs)
-        starts = self._array("Q", bytes(8 * n))
-        sizes = self._array("Q", bytes(8 * n))
+        out = self._array("Q", bytes(16 * n))    # starts, then sizes
         tags = self._array("I", bytes(4 * n))
-        cast, u64p = self._cast, self._u64p
-        code = self._blocks_holding(self.device, cast(arr.buffer_info()[0], u64p), n,
-                                    cast(starts.buffer_info()[0], u64p),
-                                    cast(sizes.buffer_info()[0], u64p),
-                                    cast(tags.buffer_info()[0], self._u32p))
+        # Addresses as c_void_p, through the function without argtypes:
+        # ctypes.cast per array cost more than the lookup itself.
+        vp = self._void_p
+        at = out.buffer_info()[0]
+        code = self._blocks_fast(self.device, vp(arr.buffer_info()[0]), self._size_t(n), vp(at),
+                                 vp(at + 8 * n), vp(tags.buffer_info()[0]))
         if code != 0:
             self.plugin._check(code)
-        return starts.tolist(), sizes.tolist(), tags.tolist()
+        return out[:n].tolist(), out[n:].tolist(), tags.tolist()
 
     def largest_free(self):
         if self._largest_free(self.device, self._largest_ref) != 0:
