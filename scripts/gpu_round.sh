@@ -209,7 +209,7 @@ ldd "$L"; ! ldd "$L" | grep -i absl'
       mkdir -p "$profile_dir"
       run profile_build_extension env "${profile_env[@]}" timeout 150 python3 -c \
         'import ccalloc.torch as ct; print("ccalloc.torch mode:", ct.enable()["mode"])'
-      run profile env "${profile_env[@]}" timeout 200 python3 bench/memory_report.py \
+      run profile env "${profile_env[@]}" timeout 420 python3 bench/memory_report.py \
         --out "$profile_dir"
       tar -C "$profile_dir" -cf "$OUT/profile.tar" . && ls -l "$OUT/profile.tar"
       tar -tvf "$OUT/profile.tar"
