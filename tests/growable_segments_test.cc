@@ -440,6 +440,28 @@ TEST_F(GrowableSegmentsTest, AGrowthBeyondTheHighMarkTrimsTheWholeExcess) {
   for (DevicePtr p : {keep, b, e}) FreeOk(p);
 }
 
+// The marks follow the most ever allocated, not the counters' peak, which
+// reset_peak_memory_stats (and the profiler, at each phase boundary) sets
+// back: a growth after a reset keeps the cache that the real peak allows.
+TEST_F(GrowableSegmentsTest, ResettingThePeakCountersDoesNotEmptyTheCache) {
+  MakeWithSlack(0.1, 0.1);
+  const DevicePtr a = AllocateOk(64 * kMiB, 0);
+  const DevicePtr keep = AllocateOk(2 * kMiB, 0);
+  FreeOk(a);
+  env_.sim()->CompleteStream(0);
+  alloc_->ResetPeakStats();
+  ASSERT_EQ(alloc_->GetStats().allocated_bytes[kStatAll].peak,
+            static_cast<std::int64_t>(2 * kMiB));
+  // 70 MiB held after this growth: within 10% of the real peak (66 MiB).
+  const DevicePtr c = AllocateOk(4 * kMiB, 1);
+  const MemoryStats stats = alloc_->GetStats();
+  EXPECT_EQ(stats.num_unmaps, 0) << "a reset of the peak counters made the cache give memory back";
+  EXPECT_EQ(stats.reserved_bytes[kStatAll].current, static_cast<std::int64_t>(70 * kMiB));
+  EXPECT_TRUE(IsValid(*alloc_));
+  FreeOk(keep);
+  FreeOk(c);
+}
+
 // An unmap that fails during a trim (empty_cache, then growth beyond the
 // slack) is an error for that call and loses nothing: the chunk stays mapped
 // and counted, the cache stays valid, and a later trim gives it back.

@@ -150,8 +150,10 @@ absl::Status GrowableSegments::Prepare(CacheLock lock, Segment& range, const Blo
   const MemoryStats& stats = cache_.stats();
   const std::size_t allocated_after =
       static_cast<std::size_t>(stats.allocated_bytes[kStatAll].current) + bytes;
-  const std::size_t peak = std::max(
-      static_cast<std::size_t>(stats.allocated_bytes[kStatAll].peak), allocated_after);
+  peak_allocated_ = std::max(
+      {peak_allocated_, static_cast<std::size_t>(stats.allocated_bytes[kStatAll].peak),
+       allocated_after});
+  const std::size_t peak = peak_allocated_;
   auto allowed = [&](double slack) {
     return peak + std::max<std::size_t>(
                       static_cast<std::size_t>(slack * static_cast<double>(peak)), 2 * page_size_);

@@ -216,6 +216,12 @@ class GrowableSegments final : public SegmentStore {
   absl::btree_map<DevicePtr, GrowableSegment*> ranges_ ABSL_GUARDED_BY(mu_);
   // Chunks moved away, still mapped at their old pages, oldest first.
   std::vector<Leaving> leaving_ ABSL_GUARDED_BY(mu_);
+  // The most ever allocated at once (every allocation passes Prepare): the
+  // marks' base. Not the counters' peak, which reset_peak_memory_stats (and
+  // the memory profiler, at every phase boundary) sets back to what is
+  // allocated now: marks that followed it would make each growth after a
+  // reset give back the whole cache and map it again.
+  std::size_t peak_allocated_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace ccalloc
