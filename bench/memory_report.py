@@ -425,7 +425,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--out", required=True)
     ap.add_argument("--steps", type=int, default=3)
-    ap.add_argument("--rounds", type=int, default=6, help="overhead rounds (interleaved)")
+    ap.add_argument("--rounds", type=int, default=12, help="overhead rounds (interleaved; a round of the UNet varies by up to +-15%%)")
     ap.add_argument("--round-steps", type=int, default=20)
     ap.add_argument("--parts", default="report,overhead,oom,history",
                     help="also overhead_exact: the overhead with exact_saved=True")

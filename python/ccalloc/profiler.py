@@ -374,6 +374,11 @@ class MemoryProfiler:
         self._grad_ids = None     # ids of the parameters' .grad at G's lookup
         self._grad_dead = []      # not empty once one of those gradients died
         self._grad_refs = None
+        # The .grad attributes are read (a Python object made for each new
+        # gradient) only where gradients appear in training: at a step's
+        # start and after each backward; a gradient that dies (set to None,
+        # replaced) is seen at once through its weak reference.
+        self._grads_unread = True
         self._G, self._g_total, self._owned_fwd = {}, 0, {}
         # What _known() gives while none of them changes (one tuple, made at
         # the gradients' lookup, which follows any other).
@@ -503,6 +508,7 @@ class MemoryProfiler:
             self.refresh()
         self._param_ptrs = list(map(self._data_ptr, self._tensors))
         self._opt_ptrs = None
+        self._grads_unread = True
         self._outer_tag = None
         self.phase = "start"
         self._prev_raw = None
@@ -654,6 +660,7 @@ class MemoryProfiler:
             if not retain:
                 self._saved.clear()
                 self._saved_blocks = None
+            self._grads_unread = True
             self._boundary("other")
 
     def _opt_pre(self, optimizer, args, kwargs):
@@ -673,6 +680,7 @@ class MemoryProfiler:
         self._params = list({id(p): p for m in mods for p in m._parameters.values()
                              if p is not None}.values())
         self._tensors = self._params + [b for m in mods for b in m._buffers.values() if b is not None]
+        self._grads_unread = True
 
     def _optimizer_ptrs(self):
         """Pointers of the optimizer state's device tensors. Checked only
@@ -755,6 +763,7 @@ class MemoryProfiler:
                 self._o_total = sum(self._O.values())
                 self._PO_fwd = _add(self._P_fwd, owned)
                 self._grad_ids = None     # gradients are counted after both
+                self._grads_unread = True
             self._opt_key = opt_ptrs
 
     def _grad_blocks(self):
@@ -764,8 +773,14 @@ class MemoryProfiler:
         some parameter's .grad is another tensor than at the last lookup
         (ids compared; weak references flag a cached gradient that died,
         after which a new tensor could have its id). The gradients are read
-        at every boundary (C-level passes over the parameters): anything
-        may replace one between two boundaries."""
+        (a C-level pass over the parameters) at a step's start, after each
+        backward and once a known one died, not at every boundary: reading
+        .grad makes a Python object for each new gradient, tens of us for a
+        model's worth. A gradient set by hand elsewhere counts as
+        temporaries until the next of those."""
+        if not self._grads_unread and not self._grad_dead:
+            return
+        self._grads_unread = False
         grads = list(map(_GRAD, self._params))
         ids = list(map(id, grads))
         if ids == self._grad_ids and not self._grad_dead:
