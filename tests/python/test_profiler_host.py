@@ -471,6 +471,28 @@ class ProfilerHooksTest(unittest.TestCase):
         for s in self.prof.samples:
             self.assertEqual(sum(s["kinds"].values()), s["allocated"], s["phase"])
 
+    def test_gradients_are_read_after_backward_and_at_a_steps_start(self):
+        # .grad is read where gradients appear in training (a step's start,
+        # after each backward), not at every boundary: one set by hand where
+        # there was none counts as temporaries until the next of those.
+        # The kinds add up to allocated either way.
+        nparams = sum(p.numel() * 4 for p in self.model.parameters())
+        with self.prof.step():
+            out = self.model(torch.randn(32, 8))
+            for p in self.model.parameters():
+                p.grad = torch.ones_like(p)
+            out.square().mean().backward()   # accumulates into the gradients set by hand
+            self.opt.step()
+        with self.prof.step():
+            self.model(torch.randn(32, 8))
+        by = {(s["step"], s["phase"]): s["kinds"] for s in self.prof.samples}
+        self.assertEqual(by[(1, "forward")]["gradients"], 0)
+        self.assertEqual(by[(1, "loss")]["gradients"], 0, "gradients set by hand were read before backward")
+        self.assertEqual(by[(1, "backward")]["gradients"], nparams)
+        self.assertEqual(by[(2, "start")]["gradients"], nparams)
+        for s in self.prof.samples:
+            self.assertEqual(sum(s["kinds"].values()), s["allocated"], s["phase"])
+
     def test_module_tags_restore_the_parent_and_stay_in_forward(self):
         from ccalloc.profiler import MemoryProfiler
         self.prof.close()
