@@ -197,6 +197,18 @@ class PluginTestCase(unittest.TestCase):
         except FileNotFoundError as e:
             raise unittest.SkipTest(f"plugin not built: {e}")
 
+    def tagged_mallocs(self, dev, prefix, n):
+        """n blocks of 1000 * (i + 1) bytes on `dev`, each under a tag of its
+        own (prefix-i), the calling thread's tag put back after each."""
+        p, ptrs = self.plugin, []
+        for i in range(n):
+            prev = p.set_tag(p.tag_intern(f"{prefix}-{i}"))
+            try:
+                ptrs.append(p.malloc(1000 * (i + 1), device=dev))
+            finally:
+                p.set_tag(prev)
+        return ptrs
+
 
 class PluginBlocksTest(PluginTestCase):
     """The batched block lookup and the accounting on the real plugin."""
@@ -239,13 +251,8 @@ class PluginBlocksTest(PluginTestCase):
         view = _CcallocView(p, dev)
         if view.read is None:
             self.skipTest("plugin built without ccalloc_torch_profile_read")
-        ptrs = []
-        for i in range(80):   # more tags than the first read has room for
-            prev = p.set_tag(p.tag_intern(f"one-read-{i}"))
-            try:
-                ptrs.append(p.malloc(1000 * (i + 1), device=dev))
-            finally:
-                p.set_tag(prev)
+        # More tags than the first read has room for.
+        ptrs = self.tagged_mallocs(dev, "one-read", 80)
         big = p.malloc(8 * MiB, device=dev)
         p.free(big, dev)
         try:
@@ -273,13 +280,8 @@ class PluginBlocksTest(PluginTestCase):
         view = _CcallocView(p, dev)
         if view._tag_usage is None:
             self.skipTest("plugin built without ccalloc_torch_tag_usage")
-        ptrs = []
-        for i in range(100):   # more tags than the first read has room for
-            prev = p.set_tag(p.tag_intern(f"compact-{i}"))
-            try:
-                ptrs.append(p.malloc(1000 * (i + 1), device=dev))
-            finally:
-                p.set_tag(prev)
+        # More tags than the first read has room for.
+        ptrs = self.tagged_mallocs(dev, "compact", 100)
         ptrs.append(p.malloc(5000, device=dev))   # untagged
         try:
             want = {t["name"]: (t["current_bytes"], t["peak_bytes"]) for t in p.tag_usage(dev)}
