@@ -36,6 +36,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "python"))
 
 import ccalloc.torch as ct  # noqa: E402
+from gc_clock import GcClock  # noqa: E402
 
 RESULTS = {}
 
@@ -236,35 +237,6 @@ def mean_step_time(torch, model, opt, step, steps, first, prof=None):
         len(prof.samples)
     torch.cuda.synchronize()
     return (time.perf_counter() - t0) / steps
-
-
-class GcClock:
-    """Garbage collections that run while `mode` is set (gc.callbacks):
-    count, full ones, seconds, by mode. A full collection in a process with
-    torch and CUDA loaded takes tens of ms: one landing in a round moves that
-    round's mean by a few percent, whichever mode it is."""
-
-    def __init__(self):
-        import gc
-        self.mode = None
-        self.count, self.full, self.seconds = {}, {}, {}
-        self._t = 0.0
-        self._gc = gc
-        gc.callbacks.append(self.callback)
-
-    def callback(self, phase, info):
-        if self.mode is None:
-            return
-        if phase == "start":
-            self._t = time.perf_counter()
-            return
-        m = self.mode
-        self.count[m] = self.count.get(m, 0) + 1
-        self.full[m] = self.full.get(m, 0) + (info["generation"] == 2)
-        self.seconds[m] = self.seconds.get(m, 0.0) + time.perf_counter() - self._t
-
-    def close(self):
-        self._gc.callbacks.remove(self.callback)
 
 
 BUDGET = 1.02

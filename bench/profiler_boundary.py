@@ -28,7 +28,6 @@ at the 0.5 us level).
 
     CCALLOC_TORCH_SIMULATE=$((4<<30)) /usr/bin/python3 bench/profiler_boundary.py
 """
-import gc
 import os
 import sys
 import time
@@ -39,6 +38,7 @@ os.environ.setdefault("CCALLOC_TORCH_SIMULATE", str(4 << 30))
 import torch  # noqa: E402
 import ccalloc  # noqa: E402
 from ccalloc.profiler import MemoryProfiler, _CcallocView  # noqa: E402
+from gc_clock import GcClock  # noqa: E402
 
 DEV = 5
 
@@ -190,37 +190,22 @@ def hook_cost(case, rounds=15, reps=10, **kwargs):
           f"{on[rounds // 2] / reps * 1e3:.2f} ms on less boundaries)")
 
 
-class _GcInBoundaries:
-    """Counts the garbage collections that start inside the profiler's
-    phase boundaries (their time is billed to the boundary that allocated
-    the object that crossed the collector's threshold)."""
+def _gc_in_boundaries(prof):
+    """A GcClock counting the garbage collections that start inside the
+    profiler's phase boundaries (mode "boundary"): their time is billed to
+    the boundary that allocated the object that crossed the collector's
+    threshold."""
+    clock = GcClock()
+    inner = prof._boundary
 
-    def __init__(self, prof):
-        self.inside, self.count, self.seconds, self.full = False, 0, 0.0, 0
-        self._t = 0.0
-        inner = prof._boundary
-
-        def boundary(next_phase):
-            self.inside = True
-            try:
-                return inner(next_phase)
-            finally:
-                self.inside = False
-        prof._boundary = boundary       # what the profiler's own calls find first
-        gc.callbacks.append(self.callback)
-
-    def callback(self, phase, info):
-        if not self.inside:
-            return
-        if phase == "start":
-            self._t = time.perf_counter()
-            return
-        self.count += 1
-        self.full += info["generation"] == 2
-        self.seconds += time.perf_counter() - self._t
-
-    def close(self):
-        gc.callbacks.remove(self.callback)
+    def boundary(next_phase):
+        clock.mode = "boundary"
+        try:
+            return inner(next_phase)
+        finally:
+            clock.mode = None
+    prof._boundary = boundary       # what the profiler's own calls find first
+    return clock
 
 
 def main(case, n=50, on=True, **kwargs):
@@ -244,7 +229,7 @@ def main(case, n=50, on=True, **kwargs):
         prof.host_seconds, prof.boundaries, prof.view.sim_seconds = 0.0, 0, 0.0
         if hasattr(prof, "host_seconds_by_boundary"):
             prof.host_seconds_by_boundary.clear()
-        gcs = _GcInBoundaries(prof)
+        gcs = _gc_in_boundaries(prof)
     t0 = time.perf_counter()
     for _ in range(n):
         step()
@@ -261,8 +246,10 @@ def main(case, n=50, on=True, **kwargs):
           f"{prof.host_seconds / b * 1e6:.0f} us per boundary "
           f"({(prof.host_seconds - prof.view.sim_seconds) / b * 1e6:.0f} less the simulation's "
           f"block mallocs; {b / n:.0f} per step), {prof.host_seconds / n * 1e3:.2f} ms per step; "
-          f"step wall {wall / n * 1e3:.1f} ms; gc in boundaries: {gcs.count / n:.2f} collections "
-          f"per step ({gcs.full} full), {gcs.seconds / b * 1e6:.0f} us per boundary")
+          f"step wall {wall / n * 1e3:.1f} ms; gc in boundaries: "
+          f"{gcs.count.get('boundary', 0) / n:.2f} collections per step "
+          f"({gcs.full.get('boundary', 0)} full), "
+          f"{gcs.seconds.get('boundary', 0.0) / b * 1e6:.0f} us per boundary")
     by = getattr(prof, "host_seconds_by_boundary", None)
     if by:
         print("  by boundary, us per step: " + ", ".join(f"{k} {v / n * 1e6:.0f}" for k, v in by.items()))
