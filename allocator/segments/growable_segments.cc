@@ -159,13 +159,12 @@ absl::Status GrowableSegments::Prepare(CacheLock lock, Segment& range, const Blo
                       static_cast<std::size_t>(slack * static_cast<double>(peak)), 2 * page_size_);
   };
   const std::size_t limit = cache_.reserve_limit();
-  std::size_t missing = 0, need = 0, held = 0, excess_low = 0, excess_high = 0;
+  std::size_t missing = 0, need = 0, excess_low = 0, excess_high = 0;
   // (held is read by the caller: the lambda is outside the lock analysis.)
-  auto budget = [&](std::size_t held_now) {
+  auto budget = [&](std::size_t held) {
     missing = 0;
     for (std::size_t i = first; i <= last; ++i) missing += segment->pages[i] == 0;
     need = missing * page_size_;
-    held = held_now;
     auto over = [&](std::size_t cap) { return held + need > cap ? held + need - cap : 0; };
     excess_low = over(allowed(options_.release_slack));
     excess_high = over(allowed(std::max(options_.release_slack, options_.release_slack_max)));
@@ -290,17 +289,24 @@ void GrowableSegments::UnpinEdges(GrowableSegment* segment, const Block& hole, D
   // freed. When that rest is at least min_rest, the chunk (wholly free,
   // its frees finished: never a wait) is unmapped now and the block's part
   // mapped again on its own: two calls more, that memory kept movable.
-  if (!cache_.FreeCompleted(hole.segment->stream, hole.freed_at)) return;
   const std::size_t hole_lo = RoundUp(hole.ptr - segment->base, page_size_) / page_size_;
   const std::size_t hole_hi = (hole.end() - segment->base) / page_size_;
   const std::size_t first = (begin - segment->base) / page_size_;
   const std::size_t last = (begin + bytes - 1 - segment->base) / page_size_;
+  bool finished = false;
   for (const std::size_t page : {first, last}) {
     if (page >= segment->mapped_end || !GrowableSegment::Holds(segment->pages[page])) continue;
     const auto [lo, hi] = segment->ChunkAround(page);
     if (lo < hole_lo || hi > hole_hi) continue;  // a live neighbour pins it already
     const std::size_t used = std::min(hi, last + 1) - std::max(lo, first);
     if ((hi - lo - used) * page_size_ < min_rest) continue;
+    // The hole's frees are asked about (an event query, perhaps a mark left
+    // on its stream) only for a chunk worth unmapping: most blocks share
+    // none with their hole, and beyond the high mark every Prepare gets here.
+    if (!finished) {
+      if (!cache_.FreeCompleted(hole.segment->stream, hole.freed_at)) return;
+      finished = true;
+    }
     const DevicePtr va = segment->base + lo * page_size_;
     const std::size_t chunk = (hi - lo) * page_size_;
     const PhysicalHandle handle = segment->pages[page];
