@@ -651,10 +651,15 @@ class TagActivationsTest(PluginTestCase):
     def test_the_same_from_the_arrays_by_tag_id(self):
         self.run_model(_SimRawTagView(self.plugin, self.RAW_DEV))
 
-    def test_the_same_from_one_read_per_boundary(self):
-        view = _SimOneReadView(self.plugin, self.ONE_READ_DEV)
+    def one_read_view(self, dev):
+        """A _SimOneReadView on `dev`; skips when the plugin has no one-call read."""
+        view = _SimOneReadView(self.plugin, dev)
         if view.inner.read is None:
             self.skipTest("plugin built without ccalloc_torch_profile_read")
+        return view
+
+    def test_the_same_from_one_read_per_boundary(self):
+        view = self.one_read_view(self.ONE_READ_DEV)
         self.run_model(view)
         self.assertEqual(view.raw_reads, 0)
 
@@ -746,9 +751,7 @@ class TagActivationsTest(PluginTestCase):
         self.cached_blocks(_SimRawTagView(self.plugin, self.CACHE_DEV))
 
     def test_cached_blocks_with_one_read_per_boundary(self):
-        view = _SimOneReadView(self.plugin, self.ONE_READ_CACHE_DEV)
-        if view.inner.read is None:
-            self.skipTest("plugin built without ccalloc_torch_profile_read")
+        view = self.one_read_view(self.ONE_READ_CACHE_DEV)
         self.cached_blocks(view)
         self.assertGreater(view.one_reads, 0)
 
