@@ -575,6 +575,9 @@ class CudaBackend final : public DeviceBackend {
     }
     ScopedContext scope(api_, context_);
     if (!scope.ok()) return scope.status();
+    // Made on ccalloc's unmap worker while another thread may be capturing
+    // in global mode, which would refuse it (see Unmap).
+    RelaxedCaptureMode relaxed(api_);
     if (CUresult r =
             api_.mem_release(static_cast<CUmemGenericAllocationHandle>(handle));
         r != CUDA_SUCCESS) {
@@ -858,6 +861,10 @@ class CudaBackend final : public DeviceBackend {
     if (absl::Status s = CheckVirtualMemory("Unmap"); !s.ok()) return s;
     ScopedContext scope(api_, context_);
     if (!scope.ok()) return scope.status();
+    // The unmap worker (segments/unmap_worker.h) calls this on its own
+    // thread; a global-mode capture on another thread would refuse it there.
+    // The memory is free and its work finished, so no capture can need it.
+    RelaxedCaptureMode relaxed(api_);
     if (CUresult r = api_.mem_unmap(static_cast<CUdeviceptr>(va), bytes);
         r != CUDA_SUCCESS) {
       return Error(r, "cuMemUnmap",

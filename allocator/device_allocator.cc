@@ -660,6 +660,11 @@ absl::Status DeviceAllocator::EmptyCache() {
   return absl::OkStatus();
 }
 
+absl::Status DeviceAllocator::FinishBackgroundWork() {
+  absl::MutexLock lock(&mu_);
+  return store_->FinishBackground(Locked());
+}
+
 absl::Status DeviceAllocator::SetMemoryLimit(std::size_t bytes) {
   absl::MutexLock lock(&mu_);
   memory_limit_ = bytes;

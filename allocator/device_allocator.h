@@ -96,6 +96,12 @@ class DeviceAllocator final : private SegmentCache {
   // default pool and of private pools whose use count reached 0 to the
   // device. FailedPrecondition while a capture is underway.
   absl::Status EmptyCache() ABSL_LOCKS_EXCLUDED(mu_);
+  // Returns once the driver calls made off the calling thread (growable
+  // segments' unmaps and releases, background_unmap) are done, so that what
+  // the device holds is what reserved_bytes says and the calls are all
+  // counted. Nothing else changes. For tests and measurements: no caller
+  // needs it for correctness.
+  absl::Status FinishBackgroundWork() ABSL_LOCKS_EXCLUDED(mu_);
 
   // --- Private pools (CUDA graphs; PyTorch's beginAllocateToPool & co.) -----
   // A private pool is named by a nonzero PoolId and shared by use count.

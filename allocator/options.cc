@@ -243,6 +243,10 @@ absl::StatusOr<Options> ParseOptions(absl::string_view conf, const Options& base
       absl::StatusOr<bool> b = ParseBool(key, value);
       if (!b.ok()) return b.status();
       options.unwaited_moves = *b;
+    } else if (key == "background_unmap") {
+      absl::StatusOr<bool> b = ParseBool(key, value);
+      if (!b.ok()) return b.status();
+      options.background_unmap = *b;
     } else if (key == "unpin_edges_mb") {
       std::size_t mb = 0;
       if (!absl::SimpleAtoi(value, &mb) || mb > (std::size_t{1} << 20)) {
@@ -261,7 +265,8 @@ absl::StatusOr<Options> ParseOptions(absl::string_view conf, const Options& base
           "' (known: max_split_size_mb, roundup_power2_divisions, "
           "garbage_collection_threshold, expandable_segments, backend, memory_limit, "
           "memory_fraction, release_slack, release_slack_max, max_map_chunk_mb, "
-          "map_chunk_divisor, unpin_edges_mb, unwaited_moves, backup_batch_mb)"));
+          "map_chunk_divisor, unpin_edges_mb, unwaited_moves, background_unmap, "
+          "backup_batch_mb)"));
     }
   }
   return options;
@@ -287,6 +292,7 @@ std::string Options::ToString() const {
                                  ",map_chunk_divisor:", map_chunk_divisor,
                                  ",unpin_edges_mb:", unpin_edges / kMiB,
                                  ",unwaited_moves:", unwaited_moves ? "True" : "False",
+                                 ",background_unmap:", background_unmap ? "True" : "False",
                                  ",backup_batch_mb:", backup_batch / kMiB);
   return out;
 }

@@ -65,6 +65,11 @@ struct Options {
   // queued work, its old mapping unmapped once that work is done
   // (growable_segments.h). False: such a move waits for that work first.
   bool unwaited_moves = true;
+  // Growable segments (background_unmap): unmaps and releases whose queued
+  // work has finished are made on a thread of their own
+  // (segments/unmap_worker.h), not on the thread allocating, which in
+  // training is the one launching kernels. False: made inline, as they come.
+  bool background_unmap = true;
   // Growable segments: the largest physical chunk mapped at once
   // (max_map_chunk_mb). Fewer, larger chunks cost fewer driver calls (the
   // driver charges per handle) and kernels read memory mapped in chunks of

@@ -331,11 +331,17 @@ std::int64_t DriverCallCounts::Total() const {
 void CountingBackend::Count(DriverCall call, std::uint64_t bytes) {
   absl::MutexLock lock(&mu_);
   counts_.Add(call, bytes);
+  if (std::this_thread::get_id() != owner_) background_.Add(call, bytes);
 }
 
 DriverCallCounts CountingBackend::counts() const {
   absl::MutexLock lock(&mu_);
   return counts_;
+}
+
+DriverCallCounts CountingBackend::background_counts() const {
+  absl::MutexLock lock(&mu_);
+  return background_;
 }
 
 absl::StatusOr<DevicePtr> CountingBackend::Allocate(std::size_t bytes) {

@@ -38,6 +38,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
@@ -93,6 +94,9 @@ class CountingBackend : public DeviceBackend {
   explicit CountingBackend(std::unique_ptr<DeviceBackend> inner) : inner_(std::move(inner)) {}
 
   DriverCallCounts counts() const ABSL_LOCKS_EXCLUDED(mu_);
+  // The calls among those made on threads other than the one that built
+  // the backend (the allocator's unmap worker): not on the allocating thread.
+  DriverCallCounts background_counts() const ABSL_LOCKS_EXCLUDED(mu_);
   DeviceBackend& inner() { return *inner_; }
 
   int device() const override { return inner_->device(); }
@@ -159,6 +163,8 @@ class CountingBackend : public DeviceBackend {
   const std::unique_ptr<DeviceBackend> inner_;
   mutable absl::Mutex mu_;
   DriverCallCounts counts_ ABSL_GUARDED_BY(mu_);
+  DriverCallCounts background_ ABSL_GUARDED_BY(mu_);
+  const std::thread::id owner_ = std::this_thread::get_id();
   // The size of each live physical handle, so that its release is priced by it.
   absl::flat_hash_map<PhysicalHandle, std::size_t> physical_bytes_ ABSL_GUARDED_BY(mu_);
 };

@@ -471,8 +471,12 @@ absl::StatusOr<ReplayResult> Replay(const Trace& trace, const Policy& policy,
     r.fits = r.ooms == 0;
 
     // Read before the allocator is destroyed: giving everything back at the
-    // end is not part of the run.
+    // end is not part of the run. The unmap worker's calls are finished
+    // first, so that every call the run made is counted.
+    if (absl::Status s = (*allocator)->FinishBackgroundWork(); !s.ok()) return s;
     const DriverCallCounts calls = counter->counts();
+    const DriverCallCounts background = counter->background_counts();
+    r.background_driver_calls = background.Total();
     for (int k = 0; k < kNumDriverCalls; ++k) {
       r.driver_calls[k] = calls.Total(static_cast<DriverCall>(k));
     }
@@ -484,6 +488,7 @@ absl::StatusOr<ReplayResult> Replay(const Trace& trace, const Policy& policy,
       r.driver_costs_device = config.driver_costs->device;
       r.driver_costs_path = config.driver_costs->path;
       r.modelled_driver_us = model.us;
+      r.background_driver_us = ModelDriverTime(background, *config.driver_costs).us;
       r.unpriced_driver_calls = model.unpriced_total();
       r.unpriced_driver_calls_text = model.UnpricedText();
     }
@@ -528,6 +533,12 @@ double ReplayResult::driver_calls_per_step() const {
 
 double ReplayResult::modelled_driver_ms_per_step() const {
   return steps > 0 && driver_time_modelled ? modelled_driver_us / 1000.0 / steps : 0.0;
+}
+
+double ReplayResult::foreground_driver_ms_per_step() const {
+  return steps > 0 && driver_time_modelled
+             ? (modelled_driver_us - background_driver_us) / 1000.0 / steps
+             : 0.0;
 }
 
 // ---------------------------------------------------------------------------
@@ -613,7 +624,7 @@ std::string FormatDriverTable(const std::vector<ReplayResult>& results) {
   TextTable table({"policy", "dev alloc", "dev free", "create", "map", "set acc", "unmap",
                    "release", "reserve", "free rng", "ev rec", "ev query", "ev sync", "dev sync",
                    "stream waits", "calls", "calls/step", "driver ms", "driver ms/step",
-                   "unpriced"});
+                   "bg calls", "caller ms/step", "unpriced"});
   for (const ReplayResult& r : results) {
     const bool per_step = r.steps > 0;
     table.Add({r.policy, n(r, C::kDeviceAlloc), n(r, C::kDeviceFree), n(r, C::kCreate),
@@ -627,6 +638,10 @@ std::string FormatDriverTable(const std::vector<ReplayResult>& results) {
                                       : "-",
                per_step && r.driver_time_modelled
                    ? absl::StrFormat("%.2f", r.modelled_driver_ms_per_step())
+                   : "-",
+               Grouped(r.background_driver_calls),
+               per_step && r.driver_time_modelled
+                   ? absl::StrFormat("%.2f", r.foreground_driver_ms_per_step())
                    : "-",
                r.driver_time_modelled ? Grouped(r.unpriced_driver_calls) : "-"});
   }
@@ -685,7 +700,8 @@ std::string FormatSummary(const std::vector<ReplayResult>& results) {
                                     w->fits ? "" : ", did not fit"));
     if (d != nullptr) {
       driver.push_back(absl::StrFormat(
-          "%s %.2f (%s%s)", p, d->modelled_driver_ms_per_step(), d->trace,
+          "%s %.2f (%s; %.2f of it on the allocating thread%s)", p,
+          d->modelled_driver_ms_per_step(), d->trace, d->foreground_driver_ms_per_step(),
           d->unpriced_driver_calls == 0
               ? ""
               : absl::StrCat("; ", d->unpriced_driver_calls, " of ", d->driver_calls_total,
@@ -1002,6 +1018,10 @@ std::string ResultsToJson(const std::vector<ReplayResult>& results) {
         absl::StrAppend(&out, "\"modelled_driver_ms\": ", JsonNumber(r.modelled_driver_us / 1000.0),
                         ", \"modelled_driver_ms_per_step\": ",
                         r.steps > 0 ? JsonNumber(r.modelled_driver_ms_per_step()) : "null",
+                        ", \"background_driver_calls\": ", r.background_driver_calls,
+                        ", \"background_driver_ms\": ", JsonNumber(r.background_driver_us / 1000.0),
+                        ", \"caller_driver_ms_per_step\": ",
+                        r.steps > 0 ? JsonNumber(r.foreground_driver_ms_per_step()) : "null",
                         ", \"unpriced_driver_calls\": ", r.unpriced_driver_calls,
                         ", \"unpriced_driver_calls_by_kind\": ",
                         JsonString(r.unpriced_driver_calls_text),

@@ -136,6 +136,10 @@ struct ReplayResult {
   std::string driver_costs_device;    // the table's "device"
   std::string driver_costs_path;
   double modelled_driver_us = 0;  // priced calls only
+  // Of those, the calls made off the allocating thread (the unmap worker)
+  // and their modelled time: host time that overlaps the caller's.
+  std::int64_t background_driver_calls = 0;
+  double background_driver_us = 0;
   std::int64_t unpriced_driver_calls = 0;
   std::string unpriced_driver_calls_text;  // "create 12, unmap 3"
   // Steps for the per-step figures (0: none) and where the count came from.
@@ -143,6 +147,8 @@ struct ReplayResult {
   std::string steps_source;
   double driver_calls_per_step() const;   // 0 without steps
   double modelled_driver_ms_per_step() const;  // 0 without steps or table
+  // The part of it on the allocating thread (what a training step waits for).
+  double foreground_driver_ms_per_step() const;
 
   double ns_per_op = 0;  // median over the timed passes; 0 when not timed
   std::vector<double> ns_per_op_passes;

@@ -39,7 +39,10 @@
 #                                              CudaBackend (ccalloc-driver-cost):
 #                                              OUTDIR/driver_costs.json, in the format
 #                                              of bench/driver_costs/ (commit it as
-#                                              bench/driver_costs/<gpu>.json)
+#                                              bench/driver_costs/<gpu>.json), and
+#                                              OUTDIR/vmm_thread_probe.json (kernel
+#                                              launches with map/unmap on another
+#                                              thread: bench/vmm_thread_probe.cu)
 #   scripts/gpu_round.sh .gpu OUTDIR profile   where did my memory go (bench/memory_report.py):
 #                                              the profiler on a seq2seq and a UNet (per-step
 #                                              reports, kinds == memory_allocated() at every
@@ -136,6 +139,15 @@ ldd "$L"; ! ldd "$L" | grep -i absl'
         --out "$OUT/driver_costs.json"
       if [[ ! -s "$OUT/driver_costs.json" ]]; then
         echo "=== driver_cost wrote no $OUT/driver_costs.json" >&2
+        rc=1
+      fi
+      # Whether a second thread's map/unmap calls slow kernel launches (the
+      # premise of the unmap worker): built here, nvcc being on the machine.
+      if nvcc -O2 -std=c++17 -o "$OUT/vmm_thread_probe" bench/vmm_thread_probe.cu -lcuda; then
+        run vmm_thread_probe "$OUT/vmm_thread_probe" --rounds 5
+        sed -n '/^{/,/^}/p' "$OUT/vmm_thread_probe.log" > "$OUT/vmm_thread_probe.json"
+        rm -f "$OUT/vmm_thread_probe"
+      else
         rc=1
       fi
       ;;

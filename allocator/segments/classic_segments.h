@@ -55,6 +55,7 @@ class ClassicSegments final : public SegmentStore {
   }
   bool CanRelease(CacheLock lock, const Segment& segment) const override { return true; }
   absl::Status Quiesce(CacheLock lock) override { return absl::OkStatus(); }
+  absl::Status FinishBackground(CacheLock lock) override { return absl::OkStatus(); }
   absl::Status Release(CacheLock lock, Segment& segment) override;
   void Discard(CacheLock lock, Segment& segment) override;
 

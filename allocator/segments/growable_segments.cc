@@ -90,7 +90,8 @@ GrowableSegments::GrowableSegments(absl::Mutex& mu, SegmentCache& cache,
                                    DeviceBackend& backend, const Options& options)
     : SegmentStore(mu, cache, backend, options),
       page_size_(backend.PageSize()),
-      va_size_(RangeSize(backend, page_size_)) {}
+      va_size_(RangeSize(backend, page_size_)),
+      worker_(backend, options.background_unmap) {}
 
 absl::StatusOr<std::unique_ptr<Segment>> GrowableSegments::Create(CacheLock lock,
                                                                   std::size_t rounded,
@@ -131,7 +132,7 @@ absl::Status GrowableSegments::Prepare(CacheLock lock, Segment& range, const Blo
   // old pages now (event queries only; a failure leaves them for later).
   // Those under this block must go before it is handed out, waiting if need
   // be (rare: the block would have to land where a move just left).
-  if (!leaving_.empty()) {
+  if (!leaving_.empty() || unreaped_ > 0) {
     (void)FinishLeaving(/*wait=*/false);
     if (segment->leaving_pages > 0) {
       if (absl::Status s = FinishLeaving(/*wait=*/true, segment, first, last); !s.ok()) return s;
@@ -334,6 +335,11 @@ absl::Status GrowableSegments::MapChunk(GrowableSegment* segment, std::size_t fi
           "the memory limit (", FormatBytes(cache_.reserve_limit()), ") would be exceeded"));
     }
     handle = backend_.CreatePhysical(bytes);
+    if (!handle.ok() && absl::IsResourceExhausted(handle.status()) && unreaped_ > 0) {
+      // Memory the worker has still to give back (counted as gone) is waited for.
+      (void)Settle();
+      handle = backend_.CreatePhysical(bytes);
+    }
     if (!handle.ok()) return handle.status();
     ++stats.num_device_alloc;
   }
@@ -361,16 +367,34 @@ absl::Status GrowableSegments::MapChunk(GrowableSegment* segment, std::size_t fi
 
 absl::StatusOr<std::size_t> GrowableSegments::Trim(CacheLock lock, PrivatePool* owner) {
   AssertHeld(lock);
-  // Old pages of moved chunks first: they hold no memory but their ranges
+  // Unmaps handed to the worker by earlier calls first. A failure among them
+  // was that call's, and its chunk is held (free) again and trimmed below
+  // like any other: not this trim's failure.
+  (void)Settle();
+  // Old pages of moved chunks next: they hold no memory but their ranges
   // could not be released while mapped.
   if (absl::Status s = FinishLeaving(/*wait=*/true); !s.ok()) return s;
-  return UnmapFreeChunks(static_cast<std::size_t>(-1), 0, 0, nullptr, nullptr, owner,
-                         /*wait=*/true);
+  absl::StatusOr<std::size_t> released = UnmapFreeChunks(
+      static_cast<std::size_t>(-1), 0, 0, nullptr, nullptr, owner, /*wait=*/true);
+  // A trim (empty_cache, the OOM ladder) returns with the memory back on
+  // the device, not on its way there.
+  absl::Status settled = Settle();
+  if (!released.ok()) return released.status();
+  if (!settled.ok()) return settled;
+  return released;
 }
 
 absl::Status GrowableSegments::Quiesce(CacheLock lock) {
   AssertHeld(lock);
-  return FinishLeaving(/*wait=*/true);
+  (void)Settle();  // earlier calls' unmaps (as in Trim)
+  absl::Status status = FinishLeaving(/*wait=*/true);
+  absl::Status settled = Settle();
+  return status.ok() ? settled : status;
+}
+
+absl::Status GrowableSegments::FinishBackground(CacheLock lock) {
+  AssertHeld(lock);
+  return Settle();
 }
 
 absl::Status GrowableSegments::FinishLeaving(bool wait, const GrowableSegment* only,
@@ -379,6 +403,7 @@ absl::Status GrowableSegments::FinishLeaving(bool wait, const GrowableSegment* o
     return only == nullptr ||
            (l.segment == only && l.first <= last && l.first + l.pages > first);
   };
+  absl::Status status = Reap();
   if (cache_.capturing()) {
     // A capture refuses unmapping (Quiesce ran before it began, so this is
     // only a block that would need some unmapped during one).
@@ -386,35 +411,129 @@ absl::Status GrowableSegments::FinishLeaving(bool wait, const GrowableSegment* o
       return absl::FailedPreconditionError(
           "memory moved away is still mapped here and a stream capture refuses unmapping");
     }
-    return absl::OkStatus();
+    return status;
   }
+  std::uint64_t wait_for = 0;
+  for (Leaving& l : leaving_) {
+    if (!wanted(l)) continue;
+    if (l.job == 0) {
+      if (!cache_.FreeCompleted(l.stream, l.freed_at)) {
+        if (!wait) continue;
+        if (absl::Status s = cache_.WaitForFree(l.stream, l.freed_at); !s.ok()) return s;
+      }
+      Submit(l);
+    }
+    wait_for = std::max(wait_for, l.job);
+  }
+  if (!wait || wait_for == 0) return status;
+  worker_.WaitFor(wait_for);
+  absl::Status reaped = Reap();
+  // What is still leaving there is a chunk whose unmap failed (kept, tried
+  // again later). A chunk going back whose unmap failed is mapped and held
+  // there again: nothing is in the way then.
+  if (std::any_of(leaving_.begin(), leaving_.end(), wanted)) {
+    return reaped.ok() ? absl::InternalError("a chunk moved away could not be unmapped") : reaped;
+  }
+  // For pages a caller wants free, failures elsewhere are not its concern
+  // (they are kept and tried again).
+  if (only != nullptr) return absl::OkStatus();
+  return status.ok() ? reaped : status;
+}
+
+void GrowableSegments::Submit(Leaving& l) {
+  l.job = worker_.Submit(l.segment->base + l.first * page_size_, l.pages * page_size_,
+                         l.release ? l.handle : 0);
+  ++unreaped_;
+  ++cache_.stats().num_unmaps;
+  if (l.release) ++cache_.stats().num_device_free;
+}
+
+absl::Status GrowableSegments::Retire(GrowableSegment* segment, std::size_t first,
+                                      std::size_t pages, PhysicalHandle handle,
+                                      StreamId stream, std::uint64_t freed_at, bool release) {
+  // Memory going back to the device is released only after every old
+  // mapping of it (a move's, still leaving) is unmapped: the worker runs its
+  // jobs in order, so those are handed to it first.
+  if (release) {
+    for (Leaving& l : leaving_) {
+      if (l.handle != handle || l.job != 0) continue;
+      if (!cache_.FreeCompleted(l.stream, l.freed_at)) {
+        if (absl::Status s = cache_.WaitForFree(l.stream, l.freed_at); !s.ok()) return s;
+      }
+      Submit(l);
+    }
+  }
+  for (std::size_t p = first; p < first + pages; ++p) segment->pages[p] = GrowableSegment::kLeaving;
+  segment->leaving_pages += pages;
+  leaving_.push_back(Leaving{segment, first, pages, handle, stream, freed_at, 0, release});
+  Submit(leaving_.back());
+  return absl::OkStatus();
+}
+
+absl::Status GrowableSegments::Reap() {
+  if (unreaped_ == 0) return absl::OkStatus();
   absl::Status status;
-  for (std::size_t k = 0; k < leaving_.size();) {
-    const Leaving l = leaving_[k];
-    if (!wanted(l)) {
-      ++k;
+  MemoryStats& stats = cache_.stats();
+  for (UnmapWorker::Result& r : worker_.TakeResults()) {
+    --unreaped_;
+    auto it = std::find_if(leaving_.begin(), leaving_.end(),
+                           [&](const Leaving& l) { return l.job == r.id; });
+    if (it == leaving_.end()) {  // a release alone (ReleaseChunk)
+      if (!r.released.ok()) {
+        --stats.num_device_free;
+        unreleased_.push_back(r.release);
+        if (status.ok()) status = r.released;
+      }
       continue;
     }
-    if (!cache_.FreeCompleted(l.stream, l.freed_at)) {
-      if (!wait) {
-        ++k;
+    GrowableSegment* segment = it->segment;
+    if (!r.unmapped.ok()) {
+      --stats.num_unmaps;
+      if (status.ok()) status = r.unmapped;
+      if (!it->release) {
+        // A move's old mapping: its memory is counted where it went. Still
+        // mapped here, so pending again, unmapped by a later call.
+        it->job = 0;
         continue;
       }
-      if (absl::Status s = cache_.WaitForFree(l.stream, l.freed_at); !s.ok()) return s;
-    }
-    if (absl::Status s = backend_.Unmap(l.segment->base + l.first * page_size_,
-                                        l.pages * page_size_);
-        !s.ok()) {
-      if (status.ok()) status = s;  // still leaving: tried again later
-      ++k;
+      // Memory that was going back stays mapped (not released after a
+      // failed unmap): it is held and counted here again, free in its hole,
+      // and a later trim gives it back.
+      --stats.num_device_free;
+      for (std::size_t p = it->first; p < it->first + it->pages; ++p) segment->pages[p] = it->handle;
+      segment->leaving_pages -= it->pages;
+      segment->mapped_pages += it->pages;
+      AddReserved(segment->pool, static_cast<std::int64_t>(it->pages * page_size_));
+      leaving_.erase(it);
       continue;
     }
-    for (std::size_t p = l.first; p < l.first + l.pages; ++p) l.segment->pages[p] = 0;
-    l.segment->leaving_pages -= l.pages;
-    l.segment->TrimMappedEnd();
-    ++cache_.stats().num_unmaps;
-    leaving_.erase(leaving_.begin() + static_cast<std::ptrdiff_t>(k));
+    for (std::size_t p = it->first; p < it->first + it->pages; ++p) segment->pages[p] = 0;
+    segment->leaving_pages -= it->pages;
+    segment->TrimMappedEnd();
+    if (it->release && !r.released.ok()) {
+      --stats.num_device_free;
+      unreleased_.push_back(it->handle);
+      if (status.ok()) status = r.released;
+    }
+    leaving_.erase(it);
   }
+  return status;
+}
+
+absl::Status GrowableSegments::Settle() {
+  worker_.Drain();
+  absl::Status status = Reap();
+  // Releases that failed on the worker, once more, here.
+  std::vector<PhysicalHandle> failed;
+  for (PhysicalHandle handle : unreleased_) {
+    if (absl::Status s = backend_.ReleasePhysical(handle); s.ok()) {
+      ++cache_.stats().num_device_free;
+    } else {
+      failed.push_back(handle);
+      if (status.ok()) status = s;
+    }
+  }
+  unreleased_.swap(failed);
   return status;
 }
 
@@ -423,17 +542,22 @@ absl::Status GrowableSegments::ReleaseChunk(PhysicalHandle handle) {
   // the driver would keep the memory until then, uncounted. Its old work came
   // before the work on the memory's last block, on the same stream, and the
   // callers release only memory whose work has finished, so this never waits.
-  auto has_handle = [handle](const Leaving& l) { return l.handle == handle; };
-  for (auto it = std::find_if(leaving_.begin(), leaving_.end(), has_handle);
-       it != leaving_.end(); it = std::find_if(leaving_.begin(), leaving_.end(), has_handle)) {
-    if (absl::Status s = FinishLeaving(/*wait=*/true, it->segment, it->first, it->first);
-        !s.ok()) {
-      return s;
+  // The worker runs jobs in order: that unmap, then this release.
+  for (Leaving& l : leaving_) {
+    if (l.handle != handle || l.job != 0) continue;
+    if (cache_.capturing()) {
+      return absl::FailedPreconditionError(
+          "memory moved away is still mapped there and a stream capture refuses unmapping");
     }
+    if (!cache_.FreeCompleted(l.stream, l.freed_at)) {
+      if (absl::Status s = cache_.WaitForFree(l.stream, l.freed_at); !s.ok()) return s;
+    }
+    Submit(l);
   }
-  absl::Status s = backend_.ReleasePhysical(handle);
-  if (s.ok()) ++cache_.stats().num_device_free;
-  return s;
+  worker_.Submit(0, 0, handle);
+  ++unreaped_;
+  ++cache_.stats().num_device_free;
+  return absl::OkStatus();
 }
 
 void GrowableSegments::UndoLeaving(GrowableSegment* segment, std::size_t first) {
@@ -441,6 +565,12 @@ void GrowableSegments::UndoLeaving(GrowableSegment* segment, std::size_t first) 
     return l.segment == segment && l.first == first;
   });
   if (it == leaving_.end()) return;
+  if (it->job != 0) {
+    // Already being unmapped there: the memory goes back to the device
+    // instead (after that unmap: the worker keeps the order).
+    (void)ReleaseChunk(it->handle);
+    return;
+  }
   for (std::size_t p = it->first; p < it->first + it->pages; ++p) segment->pages[p] = it->handle;
   segment->leaving_pages -= it->pages;
   segment->mapped_pages += it->pages;
@@ -457,7 +587,6 @@ absl::StatusOr<std::size_t> GrowableSegments::UnmapFreeChunks(
   if (cache_.capturing() || (owner != nullptr && owner->use_count > 0 && !owner->region)) {
     return released;
   }
-  MemoryStats& stats = cache_.stats();
   // Largest holes first (each index is ordered by stream, then size): they
   // are the least likely to be wanted whole again soon.
   for (PoolKind kind : {PoolKind::kLarge, PoolKind::kSmall}) {
@@ -507,19 +636,18 @@ absl::StatusOr<std::size_t> GrowableSegments::UnmapFreeChunks(
           segment->leaving_pages += pages;
           leaving_.push_back(Leaving{segment, start, pages, handle, stream, b->freed_at});
         } else {
-          if (absl::Status s = backend_.Unmap(va, bytes); !s.ok()) return s;
-          for (std::size_t p = start; p < end; ++p) segment->pages[p] = 0;
-          if (end == segment->mapped_end) segment->TrimMappedEnd();
-          ++stats.num_unmaps;
+          // Its work has finished: the worker unmaps it (and gives back the
+          // memory of a chunk that fits no run), off this thread.
+          if (absl::Status s = Retire(segment, start, pages, handle, stream, b->freed_at,
+                                      /*release=*/run == nullptr);
+              !s.ok()) {
+            return s;
+          }
         }
         segment->mapped_pages -= pages;
         AddReserved(segment->pool, -static_cast<std::int64_t>(bytes));
         released += bytes;
-        if (run != nullptr) {
-          place->Add(run, handle, pages, leave ? segment : nullptr, start);
-          continue;
-        }
-        if (absl::Status s = ReleaseChunk(handle); !s.ok()) return s;
+        if (run != nullptr) place->Add(run, handle, pages, leave ? segment : nullptr, start);
       }
     }
   }
@@ -558,7 +686,11 @@ absl::StatusOr<std::size_t> GrowableSegments::Pause(CacheLock lock, Segment& ran
     i = last;
   }
   segment.TrimMappedEnd();
+  // The memory is back on the device when Pause returns (another job may
+  // take it at once).
+  absl::Status settled = Settle();
   if (!status.ok()) return status;
+  if (!settled.ok()) return settled;
   return released;
 }
 
@@ -626,6 +758,10 @@ absl::Status GrowableSegments::Release(CacheLock lock, Segment& segment) {
 void GrowableSegments::Discard(CacheLock lock, Segment& range) {
   AssertHeld(lock);
   GrowableSegment& segment = Of(range);
+  worker_.Drain();
+  (void)Reap();
+  for (PhysicalHandle handle : unreleased_) (void)backend_.ReleasePhysical(handle);
+  unreleased_.clear();
   // The allocator is going: every old mapping of a moved chunk goes first
   // (its memory, owned where it went, is released only once unmapped).
   for (const Leaving& l : leaving_) {
@@ -796,6 +932,14 @@ bool GrowableSegments::Validate(CacheLock lock, std::size_t segments,
   // Every leaving chunk lies on kLeaving pages of a range of the store, and
   // those pages are the leaving chunks'.
   absl::flat_hash_map<const GrowableSegment*, std::size_t> leaving;
+  if (!worker_.Validate(why)) return false;
+  // Every chunk handed to the worker is a job not yet reaped.
+  if (static_cast<std::size_t>(std::count_if(leaving_.begin(), leaving_.end(), [](const Leaving& l) {
+        return l.job != 0;
+      })) > unreaped_) {
+    if (why != nullptr) *why = "more leaving chunks are with the worker than jobs unreaped";
+    return false;
+  }
   for (const Leaving& l : leaving_) {
     auto it = ranges_.find(l.segment->base);
     const bool ok = it != ranges_.end() && it->second == l.segment && l.pages > 0 &&

@@ -55,6 +55,19 @@
 //   may be underway (deferred unmaps are finished before one: Quiesce), nor
 //   from a private pool that a captured graph may still replay into.
 //
+// * Unmaps off the allocating thread (background_unmap). A chunk taken
+//   from under a hole whose work has finished is not unmapped by the
+//   allocation that takes it: its pages turn kLeaving (no memory held there,
+//   none counted, no block handed out over them) and the UnmapWorker unmaps
+//   it on its own thread, then releases its memory when it went nowhere.
+//   In training the allocating thread is the one launching kernels, and a
+//   second thread's driver calls do not slow its launches (segments/
+//   unmap_worker.h), so the unmaps leave the step's critical path. The
+//   results are applied (Reap) at the next store call; a block that lands
+//   on pages still queued waits for their unmap; a trim, a pause and
+//   Quiesce return only once the worker is done, and a create refused for
+//   lack of memory waits for the releases queued before it tries again.
+//
 // * What the driver charges (bench/driver_costs/h100.json, measured): per
 //   mapping, not per byte. Mapping a 2 MiB handle and a 64 MiB one cost the
 //   same (~50 us with its access, H100), and a run of 64 page-sized handles
@@ -76,6 +89,7 @@
 
 #include "absl/container/btree_map.h"
 #include "allocator/segments/segments.h"
+#include "allocator/segments/unmap_worker.h"
 
 namespace ccalloc {
 
@@ -127,6 +141,7 @@ class GrowableSegments final : public SegmentStore {
   absl::StatusOr<std::size_t> Resume(CacheLock lock, Segment& segment) override;
   bool CanRelease(CacheLock lock, const Segment& segment) const override;
   absl::Status Quiesce(CacheLock lock) override;
+  absl::Status FinishBackground(CacheLock lock) override;
   absl::Status Release(CacheLock lock, Segment& segment) override;
   void Discard(CacheLock lock, Segment& segment) override;
 
@@ -150,26 +165,47 @@ class GrowableSegments final : public SegmentStore {
  private:
   // Where the chunks taken for a Prepare go (defined in the .cc).
   struct Placement;
-  // A chunk moved away from pages it is still mapped at (kLeaving there),
-  // unmapped once the work queued on `stream` before the free numbered
-  // `freed_at` has finished.
+  // A chunk taken from pages it is still mapped at (kLeaving there): moved
+  // elsewhere, or (`release`) going back to the device. Pending (job 0)
+  // until the work queued on `stream` before the free numbered `freed_at`
+  // has finished; then its unmap (and release) is job `job` of the worker.
   struct Leaving {
     GrowableSegment* segment;
     std::size_t first, pages;
-    PhysicalHandle handle;  // where it went; for undoing a move that failed
+    PhysicalHandle handle;  // its memory: where it went, or what is released
     StreamId stream;
     std::uint64_t freed_at;
+    std::uint64_t job = 0;
+    bool release = false;
   };
-  // Unmaps the leaving chunks whose work has finished; with `wait`, waits
-  // for the others. Only those of `segment` overlapping pages [first, last]
+  // Hands the unmap of leaving chunk `l` (and its release) to the worker and
+  // counts the calls.
+  void Submit(Leaving& l) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Takes the wholly free chunk at pages [first, first + pages) of
+  // `segment`, whose frees have finished, off its pages: they turn kLeaving
+  // and the worker unmaps them (then releases `handle` when `release`).
+  // The caller uncounts the memory there. Fails (changing nothing) only
+  // where an old mapping of a released handle cannot be waited for.
+  absl::Status Retire(GrowableSegment* segment, std::size_t first, std::size_t pages,
+              PhysicalHandle handle, StreamId stream, std::uint64_t freed_at, bool release)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Applies the worker's finished jobs: unmapped pages turn 0; a failed
+  // unmap leaves its chunk pending (tried again later), a failed release
+  // keeps its handle for the next trim. Returns the first failure.
+  absl::Status Reap() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Waits for every job given to the worker, then reaps them and tries the
+  // releases that failed again.
+  absl::Status Settle() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Unmaps (through the worker) the leaving chunks whose work has
+  // finished; with `wait`, waits for the others, and for their unmaps. Only those of `segment` overlapping pages [first, last]
   // when `segment` is given. Nothing while capturing. A failed unmap keeps
   // its chunk leaving (retried later) and is returned.
   absl::Status FinishLeaving(bool wait, const GrowableSegment* segment = nullptr,
                              std::size_t first = 0, std::size_t last = ~std::size_t{0})
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Gives the physical chunk `handle` (unmapped where it was held) back to
-  // the device and counts it, after unmapping any old mapping it still has
-  // (Leaving).
+  // the device (through the worker) and counts it, after any old mapping it
+  // still has (Leaving) is unmapped.
   absl::Status ReleaseChunk(PhysicalHandle handle) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Maps the leaving chunk at `first` of `segment` as it was (a move that
   // could not be mapped at its new address): its memory is held there again.
@@ -222,6 +258,13 @@ class GrowableSegments final : public SegmentStore {
   // allocated now: marks that followed it would make each growth after a
   // reset give back the whole cache and map it again.
   std::size_t peak_allocated_ ABSL_GUARDED_BY(mu_) = 0;
+  // Jobs given to the worker and not yet reaped.
+  std::size_t unreaped_ ABSL_GUARDED_BY(mu_) = 0;
+  // Handles whose release failed on the worker, tried again at each trim.
+  std::vector<PhysicalHandle> unreleased_ ABSL_GUARDED_BY(mu_);
+  // Makes the unmaps and releases nobody waits for (declared last: it is
+  // destroyed first, finishing its jobs while the store is whole).
+  UnmapWorker worker_;
 };
 
 }  // namespace ccalloc

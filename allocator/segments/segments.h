@@ -148,6 +148,9 @@ class SegmentStore {
   // waiting for it), so that none is left: called before a capture, which
   // refuses unmapping.
   virtual absl::Status Quiesce(CacheLock lock) = 0;
+  // Returns once the store's calls made on another thread are done and
+  // applied (growable: the unmap worker's jobs), starting none.
+  virtual absl::Status FinishBackground(CacheLock lock) = 0;
   // Returns the wholly free `segment`'s memory to the device and counts it;
   // the caller then drops the segment and its block.
   virtual absl::Status Release(CacheLock lock, Segment& segment) = 0;

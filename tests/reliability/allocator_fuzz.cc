@@ -134,6 +134,11 @@ class Harness {
     sim_ = std::make_unique<SimBackend>(sim);
     options_ = PytorchNativeOptions();
     options_.expandable_segments = growable_;
+    // Unmaps inline: the worker's jobs run inside Submit and are applied at
+    // the next reap, as on its thread, so every injected failure meets the
+    // operation that caused it. The thread itself is covered by the soak,
+    // the TSan suites and unmap_worker_test.
+    options_.background_unmap = false;
     if ((config & 0x04) != 0) options_.max_split_size = 64 * kMiB;
     if ((config & 0x08) != 0) options_.garbage_collection_threshold = 0.6;
     if ((config & 0x40) != 0) options_.unpin_edges = 2 * page_size_;
@@ -694,6 +699,9 @@ class Harness {
   // After every operation: the allocator's own check, the model, the device.
   void Check(const std::string& what) {
     std::string why;
+    // The unmap worker's results applied (a failure among them was this
+    // operation's and is absorbed: its chunk is held again).
+    (void)alloc_->FinishBackgroundWork();
     Expect(alloc_->Validate(&why), absl::StrCat("Validate() after ", what, ": ", why));
     const MemoryStats stats = alloc_->GetStats();
     Expect(model_.MatchesCounters(stats, &why), absl::StrCat("counters: ", why));

@@ -61,6 +61,11 @@ class FaultInjectionTest : public ::testing::TestWithParam<std::tuple<double, bo
     sim_ = std::make_unique<SimBackend>(config);
     options_ = PytorchNativeOptions();
     options_.expandable_segments = growable_;
+    // Unmaps inline: the worker's jobs run inside Submit and are applied at
+    // the next reap, as on its thread, so every injected failure meets the
+    // operation that caused it. The thread itself is covered by the soak,
+    // the TSan suites and unmap_worker_test.
+    options_.background_unmap = false;
     alloc_ =
         std::make_unique<DeviceAllocator>(std::make_unique<BorrowedBackend>(sim_.get()), options_);
   }
@@ -68,6 +73,8 @@ class FaultInjectionTest : public ::testing::TestWithParam<std::tuple<double, bo
   // The checks every operation is followed by.
   ::testing::AssertionResult Consistent() const {
     std::string why;
+    // The unmap worker's results applied (see the fuzzer's Check).
+    (void)alloc_->FinishBackgroundWork();
     if (!alloc_->Validate(&why)) return ::testing::AssertionFailure() << "Validate: " << why;
     const MemoryStats stats = alloc_->GetStats();
     if (!model_.MatchesCounters(stats, &why)) {

@@ -1,0 +1,101 @@
+// unmap_worker.h — driver calls that nobody waits for, made on a thread of
+// their own.
+//
+// Unmapping a chunk (cuMemUnmap, ~15-30 us) and giving its memory back
+// (cuMemRelease, 15-70 us) are host time on whichever thread calls them.
+// Made inside an allocation, that thread is the one launching the training
+// step's kernels, and on host-bound models each call is step time. Nothing
+// needs their result at once: the pages are marked as leaving (no block can
+// land there, no memory counted there) and the memory is counted where it
+// went. So GrowableSegments hands them to this worker, which makes them on
+// its own thread, in the order given, and reports how each went.
+//
+// On an H100 a second thread's map and unmap calls do not slow the first
+// thread's kernel launches (3.51 us per launch alone, 3.59 with a thread
+// mapping and unmapping back to back, 3.61 at one pair per 200 us:
+// bench/results/h100_vmm_thread_probe.json), so the work really leaves the
+// launching thread rather than waiting for it behind a driver lock.
+//
+// Jobs run in order, one at a time: a release queued after the unmap of one
+// of its handle's mappings runs after it. The worker never takes the cache's
+// mutex (the store holds it while it submits and waits), so waiting for a job
+// under that mutex cannot deadlock.
+#ifndef CCALLOC_ALLOCATOR_SEGMENTS_UNMAP_WORKER_H_
+#define CCALLOC_ALLOCATOR_SEGMENTS_UNMAP_WORKER_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/status.h"
+#include "absl/synchronization/mutex.h"
+#include "allocator/backend.h"
+
+namespace ccalloc {
+
+class UnmapWorker {
+ public:
+  // What a job did: its id, then the unmap's and the release's outcome
+  // (OK where there was none to make; a release is not tried after a failed
+  // unmap, and reports FailedPrecondition then).
+  struct Result {
+    std::uint64_t id = 0;
+    PhysicalHandle release = 0;  // the handle the job was to release, or 0
+    absl::Status unmapped;
+    absl::Status released;
+  };
+
+  // `threaded` false: every job runs inside Submit, on the caller's thread
+  // (background_unmap:0, for A/B runs and for a backend without threads).
+  UnmapWorker(DeviceBackend& backend, bool threaded);
+  // Finishes every queued job, then stops the thread.
+  ~UnmapWorker();
+  UnmapWorker(const UnmapWorker&) = delete;
+  UnmapWorker& operator=(const UnmapWorker&) = delete;
+
+  // Queues the unmap of [va, va + bytes) (none when bytes is 0) followed by
+  // the release of `release` (none when 0), and returns the job's id (> 0).
+  // The thread starts with the first job.
+  std::uint64_t Submit(DevicePtr va, std::size_t bytes, PhysicalHandle release);
+  // The results of jobs finished since the last call, in submission order.
+  std::vector<Result> TakeResults();
+  // Returns once job `id` and every job before it have finished.
+  void WaitFor(std::uint64_t id);
+  // Returns once every job submitted so far has finished.
+  void Drain();
+  // Jobs submitted and not yet finished.
+  std::size_t pending() const;
+  // Submitted, finished and running counts agree; `why` gets the problem.
+  bool Validate(std::string* why) const;
+
+ private:
+  struct Job {
+    std::uint64_t id;
+    DevicePtr va;
+    std::size_t bytes;
+    PhysicalHandle release;
+  };
+  Result Run(const Job& job);
+  void Loop();
+  bool HasWorkOrStop() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  DeviceBackend& backend_;
+  const bool threaded_;
+  mutable absl::Mutex mu_;
+  std::deque<Job> queue_ ABSL_GUARDED_BY(mu_);
+  std::vector<Result> results_ ABSL_GUARDED_BY(mu_);
+  std::uint64_t next_id_ ABSL_GUARDED_BY(mu_) = 1;
+  // Every job with an id up to this one has finished.
+  std::uint64_t finished_ ABSL_GUARDED_BY(mu_) = 0;
+  bool stop_ ABSL_GUARDED_BY(mu_) = false;
+  bool started_ ABSL_GUARDED_BY(mu_) = false;
+  std::thread thread_;
+};
+
+}  // namespace ccalloc
+
+#endif  // CCALLOC_ALLOCATOR_SEGMENTS_UNMAP_WORKER_H_
