@@ -238,6 +238,13 @@ int Main(int argc, char** argv) {
         return std::make_unique<CcallocAllocator>("pytorch-native", PytorchNativeOptions(), device);
       },
       [&] { return std::make_unique<CcallocAllocator>("ccalloc", ours, device); },
+      // The default with its unmaps made on the allocating thread
+      // (background_unmap:0): what the unmap worker takes off it.
+      [&] {
+        Options inline_unmaps = ours;
+        inline_unmaps.background_unmap = false;
+        return std::make_unique<CcallocAllocator>("ccalloc-inline-unmap", inline_unmaps, device);
+      },
       [] { return std::make_unique<CudaMallocAllocator>(); },
       [&] { return std::make_unique<CudaMallocAsyncAllocator>(device); },
   };

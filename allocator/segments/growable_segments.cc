@@ -274,6 +274,7 @@ absl::Status GrowableSegments::Prepare(CacheLock lock, Segment& range, const Blo
     if (!status.ok()) break;
     if (r.filled < r.pages) status = MapChunk(segment, r.first + r.filled, r.pages - r.filled, 0);
   }
+  worker_.NoteForegroundCall();  // the quiet time starts after the last call
   return status;
 }
 
@@ -312,6 +313,8 @@ void GrowableSegments::UnpinEdges(GrowableSegment* segment, const Block& hole, D
     const std::size_t chunk = (hi - lo) * page_size_;
     const PhysicalHandle handle = segment->pages[page];
     // A failed unmap leaves the chunk mapped and counted: it only stays pinned.
+    // (Made here: the block's own pages are mapped again right after.)
+    worker_.NoteForegroundCall();
     if (!backend_.Unmap(va, chunk).ok()) return;
     for (std::size_t p = lo; p < hi; ++p) segment->pages[p] = 0;
     segment->mapped_pages -= hi - lo;
@@ -334,6 +337,7 @@ absl::Status GrowableSegments::MapChunk(GrowableSegment* segment, std::size_t fi
       return absl::ResourceExhaustedError(absl::StrCat(
           "the memory limit (", FormatBytes(cache_.reserve_limit()), ") would be exceeded"));
     }
+    worker_.NoteForegroundCall();
     handle = backend_.CreatePhysical(bytes);
     if (!handle.ok() && absl::IsResourceExhausted(handle.status()) && unreaped_ > 0) {
       // Memory the worker has still to give back (counted as gone) is waited for.
@@ -344,6 +348,7 @@ absl::Status GrowableSegments::MapChunk(GrowableSegment* segment, std::size_t fi
     ++stats.num_device_alloc;
   }
   const DevicePtr va = segment->base + first_page * page_size_;
+  worker_.NoteForegroundCall();  // the worker's unmaps wait until these are done
   absl::Status mapped = backend_.Map(va, bytes, *handle);
   // Peers given access (AddPeerAccess) get it on every new mapping too.
   if (mapped.ok() && !peers_.empty()) {

@@ -23,6 +23,7 @@
 #ifndef CCALLOC_ALLOCATOR_SEGMENTS_UNMAP_WORKER_H_
 #define CCALLOC_ALLOCATOR_SEGMENTS_UNMAP_WORKER_H_
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
@@ -69,6 +70,9 @@ class UnmapWorker {
   void Drain();
   // Jobs submitted and not yet finished.
   std::size_t pending() const;
+  // The allocating thread made (or is about to make) a driver call of its
+  // own: queued jobs wait until it has made none for kQuiet.
+  void NoteForegroundCall();
   // Submitted, finished and running counts agree; `why` gets the problem.
   bool Validate(std::string* why) const;
 
@@ -78,10 +82,23 @@ class UnmapWorker {
     DevicePtr va;
     std::size_t bytes;
     PhysicalHandle release;
+    std::int64_t submitted_ns;
   };
+  // How long the allocating threads must have made no driver call before a
+  // job runs, and how long a job may wait for that at most (its memory is
+  // counted as gone but still held meanwhile), and how many may queue.
+  static constexpr std::int64_t kQuietNs = 100'000;
+  static constexpr std::int64_t kMaxDelayNs = 5'000'000;
+  static constexpr std::size_t kMaxQueued = 256;
+  static std::int64_t NowNs();
   Result Run(const Job& job);
   void Loop();
   bool HasWorkOrStop() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The front job runs now (waited for, stopping, or a long queue); the
+  // queue is not empty.
+  bool Urgent() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  bool UrgentOrGone() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  bool NotRunning() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   DeviceBackend& backend_;
   const bool threaded_;
@@ -92,6 +109,11 @@ class UnmapWorker {
   // Every job with an id up to this one has finished.
   std::uint64_t finished_ ABSL_GUARDED_BY(mu_) = 0;
   bool stop_ ABSL_GUARDED_BY(mu_) = false;
+  // A job is running (on the thread, or a queue on a caller: Submit).
+  bool running_ ABSL_GUARDED_BY(mu_) = false;
+  // Jobs up to this one are waited for: they run without yielding.
+  std::uint64_t urgent_through_ ABSL_GUARDED_BY(mu_) = 0;
+  std::atomic<std::int64_t> last_foreground_ns_{0};
   bool started_ ABSL_GUARDED_BY(mu_) = false;
   std::thread thread_;
 };
