@@ -672,6 +672,10 @@ std::string FormatDriverTable(const std::vector<ReplayResult>& results) {
   } else {
     out += "per step: not known for this trace (give --steps N).\n";
   }
+  out +=
+      "bg calls = calls made off the replaying thread (the unmap worker, background_unmap); caller "
+      "ms/step = modelled time of the rest. The split follows the replay's pace, not a GPU's: the "
+      "worker waits for a pause in the caller's own calls, which a replay rarely makes.\n";
   return out;
 }
 
