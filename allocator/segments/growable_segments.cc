@@ -128,10 +128,11 @@ absl::Status GrowableSegments::Prepare(CacheLock lock, Segment& range, const Blo
   GrowableSegment* segment = &Of(range);
   const std::size_t first = (begin - segment->base) / page_size_;
   const std::size_t last = (begin + bytes - 1 - segment->base) / page_size_;
-  // Chunks moved away whose old work has finished are unmapped from their
-  // old pages now (event queries only; a failure leaves them for later).
-  // Those under this block must go before it is handed out, waiting if need
-  // be (rare: the block would have to land where a move just left).
+  // The worker's finished unmaps are applied, and chunks moved away whose
+  // old work has finished are handed to it (event queries only; a failure
+  // leaves them for later). Those under this block must be unmapped before
+  // it is handed out, waiting if need be (the block lands where a chunk just
+  // left).
   if (!leaving_.empty() || unreaped_ > 0) {
     (void)FinishLeaving(/*wait=*/false);
     if (segment->leaving_pages > 0) {

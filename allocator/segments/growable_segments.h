@@ -196,10 +196,12 @@ class GrowableSegments final : public SegmentStore {
   // Waits for every job given to the worker, then reaps them and tries the
   // releases that failed again.
   absl::Status Settle() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Unmaps (through the worker) the leaving chunks whose work has
-  // finished; with `wait`, waits for the others, and for their unmaps. Only those of `segment` overlapping pages [first, last]
-  // when `segment` is given. Nothing while capturing. A failed unmap keeps
-  // its chunk leaving (retried later) and is returned.
+  // Applies the worker's finished jobs, then hands it the leaving chunks
+  // whose work has finished; with `wait`, waits for the others' work and
+  // for the unmaps. Only those of `segment` overlapping pages [first, last]
+  // when `segment` is given. Nothing while capturing. A failed unmap keeps a
+  // move's old mapping leaving (retried later), or maps a chunk going back
+  // again (Reap), and is returned (for a range: only if it is in the way).
   absl::Status FinishLeaving(bool wait, const GrowableSegment* segment = nullptr,
                              std::size_t first = 0, std::size_t last = ~std::size_t{0})
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -230,9 +232,9 @@ class GrowableSegments final : public SegmentStore {
   // until `target` bytes are taken, and returns how many were. Without
   // `place` (a trim) the memory goes back to the device. With it (a move
   // into `dest`), a chunk that fits a run of `place` goes there: unmapped
-  // now when its work has finished, else, for a hole of dest's stream, left
-  // mapped where it is until it has (Leaving); one that fits nowhere goes
-  // back to the device. Nothing while capturing. Chunks whose work may not
+  // by the worker when its work has finished, else, for a hole of dest's
+  // stream, left mapped where it is until it has (Leaving); one that fits
+  // nowhere goes back to the device (the worker unmaps and releases it). Nothing while capturing. Chunks whose work may not
   // have finished are skipped, or, with `wait`, waited for.
   absl::StatusOr<std::size_t> UnmapFreeChunks(std::size_t target, DevicePtr keep_begin,
                                               DevicePtr keep_end, Placement* place,
