@@ -14,6 +14,9 @@
 #include <thread>
 #include <vector>
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
 #include "allocator/device_allocator.h"
@@ -192,6 +195,38 @@ TEST_F(UnmapWorkerTest, InlineModeRunsJobsInSubmitAndTheDestructorFinishesQueued
   }
   EXPECT_EQ(outstanding_.mappings.load(), 0) << "a queued job was dropped";
   EXPECT_EQ(outstanding_.physical.load(), 0);
+  EXPECT_TRUE(backend_.ReleaseAddressRange(base, 2 * kPage).ok());
+  EXPECT_TRUE(outstanding_.Nothing()) << outstanding_.ToString();
+}
+
+// A child of fork() has no worker thread: jobs there run on the caller,
+// waiting returns, and destroying the worker neither joins nor aborts.
+TEST_F(UnmapWorkerTest, AForkedChildRunsJobsItselfAndDestroysTheWorkerSafely) {
+  auto [base, handles] = MapPages(2);
+  auto worker = std::make_unique<UnmapWorker>(backend_, /*threaded=*/true);
+  worker->Drain();
+  worker->Submit(base, kPage, handles[0]);  // the thread starts
+  worker->Drain();
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    // Only async-signal-safe reporting here: the exit status says what failed.
+    const std::uint64_t id = worker->Submit(base + kPage, kPage, handles[1]);
+    if (worker->pending() != 0) _exit(2);
+    worker->WaitFor(id);
+    const std::vector<UnmapWorker::Result> results = worker->TakeResults();
+    if (results.empty() || results.back().id != id || !results.back().unmapped.ok()) _exit(3);
+    worker.reset();
+    _exit(0);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status)) << "the child did not exit normally";
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+  // The parent's worker is untouched: its thread still runs its jobs.
+  worker->Submit(base + kPage, kPage, handles[1]);
+  worker->Drain();
+  worker.reset();
   EXPECT_TRUE(backend_.ReleaseAddressRange(base, 2 * kPage).ok());
   EXPECT_TRUE(outstanding_.Nothing()) << outstanding_.ToString();
 }

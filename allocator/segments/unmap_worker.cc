@@ -1,6 +1,8 @@
 // unmap_worker.cc — see unmap_worker.h.
 #include "allocator/segments/unmap_worker.h"
 
+#include <pthread.h>
+
 #include <algorithm>
 #include <chrono>
 #include <string>
@@ -11,14 +13,33 @@
 namespace ccalloc {
 
 UnmapWorker::UnmapWorker(DeviceBackend& backend, bool threaded)
-    : backend_(backend), threaded_(threaded) {}
+    : backend_(backend), threaded_(threaded), pid_(getpid()) {}
 
 UnmapWorker::~UnmapWorker() {
+  if (thread_ != nullptr && Forked()) {
+    // The parent's thread is not here: joining or destroying it would abort.
+    (void)thread_.release();
+    return;
+  }
   {
     absl::MutexLock lock(&mu_);
     stop_ = true;
   }
-  if (thread_.joinable()) thread_.join();
+  if (thread_ != nullptr && thread_->joinable()) thread_->join();
+}
+
+void UnmapWorker::RunQueueHere() {
+  std::vector<Job> jobs(queue_.begin(), queue_.end());
+  queue_.clear();
+  running_ = true;
+  mu_.Unlock();
+  std::vector<Result> results;
+  results.reserve(jobs.size());
+  for (const Job& job : jobs) results.push_back(Run(job));
+  mu_.Lock();
+  for (Result& r : results) results_.push_back(std::move(r));
+  if (!jobs.empty()) finished_ = jobs.back().id;
+  running_ = false;
 }
 
 UnmapWorker::Result UnmapWorker::Run(const Job& job) {
@@ -33,7 +54,7 @@ UnmapWorker::Result UnmapWorker::Run(const Job& job) {
 }
 
 std::uint64_t UnmapWorker::Submit(DevicePtr va, std::size_t bytes, PhysicalHandle release) {
-  if (!threaded_) {
+  if (!threaded_ || Forked()) {
     std::uint64_t id;
     {
       absl::MutexLock lock(&mu_);
@@ -55,27 +76,19 @@ std::uint64_t UnmapWorker::Submit(DevicePtr va, std::size_t bytes, PhysicalHandl
   // its calls wait. The queue is run here then, in order (only while the
   // worker runs nothing, so the order holds).
   if (!running_ && queue_.front().submitted_ns + kQuietNs <= now) {
-    std::vector<Job> jobs(queue_.begin(), queue_.end());
-    queue_.clear();
-    running_ = true;
-    mu_.Unlock();
-    std::vector<Result> results;
-    results.reserve(jobs.size());
-    for (const Job& job : jobs) results.push_back(Run(job));
-    mu_.Lock();
-    for (Result& r : results) results_.push_back(std::move(r));
-    finished_ = id;
-    running_ = false;
+    RunQueueHere();
     return id;
   }
   if (!started_) {
     started_ = true;
-    thread_ = std::thread([this] { Loop(); });
+    thread_ = std::make_unique<std::thread>([this] { Loop(); });
   }
   return id;
 }
 
 void UnmapWorker::Loop() {
+  // Named for whoever looks at the process's threads (top -H, gdb).
+  pthread_setname_np(pthread_self(), "ccalloc-unmap");
   absl::MutexLock lock(&mu_);
   for (;;) {
     // Waits for work; on stop, leaves only once the queue is empty, so no
@@ -154,6 +167,7 @@ void UnmapWorker::WaitFor(std::uint64_t id) {
   };
   const Finished finished{this, id};
   absl::MutexLock lock(&mu_);
+  if (Forked() && !running_) RunQueueHere();  // the parent's queue, if any
   urgent_through_ = std::max(urgent_through_, id);  // no more yielding for these
   mu_.Await(absl::Condition(&finished));
 }

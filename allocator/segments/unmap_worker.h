@@ -27,9 +27,12 @@
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
+
+#include <unistd.h>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
@@ -93,6 +96,12 @@ class UnmapWorker {
   static std::int64_t NowNs();
   Result Run(const Job& job);
   void Loop();
+  // A child of fork(): the thread did not come along, so jobs run on the
+  // caller (the child cannot use the device anyway; nothing may hang).
+  bool Forked() const { return getpid() != pid_; }
+  // Runs every queued job on the caller, in order (mu_ held on entry and
+  // exit; released while the jobs run).
+  void RunQueueHere() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   bool HasWorkOrStop() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // The front job runs now (waited for, stopping, or a long queue); the
   // queue is not empty.
@@ -115,7 +124,11 @@ class UnmapWorker {
   std::uint64_t urgent_through_ ABSL_GUARDED_BY(mu_) = 0;
   std::atomic<std::int64_t> last_foreground_ns_{0};
   bool started_ ABSL_GUARDED_BY(mu_) = false;
-  std::thread thread_;
+  // The thread, started by the first job (a pointer: a child of fork()
+  // has no such thread and must neither join nor destroy it), and the
+  // process it runs in.
+  std::unique_ptr<std::thread> thread_;
+  const pid_t pid_;
 };
 
 }  // namespace ccalloc
