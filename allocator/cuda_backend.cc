@@ -827,6 +827,57 @@ class CudaBackend final : public DeviceBackend {
     return status;
   }
 
+  absl::Status MapChunks(DevicePtr va, absl::Span<const ChunkToMap> chunks,
+                         absl::Span<const int> peers) override {
+    if (absl::Status s = CheckVirtualMemory("MapChunks"); !s.ok()) return s;
+    if (chunks.empty()) return absl::OkStatus();
+    if (absl::Status s = CheckPageMultiple("MapChunks address", va); !s.ok()) return s;
+    for (const ChunkToMap& c : chunks) {
+      if (absl::Status s = CheckPageMultiple("MapChunks size", c.bytes); !s.ok()) return s;
+    }
+    ScopedContext scope(api_, context_);
+    if (!scope.ok()) return scope.status();
+    RelaxedCaptureMode relaxed(api_);
+    const auto base = static_cast<CUdeviceptr>(va);
+    // Each chunk is mapped alone (~1 us); access, the expensive part, is
+    // granted once for the whole stretch.
+    std::size_t done = 0, offset = 0;
+    absl::Status status;
+    for (; done < chunks.size(); ++done) {
+      if (CUresult r = api_.mem_map(base + offset, chunks[done].bytes, /*offset=*/0,
+                                    static_cast<CUmemGenericAllocationHandle>(chunks[done].handle),
+                                    /*flags=*/0);
+          r != CUDA_SUCCESS) {
+        status = Error(r, "cuMemMap",
+                       absl::StrCat(Hex(va + offset), ", ", chunks[done].bytes, " bytes, handle ",
+                                    Hex(chunks[done].handle)));
+        break;
+      }
+      offset += chunks[done].bytes;
+    }
+    if (status.ok()) {
+      std::vector<CUmemAccessDesc> access(1 + peers.size());
+      for (std::size_t i = 0; i < access.size(); ++i) {
+        access[i].location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+        access[i].location.id = i == 0 ? device_ : peers[i - 1];
+        access[i].flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+      }
+      if (CUresult r = api_.mem_set_access(base, offset, access.data(), access.size());
+          r != CUDA_SUCCESS) {
+        status = Error(r, "cuMemSetAccess",
+                       absl::StrCat(Hex(va), ", ", offset, " bytes, ", access.size(), " devices"));
+      }
+    }
+    if (status.ok()) return status;
+    // The caller treats a failed stretch as "nothing mapped": undo what was.
+    offset = 0;
+    for (std::size_t i = 0; i < done; ++i) {
+      (void)api_.mem_unmap(base + offset, chunks[i].bytes);
+      offset += chunks[i].bytes;
+    }
+    return status;
+  }
+
   absl::Status UnmapRun(DevicePtr va, std::size_t bytes, std::size_t bytes_each,
                         std::size_t* unmapped) override {
     if (unmapped != nullptr) *unmapped = 0;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 
@@ -570,6 +571,55 @@ absl::Status SimBackend::MapRun(DevicePtr va, std::size_t bytes_each,
       auto pos = std::lower_bound(access.begin(), access.end(), d);
       if (pos == access.end() || *pos != d) access.insert(pos, d);
     }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status SimBackend::MapChunks(DevicePtr va, absl::Span<const ChunkToMap> chunks,
+                                   absl::Span<const int> peers) {
+  absl::MutexLock lock(&mu_);
+  ++counts_.map_stretches;
+  counts_.map_calls += static_cast<std::int64_t>(chunks.size());
+  for (int d : peers) {
+    if (d < 0 || d >= config_.num_devices) {
+      return absl::InvalidArgumentError(absl::StrCat("sim: MapChunks for unknown device ", d));
+    }
+  }
+  // A failure may be injected at any chunk's map, and at the access call
+  // (peers); what was mapped is undone then, as the driver would.
+  std::size_t done = 0, offset = 0;
+  absl::Status status;
+  // Handles mapped for the first time here: a stretch undone leaves them as
+  // never mapped (no graph can have used them; see ReleasePhysical).
+  std::vector<bool> first_map(chunks.size());
+  for (; done < chunks.size(); ++done) {
+    first_map[done] = !physical_map_count_.contains(chunks[done].handle);
+    status = MapOne(va + offset, chunks[done].bytes, chunks[done].handle);
+    if (!status.ok()) break;
+    offset += chunks[done].bytes;
+  }
+  if (status.ok() && !peers.empty() && ShouldFail(SimOp::kSetAccess)) {
+    status = InjectedFailure("MapChunks' access");
+  }
+  if (!status.ok()) {
+    offset = 0;
+    for (std::size_t i = 0; i < done; ++i) {
+      UnmapOne(va + offset);
+      if (first_map[i] && physical_map_count_[chunks[i].handle] == 0) {
+        physical_map_count_.erase(chunks[i].handle);
+      }
+      offset += chunks[i].bytes;
+    }
+    return status;
+  }
+  offset = 0;
+  for (const ChunkToMap& c : chunks) {
+    auto& access = mappings_.find(va + offset)->second.access;
+    for (int d : peers) {
+      auto pos = std::lower_bound(access.begin(), access.end(), d);
+      if (pos == access.end() || *pos != d) access.insert(pos, d);
+    }
+    offset += c.bytes;
   }
   return absl::OkStatus();
 }

@@ -162,6 +162,11 @@ class SimBackend : public DeviceBackend {
                       absl::Span<const int> peers) override ABSL_LOCKS_EXCLUDED(mu_);
   absl::Status UnmapRun(DevicePtr va, std::size_t bytes, std::size_t bytes_each,
                         std::size_t* unmapped) override ABSL_LOCKS_EXCLUDED(mu_);
+  // Counted as one stretch and a map call per chunk; a failure may be
+  // injected at any chunk (kMap) or at the peers' access (kSetAccess), and
+  // undoes the stretch.
+  absl::Status MapChunks(DevicePtr va, absl::Span<const ChunkToMap> chunks,
+                         absl::Span<const int> peers) override ABSL_LOCKS_EXCLUDED(mu_);
 
   absl::StatusOr<std::string> ExportAllocation(DevicePtr base) override ABSL_LOCKS_EXCLUDED(mu_);
   // Refuses a handle of this process and a second open of the same handle
@@ -237,6 +242,7 @@ class SimBackend : public DeviceBackend {
     std::int64_t allocate_calls = 0;
     std::int64_t deallocate_calls = 0;
     std::int64_t map_calls = 0;        // Map and MapRun calls
+    std::int64_t map_stretches = 0;    // MapChunks calls (their chunks count as Map calls)
     std::int64_t unmap_calls = 0;      // Unmap and UnmapRun calls
     std::int64_t failures_injected = 0;
     std::int64_t synchronize_calls = 0;

@@ -413,6 +413,23 @@ absl::Status CountingBackend::MapRun(DevicePtr va, std::size_t bytes_each,
   Count(DriverCall::kMapRun, bytes_each * handles.size());
   return inner_->MapRun(va, bytes_each, handles, peers);
 }
+std::int64_t DriverCallCounts::MappedChunks(std::uint64_t page_size) const {
+  std::int64_t n = Total(DriverCall::kMap);
+  for (const auto& [bytes, count] : by_bytes[static_cast<int>(DriverCall::kMapRun)]) {
+    n += count * static_cast<std::int64_t>(page_size == 0 ? 0 : bytes / page_size);
+  }
+  return n;
+}
+
+absl::Status CountingBackend::MapChunks(DevicePtr va, absl::Span<const ChunkToMap> chunks,
+                                        absl::Span<const int> peers) {
+  if (chunks.size() == 1) {
+    Count(DriverCall::kMap, chunks[0].bytes);
+  } else if (!chunks.empty()) {
+    Count(DriverCall::kMapRun, chunks.size() * inner_->PageSize());
+  }
+  return inner_->MapChunks(va, chunks, peers);
+}
 absl::Status CountingBackend::UnmapRun(DevicePtr va, std::size_t bytes, std::size_t bytes_each,
                                        std::size_t* unmapped) {
   Count(DriverCall::kUnmapRun, bytes);

@@ -85,6 +85,9 @@ struct DriverCallCounts {
   }
   std::int64_t Total(DriverCall call) const;
   std::int64_t Total() const;
+  // Chunks mapped: one per map call, and k per map_run of k pages of
+  // `page_size` bytes (a MapChunks stretch counts as one).
+  std::int64_t MappedChunks(std::uint64_t page_size) const;
 };
 
 // Forwards every call to `inner` and counts the device calls among them,
@@ -125,6 +128,10 @@ class CountingBackend : public DeviceBackend {
                       absl::Span<const int> peers) override;
   absl::Status UnmapRun(DevicePtr va, std::size_t bytes, std::size_t bytes_each,
                         std::size_t* unmapped) override;
+  // A stretch of k chunks is priced as a map_run of k page-sized handles:
+  // the access call's cost is per handle, whatever its size (one chunk: a map).
+  absl::Status MapChunks(DevicePtr va, absl::Span<const ChunkToMap> chunks,
+                         absl::Span<const int> peers) override;
   absl::Status SetAccess(DevicePtr va, std::size_t bytes, absl::Span<const int> devices) override;
   // Sharing is forwarded uncounted: a replay never shares.
   absl::StatusOr<std::string> ExportAllocation(DevicePtr base) override {

@@ -481,6 +481,7 @@ absl::StatusOr<ReplayResult> Replay(const Trace& trace, const Policy& policy,
       r.driver_calls[k] = calls.Total(static_cast<DriverCall>(k));
     }
     r.driver_calls_total = calls.Total();
+    r.mapped_chunks = calls.MappedChunks((*allocator)->backend().PageSize());
     r.stream_waits = stats.num_stream_syncs;
     if (config.driver_costs != nullptr) {
       const DriverTimeModel model = ModelDriverTime(calls, *config.driver_costs);

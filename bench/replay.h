@@ -130,6 +130,8 @@ struct ReplayResult {
   // or the GPU alike.
   std::array<std::int64_t, kNumDriverCalls> driver_calls{};
   std::int64_t driver_calls_total = 0;
+  // Chunks those calls mapped (a stretch maps several in one map_run call).
+  std::int64_t mapped_chunks = 0;
   std::int64_t stream_waits = 0;  // num_stream_syncs: waits on a stream before unmapping
   // Modelled driver time: Σ calls × cost per call from the cost table.
   bool driver_time_modelled = false;  // false: no table

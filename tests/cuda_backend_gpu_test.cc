@@ -397,6 +397,53 @@ TEST_F(CudaBackendTest, VirtualMemoryRoundTrip) {
   EXPECT_TRUE(freed.ok()) << freed;
 }
 
+// Chunks of different sizes mapped as one stretch with one access call
+// (what growable segments do for the new pages of a block): the memory is
+// there across every seam, each chunk unmaps alone, and a stretch that
+// cannot be mapped leaves nothing mapped.
+TEST_F(CudaBackendTest, MapChunksMapsAStretchWithOneAccess) {
+  if (!backend_->SupportsVirtualMemory()) {
+    GTEST_SKIP() << "device 0 has no virtual memory management";
+  }
+  const std::size_t page = backend_->PageSize();
+  const std::size_t sizes[] = {page, 2 * page, page};
+  const std::size_t total = 4 * page;
+  absl::StatusOr<DevicePtr> base = backend_->ReserveAddressRange(total + page);
+  ASSERT_TRUE(base.ok()) << base.status();
+  std::vector<DeviceBackend::ChunkToMap> chunks;
+  for (std::size_t bytes : sizes) {
+    absl::StatusOr<PhysicalHandle> handle = backend_->CreatePhysical(bytes);
+    ASSERT_TRUE(handle.ok()) << handle.status();
+    chunks.push_back({bytes, *handle});
+  }
+  // A size that is not a whole number of pages is refused, mapping nothing.
+  std::vector<DeviceBackend::ChunkToMap> bad = chunks;
+  bad[1].bytes += 1;
+  EXPECT_EQ(backend_->MapChunks(*base, bad, {}).code(), absl::StatusCode::kInvalidArgument);
+  // A chunk larger than its handle fails at the driver: the chunk before it
+  // was mapped and is unmapped again (the good stretch maps there next).
+  bad = chunks;
+  bad[1].handle = chunks[0].handle;  // one page, asked to map two
+  EXPECT_FALSE(backend_->MapChunks(*base, bad, {}).ok());
+  absl::Status mapped = backend_->MapChunks(*base, chunks, {});
+  ASSERT_TRUE(mapped.ok()) << mapped;
+
+  ASSERT_EQ(driver_->memset_d8(*base, 0x3C, total), CUDA_SUCCESS);
+  std::vector<std::uint8_t> host = ReadBack(*base, total);
+  for (std::size_t at : {std::size_t{0}, page - 1, page, 3 * page - 1, 3 * page, total - 1}) {
+    EXPECT_EQ(host[at], 0x3C) << "byte " << at;
+  }
+  EXPECT_TRUE(backend_->SynchronizeDevice().ok());
+  std::size_t offset = 0;
+  for (const DeviceBackend::ChunkToMap& c : chunks) {
+    absl::Status unmapped = backend_->Unmap(*base + offset, c.bytes);
+    EXPECT_TRUE(unmapped.ok()) << unmapped;
+    EXPECT_TRUE(backend_->ReleasePhysical(c.handle).ok());
+    offset += c.bytes;
+  }
+  EXPECT_TRUE(backend_->ReleaseAddressRange(*base, total + page).ok());
+}
+
 TEST_F(CudaBackendTest, VirtualMemoryRejectsUnalignedArguments) {
   if (!backend_->SupportsVirtualMemory()) {
     GTEST_SKIP() << "device 0 has no virtual memory management";

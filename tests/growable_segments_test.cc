@@ -138,6 +138,27 @@ TEST_F(GrowableSegmentsTest, ReservedCountsMappedPages) {
   EXPECT_EQ(alloc_->GetStats().num_unmaps, 0);
 }
 
+// The new chunks under a block lie side by side, and they are mapped as one
+// stretch: one MapChunks call (one access call on a GPU) for all of them.
+TEST_F(GrowableSegmentsTest, ABlocksNewChunksAreMappedAsOneStretch) {
+  Make();
+  const DevicePtr a = AllocateOk(3 * kMiB);  // pages 0-1
+  const SimBackend::Counts before = Device();
+  const std::int64_t maps_before = alloc_->GetStats().num_maps;
+  // [3, 43) MiB: page 1 is mapped already, pages 2-21 are new (the whole
+  // pages in chunks of max_map_chunk, then the partial last page alone).
+  const DevicePtr b = AllocateOk(40 * kMiB);
+  const SimBackend::Counts after = Device();
+  const std::int64_t chunks = alloc_->GetStats().num_maps - maps_before;
+  EXPECT_GE(chunks, 3);
+  EXPECT_EQ(after.map_calls - before.map_calls, chunks);
+  EXPECT_EQ(after.map_stretches - before.map_stretches, 1);
+  EXPECT_EQ(Reserved(), static_cast<std::int64_t>(22 * kPage));
+  ExpectDeviceHoldsReserved();
+  FreeOk(a);
+  FreeOk(b);
+}
+
 // Map fails on the third mapping of a multi-page block, once with one page
 // per mapping and once with the default chunks: what was mapped before the
 // failure is released by the ladder, the retry maps the whole block, and

@@ -69,11 +69,17 @@
 //   lack of memory waits for the releases queued before it tries again.
 //
 // * What the driver charges (bench/driver_costs/h100.json, measured): per
-//   mapping, not per byte. Mapping a 2 MiB handle and a 64 MiB one cost the
-//   same (~50 us with its access, H100), and a run of 64 page-sized handles
-//   mapped with one access call costs 64 times one (~32 us each; unmapping
-//   ~21 us each, one call or many). So chunks are as large as pinning allows,
-//   and a move costs the same whatever it moves.
+//   mapping, not per byte, and nearly all of it is the access call
+//   (cuMemMap ~1 us, cuMemSetAccess ~35-44 us, cuMemUnmap ~22-27 us on an
+//   H100, whatever the range's size and whether the handle is new:
+//   bench/results/h100_vmm_map_cost_probe.json). Mapping a 2 MiB handle and
+//   a 64 MiB one cost the same (~50 us with its access through CudaBackend),
+//   and one access call over k handles costs ~17 us plus ~32 us a handle.
+//   So chunks are as large as pinning allows, a move costs the same whatever
+//   it moves, and the chunks a Prepare maps side by side (moved ones and new
+//   ones alike) are mapped as one stretch with one access call
+//   (DeviceBackend::MapChunks), saving ~17 us for every chunk after the
+//   first: a growth maps ~3-11 chunks per stretch on the bundled traces.
 //
 // * Sharing. IPC exports the physical chunks under a block (one descriptor
 //   each); peers given access get it on every mapping, now and later.
@@ -227,6 +233,14 @@ class GrowableSegments final : public SegmentStore {
   absl::Status MapChunk(GrowableSegment* segment, std::size_t first_page, std::size_t pages,
                         PhysicalHandle reuse, bool release_reuse = true)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // New physical memory of `bytes` for a chunk, within the memory limit
+  // with `pending` bytes more about to be counted (taken and not mapped yet).
+  absl::StatusOr<PhysicalHandle> CreateChunk(std::size_t bytes, std::size_t pending)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Records the chunk `handle` as mapped at pages [first_page, +pages) and
+  // counts it.
+  void CommitChunk(GrowableSegment* segment, std::size_t first_page, std::size_t pages,
+                   PhysicalHandle handle) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Takes chunks lying wholly inside free blocks of `owner`'s pool (null:
   // the default pool), largest blocks first, skipping [keep_begin, keep_end),
   // until `target` bytes are taken, and returns how many were. Without

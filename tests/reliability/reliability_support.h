@@ -77,6 +77,10 @@ class BorrowedBackend final : public DeviceBackend {
     return sim_->Map(va, bytes, handle);
   }
   absl::Status Unmap(DevicePtr va, std::size_t bytes) override { return sim_->Unmap(va, bytes); }
+  absl::Status MapChunks(DevicePtr va, absl::Span<const ChunkToMap> chunks,
+                         absl::Span<const int> peers) override {
+    return sim_->MapChunks(va, chunks, peers);
+  }
   absl::StatusOr<HostPtr> AllocateHost(std::size_t bytes) override {
     return sim_->AllocateHost(bytes);
   }

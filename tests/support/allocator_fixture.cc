@@ -110,6 +110,13 @@ absl::Status TrackingBackend::Map(DevicePtr va, std::size_t bytes, PhysicalHandl
   return s;
 }
 
+absl::Status TrackingBackend::MapChunks(DevicePtr va, absl::Span<const ChunkToMap> chunks,
+                                        absl::Span<const int> peers) {
+  absl::Status s = real_->MapChunks(va, chunks, peers);
+  if (s.ok()) out_->mappings += static_cast<std::int64_t>(chunks.size());
+  return s;
+}
+
 absl::Status TrackingBackend::Unmap(DevicePtr va, std::size_t bytes) {
   absl::Status s = real_->Unmap(va, bytes);
   if (s.ok()) --out_->mappings;

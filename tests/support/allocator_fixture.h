@@ -94,6 +94,10 @@ class TrackingBackend : public DeviceBackend {
   absl::Status ReleasePhysical(PhysicalHandle handle) override;
   absl::Status Map(DevicePtr va, std::size_t bytes, PhysicalHandle handle) override;
   absl::Status Unmap(DevicePtr va, std::size_t bytes) override;
+  // Forwarded whole, so that CudaBackend's one-access stretch is what the
+  // GPU suites run; each chunk is a mapping.
+  absl::Status MapChunks(DevicePtr va, absl::Span<const ChunkToMap> chunks,
+                         absl::Span<const int> peers) override;
   absl::StatusOr<std::string> ExportAllocation(DevicePtr base) override {
     return real_->ExportAllocation(base);
   }
