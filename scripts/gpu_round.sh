@@ -43,7 +43,12 @@
 #                                              bench/driver_costs/<gpu>.json), and
 #                                              OUTDIR/vmm_thread_probe.json (kernel
 #                                              launches with map/unmap on another
-#                                              thread: bench/vmm_thread_probe.cu)
+#                                              thread: bench/vmm_thread_probe.cu),
+#                                              OUTDIR/vmm_map_cost_probe.json (map,
+#                                              access and unmap timed apart) and
+#                                              OUTDIR/stream_ordered_map_probe.log
+#                                              (maps after the block is handed out:
+#                                              the modes that cannot hang)
 #   scripts/gpu_round.sh .gpu OUTDIR profile   where did my memory go (bench/memory_report.py):
 #                                              the profiler on a seq2seq and a UNet (per-step
 #                                              reports, kinds == memory_allocated() at every
@@ -148,6 +153,30 @@ ldd "$L"; ! ldd "$L" | grep -i absl'
         run vmm_thread_probe "$OUT/vmm_thread_probe" --rounds 5
         sed -n '/^{/,/^}/p' "$OUT/vmm_thread_probe.log" > "$OUT/vmm_thread_probe.json"
         rm -f "$OUT/vmm_thread_probe"
+      else
+        rc=1
+      fi
+      # Where a map's cost is (bench/driver_costs/README.md).
+      if nvcc -O2 -std=c++17 -o "$OUT/vmm_map_cost_probe" bench/vmm_map_cost_probe.cu -lcuda; then
+        run vmm_map_cost_probe "$OUT/vmm_map_cost_probe" --reps 200
+        sed -n '/^{/,/^]}/p' "$OUT/vmm_map_cost_probe.log" > "$OUT/vmm_map_cost_probe.json"
+        rm -f "$OUT/vmm_map_cost_probe"
+      else
+        rc=1
+      fi
+      # Why maps stay on the allocating thread: a copy queued before its map
+      # is refused (memcpy), and mapping on a second thread that only polls
+      # events (async --poll 1; synchronizing there can deadlock). The
+      # probe's exit status is its finding (non-zero: refused copies), so it
+      # does not fail the part; a hang does (timeout).
+      if nvcc -O2 -std=c++20 -o "$OUT/somp" bench/stream_ordered_map_probe.cu -lcuda; then
+        for mode in "--mode memcpy" "--mode split --iterations 2000" \
+                    "--mode async --iterations 2000 --poll 1" "--mode inline --iterations 2000"; do
+          # shellcheck disable=SC2086
+          timeout 60 "$OUT/somp" $mode 2>/dev/null | tail -1 >> "$OUT/stream_ordered_map_probe.log"
+          [[ ${PIPESTATUS[0]} -eq 124 ]] && { echo "=== stream_ordered_map_probe $mode hung" >&2; rc=1; }
+        done
+        rm -f "$OUT/somp"
       else
         rc=1
       fi
