@@ -2,26 +2,17 @@
 // for backends without a cheaper way (see backend.h).
 #include "allocator/backend.h"
 
+#include <vector>
+
 namespace ccalloc {
 
 absl::Status DeviceBackend::MapRun(DevicePtr va, std::size_t bytes_each,
                                    absl::Span<const PhysicalHandle> handles,
                                    absl::Span<const int> peers) {
-  std::size_t done = 0;
-  absl::Status status;
-  for (; done < handles.size(); ++done) {
-    const DevicePtr at = va + done * bytes_each;
-    status = Map(at, bytes_each, handles[done]);
-    if (status.ok() && !peers.empty()) {
-      status = SetAccess(at, bytes_each, peers);
-      if (!status.ok()) (void)Unmap(at, bytes_each);
-    }
-    if (!status.ok()) break;
-  }
-  if (status.ok()) return status;
-  // Nothing of a failed run stays mapped.
-  for (std::size_t i = 0; i < done; ++i) (void)Unmap(va + i * bytes_each, bytes_each);
-  return status;
+  std::vector<ChunkToMap> chunks;
+  chunks.reserve(handles.size());
+  for (PhysicalHandle h : handles) chunks.push_back(ChunkToMap{bytes_each, h});
+  return MapChunks(va, chunks, peers);
 }
 
 absl::Status DeviceBackend::MapChunks(DevicePtr va, absl::Span<const ChunkToMap> chunks,

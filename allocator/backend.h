@@ -112,33 +112,25 @@ class DeviceBackend {
   virtual absl::Status Unmap(DevicePtr va, std::size_t bytes) {
     return absl::UnimplementedError("virtual memory not supported");
   }
-  // A run of mappings made and undone together, because the driver's cost is
-  // per call, not per byte: granting access to a fresh mapping costs tens of
-  // microseconds whether it spans one handle or a hundred, while mapping a
-  // handle without access costs about one.
-  //
-  // MapRun maps handles[i] (each of `bytes_each`) at va + i * bytes_each and
-  // then makes the whole run read-write for this device and `peers` at once.
-  // On failure nothing of the run stays mapped. The default maps handle by
-  // handle.
-  virtual absl::Status MapRun(DevicePtr va, std::size_t bytes_each,
-                              absl::Span<const PhysicalHandle> handles,
-                              absl::Span<const int> peers);
-  // The same for chunks of any sizes: maps chunks[i] right after chunks[i-1]
-  // from `va`, then grants this device and `peers` access to the whole
-  // stretch at once. On an H100 the access call costs ~17 us plus ~32 us per
-  // handle it covers, so a stretch of k chunks saves (k-1) * ~17 us over k
-  // Map calls (bench/driver_costs/README.md). On failure nothing of the
-  // stretch stays mapped (what was mapped is unmapped again; where a driver
-  // refuses that too, the chunk stays mapped and the caller's release of it
-  // reports the error). The default maps chunk by chunk (Map, then SetAccess
-  // for peers).
+  // A stretch of mappings made and undone together: maps chunks[i] right
+  // after chunks[i-1] from `va`, then grants this device and `peers` access
+  // to the whole stretch at once. A map without its access costs about a
+  // microsecond; the access call costs the rest, on an H100 ~17 us plus ~32
+  // us per handle it covers, so a stretch of k chunks saves (k-1) * ~17 us
+  // over k Map calls (bench/driver_costs/README.md). On failure nothing of
+  // the stretch stays mapped (what was mapped is unmapped again; where a
+  // driver refuses that too, the chunk stays mapped and the caller's release
+  // of it reports the error). The default maps chunk by chunk (Map, then
+  // SetAccess for peers).
   struct ChunkToMap {
     std::size_t bytes;
     PhysicalHandle handle;
   };
   virtual absl::Status MapChunks(DevicePtr va, absl::Span<const ChunkToMap> chunks,
                                  absl::Span<const int> peers);
+  // MapChunks of handles of one size: handles[i] at va + i * bytes_each.
+  absl::Status MapRun(DevicePtr va, std::size_t bytes_each,
+                      absl::Span<const PhysicalHandle> handles, absl::Span<const int> peers);
   // UnmapRun undoes the mappings (each of `bytes_each`) tiling
   // [va, va + bytes), in one call where the driver allows. On failure
   // `*unmapped` (when given) says how many leading bytes of the run are

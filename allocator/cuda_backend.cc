@@ -781,52 +781,6 @@ class CudaBackend final : public DeviceBackend {
     return absl::OkStatus();
   }
 
-  absl::Status MapRun(DevicePtr va, std::size_t bytes_each,
-                      absl::Span<const PhysicalHandle> handles,
-                      absl::Span<const int> peers) override {
-    if (absl::Status s = CheckVirtualMemory("MapRun"); !s.ok()) return s;
-    if (handles.empty()) return absl::OkStatus();
-    ScopedContext scope(api_, context_);
-    if (!scope.ok()) return scope.status();
-    RelaxedCaptureMode relaxed(api_);
-    const auto base = static_cast<CUdeviceptr>(va);
-    const std::size_t bytes = bytes_each * handles.size();
-    // Each handle is mapped alone (cheap); access is granted once for the
-    // whole run (the expensive part, per call).
-    std::size_t done = 0;
-    absl::Status status;
-    for (; done < handles.size(); ++done) {
-      if (CUresult r = api_.mem_map(base + done * bytes_each, bytes_each, /*offset=*/0,
-                                    static_cast<CUmemGenericAllocationHandle>(handles[done]),
-                                    /*flags=*/0);
-          r != CUDA_SUCCESS) {
-        status = Error(r, "cuMemMap",
-                       absl::StrCat(Hex(va + done * bytes_each), ", ", bytes_each,
-                                    " bytes, handle ", Hex(handles[done])));
-        break;
-      }
-    }
-    if (status.ok()) {
-      std::vector<CUmemAccessDesc> access(1 + peers.size());
-      for (std::size_t i = 0; i < access.size(); ++i) {
-        access[i].location.type = CU_MEM_LOCATION_TYPE_DEVICE;
-        access[i].location.id = i == 0 ? device_ : peers[i - 1];
-        access[i].flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
-      }
-      if (CUresult r = api_.mem_set_access(base, bytes, access.data(), access.size());
-          r != CUDA_SUCCESS) {
-        status = Error(r, "cuMemSetAccess",
-                       absl::StrCat(Hex(va), ", ", bytes, " bytes, ", access.size(), " devices"));
-      }
-    }
-    if (status.ok()) return status;
-    // The caller treats a failed run as "nothing mapped": undo what was.
-    for (std::size_t i = 0; i < done; ++i) {
-      (void)api_.mem_unmap(base + i * bytes_each, bytes_each);
-    }
-    return status;
-  }
-
   absl::Status MapChunks(DevicePtr va, absl::Span<const ChunkToMap> chunks,
                          absl::Span<const int> peers) override {
     if (absl::Status s = CheckVirtualMemory("MapChunks"); !s.ok()) return s;

@@ -542,39 +542,6 @@ absl::Status SimBackend::Map(DevicePtr va, std::size_t bytes, PhysicalHandle han
   return MapOne(va, bytes, handle);
 }
 
-absl::Status SimBackend::MapRun(DevicePtr va, std::size_t bytes_each,
-                                absl::Span<const PhysicalHandle> handles,
-                                absl::Span<const int> peers) {
-  absl::MutexLock lock(&mu_);
-  ++counts_.map_calls;
-  for (int d : peers) {
-    if (d < 0 || d >= config_.num_devices) {
-      return absl::InvalidArgumentError(absl::StrCat("sim: MapRun for unknown device ", d));
-    }
-  }
-  std::size_t done = 0;
-  absl::Status status;
-  for (; done < handles.size(); ++done) {
-    status = MapOne(va + done * bytes_each, bytes_each, handles[done]);
-    if (!status.ok()) break;
-  }
-  if (status.ok() && !peers.empty() && ShouldFail(SimOp::kSetAccess)) {
-    status = InjectedFailure("MapRun's access");
-  }
-  if (!status.ok()) {
-    for (std::size_t i = 0; i < done; ++i) UnmapOne(va + i * bytes_each);
-    return status;
-  }
-  for (std::size_t i = 0; i < handles.size(); ++i) {
-    auto& access = mappings_.find(va + i * bytes_each)->second.access;
-    for (int d : peers) {
-      auto pos = std::lower_bound(access.begin(), access.end(), d);
-      if (pos == access.end() || *pos != d) access.insert(pos, d);
-    }
-  }
-  return absl::OkStatus();
-}
-
 absl::Status SimBackend::MapChunks(DevicePtr va, absl::Span<const ChunkToMap> chunks,
                                    absl::Span<const int> peers) {
   absl::MutexLock lock(&mu_);

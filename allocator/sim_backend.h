@@ -155,11 +155,7 @@ class SimBackend : public DeviceBackend {
   absl::Status ReleasePhysical(PhysicalHandle handle) override ABSL_LOCKS_EXCLUDED(mu_);
   absl::Status Map(DevicePtr va, std::size_t bytes, PhysicalHandle handle) override ABSL_LOCKS_EXCLUDED(mu_);
   absl::Status Unmap(DevicePtr va, std::size_t bytes) override ABSL_LOCKS_EXCLUDED(mu_);
-  // One call each, as on CUDA: an injected Map failure may hit any handle of
-  // the run (the run is then undone); an UnmapRun fails whole.
-  absl::Status MapRun(DevicePtr va, std::size_t bytes_each,
-                      absl::Span<const PhysicalHandle> handles,
-                      absl::Span<const int> peers) override ABSL_LOCKS_EXCLUDED(mu_);
+  // An UnmapRun fails whole, as on CUDA.
   absl::Status UnmapRun(DevicePtr va, std::size_t bytes, std::size_t bytes_each,
                         std::size_t* unmapped) override ABSL_LOCKS_EXCLUDED(mu_);
   // Counted as one stretch and a map call per chunk; a failure may be
@@ -241,7 +237,7 @@ class SimBackend : public DeviceBackend {
     std::int64_t live_events = 0;
     std::int64_t allocate_calls = 0;
     std::int64_t deallocate_calls = 0;
-    std::int64_t map_calls = 0;        // Map and MapRun calls
+    std::int64_t map_calls = 0;        // Map calls and chunks of MapChunks
     std::int64_t map_stretches = 0;    // MapChunks calls (their chunks count as Map calls)
     std::int64_t unmap_calls = 0;      // Unmap and UnmapRun calls
     std::int64_t failures_injected = 0;

@@ -407,12 +407,6 @@ absl::Status CountingBackend::Unmap(DevicePtr va, std::size_t bytes) {
   Count(DriverCall::kUnmap, bytes);
   return inner_->Unmap(va, bytes);
 }
-absl::Status CountingBackend::MapRun(DevicePtr va, std::size_t bytes_each,
-                                     absl::Span<const PhysicalHandle> handles,
-                                     absl::Span<const int> peers) {
-  Count(DriverCall::kMapRun, bytes_each * handles.size());
-  return inner_->MapRun(va, bytes_each, handles, peers);
-}
 std::int64_t DriverCallCounts::MappedChunks(std::uint64_t page_size) const {
   std::int64_t n = Total(DriverCall::kMap);
   for (const auto& [bytes, count] : by_bytes[static_cast<int>(DriverCall::kMapRun)]) {

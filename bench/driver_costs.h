@@ -122,10 +122,7 @@ class CountingBackend : public DeviceBackend {
   absl::Status ReleasePhysical(PhysicalHandle handle) override ABSL_LOCKS_EXCLUDED(mu_);
   absl::Status Map(DevicePtr va, std::size_t bytes, PhysicalHandle handle) override;
   absl::Status Unmap(DevicePtr va, std::size_t bytes) override;
-  // One call each, priced by the run's bytes (the driver's batch).
-  absl::Status MapRun(DevicePtr va, std::size_t bytes_each,
-                      absl::Span<const PhysicalHandle> handles,
-                      absl::Span<const int> peers) override;
+  // One call, priced by the run's bytes (the driver's batch).
   absl::Status UnmapRun(DevicePtr va, std::size_t bytes, std::size_t bytes_each,
                         std::size_t* unmapped) override;
   // A stretch of k chunks is priced as a map_run of k page-sized handles:
