@@ -54,22 +54,12 @@
 #include <thread>
 #include <vector>
 
+#include "driver_probe.h"
+
 namespace {
 
-void Check(CUresult r, const char* what) {
-  if (r != CUDA_SUCCESS) {
-    const char* s = nullptr;
-    cuGetErrorString(r, &s);
-    std::fprintf(stderr, "%s: %s\n", what, s ? s : "?");
-    std::exit(1);
-  }
-}
-
-double Now() {
-  return std::chrono::duration<double, std::micro>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
+using ccalloc::probe::Check;
+using ccalloc::probe::Now;
 
 __global__ void Fill(std::uint64_t* p, std::size_t words, std::uint64_t tag) {
   for (std::size_t i = blockIdx.x * blockDim.x + threadIdx.x; i < words;

@@ -23,22 +23,12 @@
 #include <string>
 #include <vector>
 
+#include "driver_probe.h"
+
 namespace {
 
-void Check(CUresult r, const char* what) {
-  if (r != CUDA_SUCCESS) {
-    const char* s = nullptr;
-    cuGetErrorString(r, &s);
-    std::fprintf(stderr, "%s: %s\n", what, s ? s : "?");
-    std::exit(1);
-  }
-}
-
-double Now() {
-  return std::chrono::duration<double, std::micro>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
+using ccalloc::probe::Check;
+using ccalloc::probe::Now;
 
 struct Stat {
   std::vector<double> v;

@@ -25,24 +25,14 @@
 #include <thread>
 #include <vector>
 
+#include "driver_probe.h"
+
 namespace {
 
-void Check(CUresult r, const char* what) {
-  if (r != CUDA_SUCCESS) {
-    const char* s = nullptr;
-    cuGetErrorString(r, &s);
-    std::fprintf(stderr, "%s: %s\n", what, s ? s : "?");
-    std::exit(1);
-  }
-}
+using ccalloc::probe::Check;
+using ccalloc::probe::Now;
 
 __global__ void Empty() {}
-
-double Now() {
-  return std::chrono::duration<double, std::micro>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
 
 struct Vmm {
   CUmemAllocationProp prop{};

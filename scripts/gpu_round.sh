@@ -147,23 +147,24 @@ ldd "$L"; ! ldd "$L" | grep -i absl'
         echo "=== driver_cost wrote no $OUT/driver_costs.json" >&2
         rc=1
       fi
+      # Standalone probes, built here (nvcc is on the machine): NAME, the
+      # sed range that cuts its JSON from its log, then its arguments.
+      probe() {
+        local name=$1 json_end=$2
+        shift 2
+        if nvcc -O2 -std=c++17 -o "$OUT/$name" "bench/$name.cu" -lcuda; then
+          run "$name" "$OUT/$name" "$@"
+          sed -n "/^{/,/^${json_end}/p" "$OUT/$name.log" > "$OUT/$name.json"
+          rm -f "$OUT/$name"
+        else
+          rc=1
+        fi
+      }
       # Whether a second thread's map/unmap calls slow kernel launches (the
-      # premise of the unmap worker): built here, nvcc being on the machine.
-      if nvcc -O2 -std=c++17 -o "$OUT/vmm_thread_probe" bench/vmm_thread_probe.cu -lcuda; then
-        run vmm_thread_probe "$OUT/vmm_thread_probe" --rounds 5
-        sed -n '/^{/,/^}/p' "$OUT/vmm_thread_probe.log" > "$OUT/vmm_thread_probe.json"
-        rm -f "$OUT/vmm_thread_probe"
-      else
-        rc=1
-      fi
-      # Where a map's cost is (bench/driver_costs/README.md).
-      if nvcc -O2 -std=c++17 -o "$OUT/vmm_map_cost_probe" bench/vmm_map_cost_probe.cu -lcuda; then
-        run vmm_map_cost_probe "$OUT/vmm_map_cost_probe" --reps 200
-        sed -n '/^{/,/^]}/p' "$OUT/vmm_map_cost_probe.log" > "$OUT/vmm_map_cost_probe.json"
-        rm -f "$OUT/vmm_map_cost_probe"
-      else
-        rc=1
-      fi
+      # premise of the unmap worker), and where a map's cost is
+      # (bench/driver_costs/README.md).
+      probe vmm_thread_probe '}' --rounds 5
+      probe vmm_map_cost_probe ']}' --reps 200
       # Why maps stay on the allocating thread: a copy queued before its map
       # is refused (memcpy), and mapping on a second thread that only polls
       # events (async --poll 1; synchronizing there can deadlock). The

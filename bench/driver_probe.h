@@ -1,0 +1,34 @@
+// driver_probe.h — what the standalone CUDA driver probes (bench/*_probe.cu,
+// each built alone with nvcc by scripts/gpu_round.sh) share: a driver call
+// that fails ends the probe with its name and the driver's message, and a
+// microsecond clock.
+#ifndef CCALLOC_BENCH_DRIVER_PROBE_H_
+#define CCALLOC_BENCH_DRIVER_PROBE_H_
+
+#include <cuda.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+
+namespace ccalloc::probe {
+
+inline void Check(CUresult r, const char* what) {
+  if (r != CUDA_SUCCESS) {
+    const char* s = nullptr;
+    cuGetErrorString(r, &s);
+    std::fprintf(stderr, "%s: %s\n", what, s ? s : "?");
+    std::exit(1);
+  }
+}
+
+// Microseconds on the steady clock.
+inline double Now() {
+  return std::chrono::duration<double, std::micro>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+}  // namespace ccalloc::probe
+
+#endif  // CCALLOC_BENCH_DRIVER_PROBE_H_
