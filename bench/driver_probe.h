@@ -1,7 +1,7 @@
 // driver_probe.h — what the standalone CUDA driver probes (bench/*_probe.cu,
 // each built alone with nvcc by scripts/gpu_round.sh) share: a driver call
-// that fails ends the probe with its name and the driver's message, and a
-// microsecond clock.
+// that fails ends the probe with its name and the driver's message, the
+// primary context of a device made current, and a microsecond clock.
 #ifndef CCALLOC_BENCH_DRIVER_PROBE_H_
 #define CCALLOC_BENCH_DRIVER_PROBE_H_
 
@@ -20,6 +20,21 @@ inline void Check(CUresult r, const char* what) {
     std::fprintf(stderr, "%s: %s\n", what, s ? s : "?");
     std::exit(1);
   }
+}
+
+// Device `ordinal` with its primary context made current on this thread
+// (another thread of the probe makes `context` current itself).
+struct PrimaryContext {
+  CUdevice device;
+  CUcontext context;
+};
+inline PrimaryContext UsePrimaryContext(int ordinal) {
+  PrimaryContext p{};
+  Check(cuInit(0), "cuInit");
+  Check(cuDeviceGet(&p.device, ordinal), "cuDeviceGet");
+  Check(cuDevicePrimaryCtxRetain(&p.context, p.device), "cuDevicePrimaryCtxRetain");
+  Check(cuCtxSetCurrent(p.context), "cuCtxSetCurrent");
+  return p;
 }
 
 // Microseconds on the steady clock.

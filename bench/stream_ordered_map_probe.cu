@@ -112,12 +112,7 @@ int main(int argc, char** argv) {
   // grants access (cuMemSetAccess) and raises the flag.
   const bool split = mode == "split";
   const bool async = mode == "async" || split;
-  Check(cuInit(0), "cuInit");
-  CUdevice dev;
-  Check(cuDeviceGet(&dev, 0), "cuDeviceGet");
-  CUcontext ctx;
-  Check(cuDevicePrimaryCtxRetain(&ctx, dev), "retain");
-  Check(cuCtxSetCurrent(ctx), "set current");
+  const CUcontext ctx = ccalloc::probe::UsePrimaryContext(0).context;
   CUstream stream;
   Check(cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING), "stream");
 

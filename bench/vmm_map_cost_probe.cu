@@ -49,12 +49,7 @@ struct Stat {
 int main(int argc, char** argv) {
   int reps = 200;
   if (argc > 2 && std::string(argv[1]) == "--reps") reps = std::atoi(argv[2]);
-  Check(cuInit(0), "cuInit");
-  CUdevice dev;
-  Check(cuDeviceGet(&dev, 0), "cuDeviceGet");
-  CUcontext ctx;
-  Check(cuDevicePrimaryCtxRetain(&ctx, dev), "retain");
-  Check(cuCtxSetCurrent(ctx), "set current");
+  const CUdevice dev = ccalloc::probe::UsePrimaryContext(0).device;
   std::size_t total = 0;
   Check(cuDeviceTotalMem(&total, dev), "total mem");
   const std::size_t page = std::size_t{2} << 20;
