@@ -384,7 +384,8 @@ absl::StatusOr<EventHandle> SimBackend::RecordEvent(StreamId stream) {
   }
   if (ShouldFail(SimOp::kRecordEvent)) return InjectedFailure("RecordEvent");
   EventHandle handle = next_event_++;
-  events_.emplace(handle, EventState{stream, config_.auto_complete_events});
+  events_.emplace(handle, EventState{stream, config_.auto_complete_events && config_.gpu_lag == 0,
+                                     tick_});
   ++counts_.live_events;
   return handle;
 }
@@ -395,7 +396,19 @@ absl::StatusOr<bool> SimBackend::QueryEvent(EventHandle event) {
   if (ShouldFail(SimOp::kQueryEvent)) return InjectedFailure("QueryEvent");
   auto it = events_.find(event);
   if (it == events_.end()) return absl::InvalidArgumentError("sim: unknown event");
-  return it->second.complete;
+  return Reached(it->second);
+}
+
+bool SimBackend::Reached(EventState& state) {
+  if (state.complete || !config_.auto_complete_events) return state.complete;
+  state.complete = state.at + config_.gpu_lag <= tick_ ||
+                   state.at < std::max(drained_[state.stream], drained_all_);
+  return state.complete;
+}
+
+void SimBackend::Tick() {
+  absl::MutexLock lock(&mu_);
+  ++tick_;
 }
 
 absl::Status SimBackend::SynchronizeEvent(EventHandle event) {
@@ -403,7 +416,18 @@ absl::Status SimBackend::SynchronizeEvent(EventHandle event) {
   if (absl::Status s = RefuseDuringCapture("SynchronizeEvent"); !s.ok()) return s;
   auto it = events_.find(event);
   if (it == events_.end()) return absl::InvalidArgumentError("sim: unknown event");
-  it->second.complete = true;
+  EventState& state = it->second;
+  if (!Reached(state) && config_.auto_complete_events) {
+    // The host waits for the GPU to work through the queue up to the event.
+    // The GPU stands lag ticks behind, or where a wait left it if further.
+    const std::uint64_t drained = std::max(drained_[state.stream], drained_all_);
+    const std::uint64_t behind =
+        std::min(state.at + config_.gpu_lag - tick_, state.at + 1 - drained);
+    ++counts_.event_waits;
+    counts_.waited_ticks += behind;
+    drained_[state.stream] = state.at + 1;
+  }
+  state.complete = true;
   return absl::OkStatus();
 }
 
@@ -416,6 +440,14 @@ absl::Status SimBackend::SynchronizeDevice() {
   absl::MutexLock lock(&mu_);
   ++counts_.synchronize_calls;
   if (absl::Status s = RefuseDuringCapture("SynchronizeDevice"); !s.ok()) return s;
+  if (config_.auto_complete_events && config_.gpu_lag > 0) {
+    const std::uint64_t behind = std::min(config_.gpu_lag, tick_ + 1 - drained_all_);
+    if (behind > 0) {
+      ++counts_.event_waits;
+      counts_.waited_ticks += behind;
+    }
+  }
+  drained_all_ = tick_ + 1;
   for (auto& [handle, state] : events_) state.complete = true;
   return absl::OkStatus();
 }
@@ -810,10 +842,12 @@ void SimBackend::CompleteStream(StreamId stream) {
   for (auto& [handle, state] : events_) {
     if (state.stream == stream) state.complete = true;
   }
+  drained_[stream] = tick_ + 1;
 }
 
 void SimBackend::CompleteAll() {
   absl::MutexLock lock(&mu_);
+  drained_all_ = tick_ + 1;
   for (auto& [handle, state] : events_) state.complete = true;
 }
 

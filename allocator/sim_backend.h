@@ -119,6 +119,12 @@ class SimBackend : public DeviceBackend {
     // Events complete as soon as they are recorded (replay and benchmarks
     // model a GPU that keeps up); tests that drive stream semantics turn it off.
     bool auto_complete_events = false;
+    // With auto_complete_events: the GPU runs this many Tick()s behind the
+    // host (0: it keeps up). An event completes once the GPU has reached it;
+    // waiting for one before that drains the queue up to it, and the wait's
+    // length in ticks is counted (Counts::waited_ticks): the replay's model
+    // of what a trim that waits for queued work costs a training step.
+    std::uint64_t gpu_lag = 0;
     int device = 0;
     // Devices of the simulated machine (peer access accepts 0..n-1).
     int num_devices = 8;
@@ -214,6 +220,8 @@ class SimBackend : public DeviceBackend {
   // Completes every event recorded so far on `stream` / on all streams.
   void CompleteStream(StreamId stream) ABSL_LOCKS_EXCLUDED(mu_);
   void CompleteAll() ABSL_LOCKS_EXCLUDED(mu_);
+  // Advances the host's clock by one tick (Config::gpu_lag).
+  void Tick() ABSL_LOCKS_EXCLUDED(mu_);
 
   // --- Simulated stream capture ----------------------------------------------
   // Starts capturing `stream`; FailedPrecondition if it is already captured.
@@ -249,6 +257,8 @@ class SimBackend : public DeviceBackend {
     std::size_t host_bytes = 0;         // their bytes
     std::int64_t copy_calls = 0;        // CopyToHost and CopyToDevice calls
     std::size_t copied_bytes = 0;       // what they copied
+    std::int64_t event_waits = 0;       // SynchronizeEvent calls that waited (gpu_lag)
+    std::uint64_t waited_ticks = 0;     // the ticks they waited, together
   };
   Counts counts() const ABSL_LOCKS_EXCLUDED(mu_);
   // True when everything taken has been given back (events included).
@@ -258,7 +268,10 @@ class SimBackend : public DeviceBackend {
   struct EventState {
     StreamId stream;
     bool complete;
+    std::uint64_t at = 0;  // the host's tick when recorded
   };
+  // Whether the GPU has reached `state` (Config::gpu_lag), marking it so.
+  bool Reached(EventState& state) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   struct Mapping {
     std::size_t bytes;
     PhysicalHandle handle;
@@ -352,6 +365,11 @@ class SimBackend : public DeviceBackend {
   // Classic handles of other processes open here, by address.
   absl::flat_hash_map<DevicePtr, Opened> opened_ ABSL_GUARDED_BY(mu_);
   EventHandle next_event_ ABSL_GUARDED_BY(mu_) = 1;
+  // Config::gpu_lag: the host's clock, and per stream (and for all) the
+  // first tick a wait has not drained the queue past.
+  std::uint64_t tick_ ABSL_GUARDED_BY(mu_) = 0;
+  absl::flat_hash_map<StreamId, std::uint64_t> drained_ ABSL_GUARDED_BY(mu_);
+  std::uint64_t drained_all_ ABSL_GUARDED_BY(mu_) = 0;
   PhysicalHandle next_physical_ ABSL_GUARDED_BY(mu_) = 1;
   Counts counts_ ABSL_GUARDED_BY(mu_);
   std::int64_t fail_nth_[static_cast<int>(SimOp::kCount)] ABSL_GUARDED_BY(mu_) = {};

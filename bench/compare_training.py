@@ -529,12 +529,21 @@ def child_train(args):
     rng = random.Random(args.seed)
     step, shapes = BUILDERS[args.workload](torch, args, rng)
     times, loss = [], None
+    # ccalloc's driver work in each step (maps, unmaps, waits for queued
+    # work), read between steps, so a slow step can be told apart from one
+    # that made driver calls.
+    counters = ("num_maps", "num_unmaps", "num_stream_syncs")
+    step_calls, last = [], ct.ccalloc_stats() if ct else None
     for i, shape in enumerate(shapes):
         torch.cuda.synchronize()
         t0 = time.perf_counter()
         loss = step(shape)
         torch.cuda.synchronize()
         times.append(time.perf_counter() - t0)
+        if ct:
+            now = ct.ccalloc_stats()
+            step_calls.append([now.get(k, 0) - last.get(k, 0) for k in counters])
+            last = now
         if i + 1 == args.warmup:
             mem.settle()
         else:
@@ -567,6 +576,7 @@ def child_train(args):
     }
     if ct:
         result["ccalloc"] = ct.ccalloc_stats()
+        result["step_calls"] = {"counters": list(counters), "steps": step_calls}
         # ccalloc's own peaks, next to what torch.cuda reported.
         result["ccalloc_peak_allocated"] = ct.max_memory_allocated()
         result["ccalloc_peak_reserved"] = ct.max_memory_reserved()

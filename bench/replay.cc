@@ -37,7 +37,8 @@ constexpr absl::string_view kCcalloc = "ccalloc";
 // With `counter`, the backend is wrapped in a CountingBackend left there.
 absl::StatusOr<std::unique_ptr<DeviceAllocator>> MakeAllocator(const Policy& policy,
                                                                const ReplayConfig& config,
-                                                               CountingBackend** counter = nullptr) {
+                                                               CountingBackend** counter = nullptr,
+                                                               SimBackend** sim_out = nullptr) {
   Options options = policy.options;
   std::unique_ptr<DeviceBackend> backend;
   if (config.device >= 0) {
@@ -56,7 +57,9 @@ absl::StatusOr<std::unique_ptr<DeviceAllocator>> MakeAllocator(const Policy& pol
     // A replay models a GPU that keeps up: cross-stream frees become reusable
     // at the next allocation.
     sim.auto_complete_events = true;
+    sim.gpu_lag = config.gpu_lag;
     backend = std::make_unique<SimBackend>(sim);
+    if (sim_out != nullptr) *sim_out = static_cast<SimBackend*>(backend.get());
   }
   if (counter != nullptr) {
     auto counting = std::make_unique<CountingBackend>(std::move(backend));
@@ -418,8 +421,9 @@ absl::StatusOr<ReplayResult> Replay(const Trace& trace, const Policy& policy,
   // --- The measured pass: counters (and timeline) after every event. -------
   {
     CountingBackend* counter = nullptr;
+    SimBackend* sim = nullptr;
     absl::StatusOr<std::unique_ptr<DeviceAllocator>> allocator =
-        MakeAllocator(policy, config, &counter);
+        MakeAllocator(policy, config, &counter, &sim);
     if (!allocator.ok()) return allocator.status();
     Player player(trace, **allocator, single_stream);
     if (config.record_timeline) {
@@ -430,6 +434,7 @@ absl::StatusOr<ReplayResult> Replay(const Trace& trace, const Policy& policy,
     std::int64_t max_reserved = -1;
     for (std::size_t i = 0; i < n; ++i) {
       progress.Update(i, "replay");
+      if (sim != nullptr) sim->Tick();
       if (absl::Status s = player.Step(i); !s.ok()) return s;
       const MemoryStats stats = (*allocator)->GetStats();
       const std::int64_t reserved = stats.reserved_bytes[kStatAll].current;
@@ -483,6 +488,7 @@ absl::StatusOr<ReplayResult> Replay(const Trace& trace, const Policy& policy,
     r.driver_calls_total = calls.Total();
     r.mapped_chunks = calls.MappedChunks((*allocator)->backend().PageSize());
     r.stream_waits = stats.num_stream_syncs;
+    if (sim != nullptr) r.waited_events = sim->counts().waited_ticks;
     if (config.driver_costs != nullptr) {
       const DriverTimeModel model = ModelDriverTime(calls, *config.driver_costs);
       r.driver_time_modelled = true;
@@ -499,10 +505,13 @@ absl::StatusOr<ReplayResult> Replay(const Trace& trace, const Policy& policy,
   // A separate pass because computing it after every event would cost more
   // than the replay itself.
   if (r.peak_reserved_event >= 0) {
-    absl::StatusOr<std::unique_ptr<DeviceAllocator>> allocator = MakeAllocator(policy, config);
+    SimBackend* sim = nullptr;
+    absl::StatusOr<std::unique_ptr<DeviceAllocator>> allocator =
+        MakeAllocator(policy, config, nullptr, &sim);
     if (!allocator.ok()) return allocator.status();
     Player player(trace, **allocator, single_stream);
     for (std::size_t i = 0; i <= static_cast<std::size_t>(r.peak_reserved_event); ++i) {
+      if (sim != nullptr) sim->Tick();
       if (absl::Status s = player.Step(i); !s.ok()) return s;
     }
     r.fragmentation_at_peak = (*allocator)->Fragmentation().ratio;
@@ -510,12 +519,16 @@ absl::StatusOr<ReplayResult> Replay(const Trace& trace, const Policy& policy,
 
   // --- Timed passes: allocator calls only, on a fresh allocator each. ------
   for (int rep = 0; rep < config.timing_repetitions && n > 0; ++rep) {
-    absl::StatusOr<std::unique_ptr<DeviceAllocator>> allocator = MakeAllocator(policy, config);
+    // The GPU's clock ticks only when it lags (a lock per event otherwise).
+    SimBackend* sim = nullptr;
+    absl::StatusOr<std::unique_ptr<DeviceAllocator>> allocator =
+        MakeAllocator(policy, config, nullptr, config.gpu_lag > 0 ? &sim : nullptr);
     if (!allocator.ok()) return allocator.status();
     Player player(trace, **allocator, single_stream);
     progress.Update(0, absl::StrCat("timing ", rep + 1, "/", config.timing_repetitions));
     const auto start = std::chrono::steady_clock::now();
     for (std::size_t i = 0; i < n; ++i) {
+      if (sim != nullptr) sim->Tick();
       if (absl::Status s = player.Step(i); !s.ok()) return s;
     }
     const auto stop = std::chrono::steady_clock::now();
@@ -624,7 +637,7 @@ std::string FormatDriverTable(const std::vector<ReplayResult>& results) {
   };
   TextTable table({"policy", "dev alloc", "dev free", "create", "map", "set acc", "unmap",
                    "release", "reserve", "free rng", "ev rec", "ev query", "ev sync", "dev sync",
-                   "stream waits", "calls", "calls/step", "driver ms", "driver ms/step",
+                   "stream waits", "waited ev", "calls", "calls/step", "driver ms", "driver ms/step",
                    "bg calls", "caller ms/step", "unpriced"});
   for (const ReplayResult& r : results) {
     const bool per_step = r.steps > 0;
@@ -633,7 +646,8 @@ std::string FormatDriverTable(const std::vector<ReplayResult>& results) {
                n(r, C::kRelease),
                n(r, C::kReserve), n(r, C::kFreeRange), n(r, C::kEventRecord),
                n(r, C::kEventQuery), n(r, C::kEventSynchronize), n(r, C::kDeviceSynchronize),
-               Grouped(r.stream_waits), Grouped(r.driver_calls_total),
+               Grouped(r.stream_waits), Grouped(static_cast<std::int64_t>(r.waited_events)),
+               Grouped(r.driver_calls_total),
                per_step ? absl::StrFormat("%.1f", r.driver_calls_per_step()) : "-",
                r.driver_time_modelled ? absl::StrFormat("%.1f", r.modelled_driver_us / 1000.0)
                                       : "-",
@@ -1014,7 +1028,8 @@ std::string ResultsToJson(const std::vector<ReplayResult>& results) {
       }
       absl::StrAppend(&out, "\"driver_calls\": {", absl::StrJoin(calls, ", "),
                       "}, \"driver_calls_total\": ", r.driver_calls_total,
-                      ", \"stream_waits\": ", r.stream_waits, ",\n   ");
+                      ", \"stream_waits\": ", r.stream_waits,
+                      ", \"waited_events\": ", r.waited_events, ",\n   ");
       absl::StrAppend(&out, "\"steps\": ", r.steps,
                       ", \"steps_source\": ", JsonString(r.steps_source),
                       ", \"driver_calls_per_step\": ",

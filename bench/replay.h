@@ -75,6 +75,11 @@ struct ReplayConfig {
   // Training steps the trace covers, for the per-step figures. 0: the count
   // published for a bundled trace (PublishedSteps), else no per-step figure.
   int steps = 0;
+  // SimBackend: the GPU runs this many trace events behind the host (0: it
+  // keeps up, every free is finished at the next call). With a lag, a trim
+  // that waits for queued work is counted with the events it waited for
+  // (ReplayResult::waited_events).
+  std::uint64_t gpu_lag = 0;
 };
 
 // The training steps of a bundled trace as traces/README.md gives them (the
@@ -133,6 +138,9 @@ struct ReplayResult {
   // Chunks those calls mapped (a stretch maps several in one map_run call).
   std::int64_t mapped_chunks = 0;
   std::int64_t stream_waits = 0;  // num_stream_syncs: waits on a stream before unmapping
+  // With ReplayConfig::gpu_lag: the trace events the waits left the GPU to
+  // catch up on, together (the host stood still meanwhile).
+  std::uint64_t waited_events = 0;
   // Modelled driver time: Σ calls × cost per call from the cost table.
   bool driver_time_modelled = false;  // false: no table
   std::string driver_costs_device;    // the table's "device"

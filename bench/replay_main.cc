@@ -54,6 +54,9 @@ options:
   --steps N              training steps each trace covers, for per-step figures
                          (default: 20 for the bundled gpt2 and resnet traces, as
                          traces/README.md gives them; none for other traces)
+  --gpu-lag N            the simulated GPU runs N trace events behind the host
+                         (default 0: it keeps up); a trim that must wait for
+                         queued work is then counted with the events waited for
   --no-progress          no progress display (it is shown only on a terminal anyway)
   --list-scenarios       print the scenario names and exit
   -h, --help             this text
@@ -168,6 +171,12 @@ int Main(int argc, char** argv) {
       if (!need(&v)) return Usage("--steps needs a value");
       if (!absl::SimpleAtoi(v, &config.steps) || config.steps <= 0) {
         return Usage(absl::StrCat("--steps: '", v, "' is not a count of steps > 0"));
+      }
+    } else if (arg == "--gpu-lag") {
+      std::string v;
+      if (!need(&v)) return Usage("--gpu-lag needs a value");
+      if (!absl::SimpleAtoi(v, &config.gpu_lag)) {
+        return Usage(absl::StrCat("--gpu-lag: '", v, "' is not a count of events >= 0"));
       }
     } else if (arg == "--no-progress") {
       progress = false;

@@ -653,5 +653,44 @@ TEST_F(GrowableSegmentsTest, RoutingToAPoolFinishesDeferredUnmapsFirst) {
   EXPECT_TRUE(env_.NothingOutstanding());
 }
 
+// The simulated GPU that lags (Config::gpu_lag), which the replay uses to
+// count what a trim's waits cost: an event completes once the GPU has come
+// that many ticks after it, and waiting before then drains the queue up to it.
+TEST(SimBackendLagTest, EventsCompleteAfterTheLagAndWaitsAreCounted) {
+  SimBackend::Config config;
+  config.auto_complete_events = true;
+  config.gpu_lag = 3;
+  SimBackend sim(config);
+  absl::StatusOr<EventHandle> early = sim.RecordEvent(0);
+  ASSERT_TRUE(early.ok());
+  for (int t = 0; t < 2; ++t) {
+    sim.Tick();
+    EXPECT_FALSE(*sim.QueryEvent(*early)) << "tick " << t + 1;
+  }
+  sim.Tick();
+  EXPECT_TRUE(*sim.QueryEvent(*early));
+  EXPECT_EQ(sim.counts().event_waits, 0);
+
+  // Recorded at tick 3, waited for at tick 4: the GPU stood at tick 1.
+  absl::StatusOr<EventHandle> late = sim.RecordEvent(0);
+  absl::StatusOr<EventHandle> other = sim.RecordEvent(1);
+  ASSERT_TRUE(late.ok() && other.ok());
+  sim.Tick();
+  ASSERT_TRUE(sim.SynchronizeEvent(*late).ok());
+  EXPECT_EQ(sim.counts().event_waits, 1);
+  EXPECT_EQ(sim.counts().waited_ticks, 2u);
+  // The wait drained only its own stream's queue.
+  EXPECT_FALSE(*sim.QueryEvent(*other));
+  // An event already reached costs no wait.
+  ASSERT_TRUE(sim.SynchronizeEvent(*late).ok());
+  EXPECT_EQ(sim.counts().event_waits, 1);
+  // A device synchronize drains every stream, waiting for what is queued.
+  ASSERT_TRUE(sim.SynchronizeDevice().ok());
+  EXPECT_TRUE(*sim.QueryEvent(*other));
+  EXPECT_EQ(sim.counts().event_waits, 2);
+  EXPECT_EQ(sim.counts().waited_ticks, 5u);
+  for (EventHandle e : {*early, *late, *other}) sim.DestroyEvent(e);
+}
+
 }  // namespace
 }  // namespace ccalloc::test

@@ -262,6 +262,28 @@ TEST(ReplayTest, TightCardCostsNativeRetriesButNotCcalloc) {
   EXPECT_EQ(ours.free_alls, 0);
 }
 
+TEST(ReplayTest, LaggingGpuMakesTrimsWaitAndCountsWhatTheyWaitedFor) {
+  // With a GPU that keeps up every free has finished when a trim looks, so
+  // nothing waits; with one that runs behind, memory freed recently is still
+  // in use when a growth wants it back, and the replay counts those waits
+  // and the events the GPU still had to run.
+  const Trace trace = LoadBundled("resnet");
+  ASSERT_FALSE(trace.events.empty());
+  ReplayConfig config;
+  config.timing_repetitions = 0;
+  const ReplayResult keeps_up = ReplayWith(trace, "ccalloc", config);
+  EXPECT_EQ(keeps_up.stream_waits, 0);
+  EXPECT_EQ(keeps_up.waited_events, 0u);
+  config.gpu_lag = 200;
+  const ReplayResult lags = ReplayWith(trace, "ccalloc", config);
+  EXPECT_TRUE(lags.fits);
+  EXPECT_GT(lags.stream_waits, 0);
+  EXPECT_GT(lags.waited_events, 0u);
+  // No wait is longer than the lag.
+  EXPECT_LE(lags.waited_events, static_cast<std::uint64_t>(lags.stream_waits) * 200);
+  EXPECT_THAT(FormatDriverTable({lags}), HasSubstr("waited ev"));
+}
+
 TEST(ReplayTest, JsonHasOneObjectPerPolicyWithTheRequiredKeys) {
   const Trace t = Handmade("json-\"quoted\"", {{true, 0, 12345}, {false, 0, 0}});
   ReplayConfig config;
@@ -603,7 +625,7 @@ TEST(DriverCostsTest, ReportAndJsonCarryDriverColumnsAndTheWorstRatio) {
   EXPECT_THAT(report, HasSubstr("driver ms/step"));
   EXPECT_THAT(report, HasSubstr("per step = total / 2 steps (--steps"));
   const std::string json = ResultsToJson(results);
-  for (const char* key : {"\"driver_calls\": {\"device_alloc\": 1,", "\"stream_waits\": ",
+  for (const char* key : {"\"driver_calls\": {\"device_alloc\": 1,", "\"stream_waits\": ", "\"waited_events\": 0",
                           "\"modelled_driver_ms_per_step\": ", "\"steps\": 2"}) {
     EXPECT_THAT(json, HasSubstr(key));
   }
