@@ -401,9 +401,13 @@ absl::StatusOr<bool> SimBackend::QueryEvent(EventHandle event) {
 
 bool SimBackend::Reached(EventState& state) {
   if (state.complete || !config_.auto_complete_events) return state.complete;
-  state.complete = state.at + config_.gpu_lag <= tick_ ||
-                   state.at < std::max(drained_[state.stream], drained_all_);
+  state.complete = state.at + config_.gpu_lag <= tick_ || state.at < DrainedUpTo(state.stream);
   return state.complete;
+}
+
+std::uint64_t SimBackend::DrainedUpTo(StreamId stream) const {
+  auto it = drained_.find(stream);
+  return std::max(it == drained_.end() ? 0 : it->second, drained_all_);
 }
 
 void SimBackend::Tick() {
@@ -420,9 +424,8 @@ absl::Status SimBackend::SynchronizeEvent(EventHandle event) {
   if (!Reached(state) && config_.auto_complete_events) {
     // The host waits for the GPU to work through the queue up to the event.
     // The GPU stands lag ticks behind, or where a wait left it if further.
-    const std::uint64_t drained = std::max(drained_[state.stream], drained_all_);
     const std::uint64_t behind =
-        std::min(state.at + config_.gpu_lag - tick_, state.at + 1 - drained);
+        std::min(state.at + config_.gpu_lag - tick_, state.at + 1 - DrainedUpTo(state.stream));
     ++counts_.event_waits;
     counts_.waited_ticks += behind;
     drained_[state.stream] = state.at + 1;

@@ -272,6 +272,8 @@ class SimBackend : public DeviceBackend {
   };
   // Whether the GPU has reached `state` (Config::gpu_lag), marking it so.
   bool Reached(EventState& state) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The first tick of `stream`'s queue no wait has drained past.
+  std::uint64_t DrainedUpTo(StreamId stream) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   struct Mapping {
     std::size_t bytes;
     PhysicalHandle handle;

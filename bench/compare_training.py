@@ -533,7 +533,7 @@ def child_train(args):
     # work), read between steps, so a slow step can be told apart from one
     # that made driver calls.
     counters = ("num_maps", "num_unmaps", "num_stream_syncs")
-    step_calls, last = [], ct.ccalloc_stats() if ct else None
+    step_calls, last = [], ct.ccalloc_counters() if ct else None
     for i, shape in enumerate(shapes):
         torch.cuda.synchronize()
         t0 = time.perf_counter()
@@ -541,7 +541,7 @@ def child_train(args):
         torch.cuda.synchronize()
         times.append(time.perf_counter() - t0)
         if ct:
-            now = ct.ccalloc_stats()
+            now = ct.ccalloc_counters()
             step_calls.append([now.get(k, 0) - last.get(k, 0) for k in counters])
             last = now
         if i + 1 == args.warmup:

@@ -35,6 +35,8 @@ constexpr absl::string_view kCcalloc = "ccalloc";
 // ---------------------------------------------------------------------------
 
 // With `counter`, the backend is wrapped in a CountingBackend left there.
+// With `sim_out` and a GPU that lags (ReplayConfig::gpu_lag), the simulated
+// backend whose clock the replay ticks; null otherwise.
 absl::StatusOr<std::unique_ptr<DeviceAllocator>> MakeAllocator(const Policy& policy,
                                                                const ReplayConfig& config,
                                                                CountingBackend** counter = nullptr,
@@ -59,7 +61,9 @@ absl::StatusOr<std::unique_ptr<DeviceAllocator>> MakeAllocator(const Policy& pol
     sim.auto_complete_events = true;
     sim.gpu_lag = config.gpu_lag;
     backend = std::make_unique<SimBackend>(sim);
-    if (sim_out != nullptr) *sim_out = static_cast<SimBackend*>(backend.get());
+    if (sim_out != nullptr && config.gpu_lag > 0) {
+      *sim_out = static_cast<SimBackend*>(backend.get());
+    }
   }
   if (counter != nullptr) {
     auto counting = std::make_unique<CountingBackend>(std::move(backend));
@@ -71,16 +75,20 @@ absl::StatusOr<std::unique_ptr<DeviceAllocator>> MakeAllocator(const Policy& pol
 
 // Plays events one at a time into an allocator. A refused allocation leaves
 // its id at pointer 0, so that its free (Free(0) is a no-op) is skipped too.
+// With `clock`, each event first ticks the lagging GPU's clock.
 class Player {
  public:
-  Player(const Trace& trace, DeviceAllocator& allocator, bool single_stream)
+  Player(const Trace& trace, DeviceAllocator& allocator, bool single_stream,
+         SimBackend* clock = nullptr)
       : trace_(trace),
         allocator_(allocator),
+        clock_(clock),
         single_stream_(single_stream),
         ptrs_(trace.num_ids, 0),
         alloc_stream_(trace.num_ids, 0) {}
 
   absl::Status Step(std::size_t i) {
+    if (clock_ != nullptr) clock_->Tick();
     const TraceEvent& e = trace_.events[i];
     // Sleep and wake: the region's memory leaves reserved at a pause (its
     // live blocks keep their addresses) and comes back at the resume. The
@@ -155,6 +163,7 @@ class Player {
 
   const Trace& trace_;
   DeviceAllocator& allocator_;
+  SimBackend* const clock_;
   const bool single_stream_;
   std::vector<DevicePtr> ptrs_;
   std::vector<std::uint64_t> alloc_stream_;
@@ -425,7 +434,7 @@ absl::StatusOr<ReplayResult> Replay(const Trace& trace, const Policy& policy,
     absl::StatusOr<std::unique_ptr<DeviceAllocator>> allocator =
         MakeAllocator(policy, config, &counter, &sim);
     if (!allocator.ok()) return allocator.status();
-    Player player(trace, **allocator, single_stream);
+    Player player(trace, **allocator, single_stream, sim);
     if (config.record_timeline) {
       r.timeline_allocated.reserve(n);
       r.timeline_reserved.reserve(n);
@@ -434,7 +443,6 @@ absl::StatusOr<ReplayResult> Replay(const Trace& trace, const Policy& policy,
     std::int64_t max_reserved = -1;
     for (std::size_t i = 0; i < n; ++i) {
       progress.Update(i, "replay");
-      if (sim != nullptr) sim->Tick();
       if (absl::Status s = player.Step(i); !s.ok()) return s;
       const MemoryStats stats = (*allocator)->GetStats();
       const std::int64_t reserved = stats.reserved_bytes[kStatAll].current;
@@ -509,9 +517,8 @@ absl::StatusOr<ReplayResult> Replay(const Trace& trace, const Policy& policy,
     absl::StatusOr<std::unique_ptr<DeviceAllocator>> allocator =
         MakeAllocator(policy, config, nullptr, &sim);
     if (!allocator.ok()) return allocator.status();
-    Player player(trace, **allocator, single_stream);
+    Player player(trace, **allocator, single_stream, sim);
     for (std::size_t i = 0; i <= static_cast<std::size_t>(r.peak_reserved_event); ++i) {
-      if (sim != nullptr) sim->Tick();
       if (absl::Status s = player.Step(i); !s.ok()) return s;
     }
     r.fragmentation_at_peak = (*allocator)->Fragmentation().ratio;
@@ -519,16 +526,14 @@ absl::StatusOr<ReplayResult> Replay(const Trace& trace, const Policy& policy,
 
   // --- Timed passes: allocator calls only, on a fresh allocator each. ------
   for (int rep = 0; rep < config.timing_repetitions && n > 0; ++rep) {
-    // The GPU's clock ticks only when it lags (a lock per event otherwise).
     SimBackend* sim = nullptr;
     absl::StatusOr<std::unique_ptr<DeviceAllocator>> allocator =
-        MakeAllocator(policy, config, nullptr, config.gpu_lag > 0 ? &sim : nullptr);
+        MakeAllocator(policy, config, nullptr, &sim);
     if (!allocator.ok()) return allocator.status();
-    Player player(trace, **allocator, single_stream);
+    Player player(trace, **allocator, single_stream, sim);
     progress.Update(0, absl::StrCat("timing ", rep + 1, "/", config.timing_repetitions));
     const auto start = std::chrono::steady_clock::now();
     for (std::size_t i = 0; i < n; ++i) {
-      if (sim != nullptr) sim->Tick();
       if (absl::Status s = player.Step(i); !s.ok()) return s;
     }
     const auto stop = std::chrono::steady_clock::now();

@@ -625,8 +625,9 @@ TEST(DriverCostsTest, ReportAndJsonCarryDriverColumnsAndTheWorstRatio) {
   EXPECT_THAT(report, HasSubstr("driver ms/step"));
   EXPECT_THAT(report, HasSubstr("per step = total / 2 steps (--steps"));
   const std::string json = ResultsToJson(results);
-  for (const char* key : {"\"driver_calls\": {\"device_alloc\": 1,", "\"stream_waits\": ", "\"waited_events\": 0",
-                          "\"modelled_driver_ms_per_step\": ", "\"steps\": 2"}) {
+  for (const char* key : {"\"driver_calls\": {\"device_alloc\": 1,", "\"stream_waits\": ",
+                          "\"waited_events\": 0", "\"modelled_driver_ms_per_step\": ",
+                          "\"steps\": 2"}) {
     EXPECT_THAT(json, HasSubstr(key));
   }
   const std::string summary = FormatSummary(results);

@@ -316,13 +316,20 @@ def memory_stats_as_nested_dict(device=None):
     return nested
 
 
+def ccalloc_counters(device=None):
+    """The counters torch has no name for (num_maps, num_unmaps,
+    num_stream_syncs, ...), without the snapshot ccalloc_stats() takes: cheap
+    enough to read after every training step."""
+    raw = _require_plugin().raw_stats(_device_index(device))
+    return {k[len("ccalloc."):]: v for k, v in raw.items() if k.startswith("ccalloc.")}
+
+
 def ccalloc_stats(device=None):
     """ccalloc's own numbers: the counters torch has no name for, the memory
     limit, the options in force and fragmentation (now and over the run)."""
     plugin = _require_plugin()
     index = _device_index(device)
-    raw = plugin.raw_stats(index)
-    out = {k[len("ccalloc."):]: v for k, v in raw.items() if k.startswith("ccalloc.")}
+    out = ccalloc_counters(index)
     snap = plugin.snapshot(index)
     out["fragmentation"] = snap.get("fragmentation", {})
     out["segments"] = len(snap.get("segments", []))
