@@ -442,6 +442,7 @@ absl::Status DeviceAllocator::Free(DevicePtr ptr) {
 void DeviceAllocator::FreeBlock(Block* block) {
   block->state = BlockState::kFree;
   block->freed_at = ++free_seq_;
+  if (growable_) store_->NoteFree(Locked(), *block->segment, block->ptr, block->size, free_seq_);
   block->stream_uses.clear();
   block->requested = 0;
   StatAdd(stats_.active, block->pool, -1);

@@ -54,6 +54,14 @@ struct Options {
   // queue; the default keeps reserved within 1% of the peak allocated with
   // room for page rounding. Never below release_slack.
   double release_slack_max = 0.008;
+  // Growable segments (hold_reserved): memory held once since the cache was
+  // last emptied (empty_cache, the OOM ladder) may be taken again without
+  // moving any, even where the marks above would move it: the peak reserved
+  // does not rise, and a workload whose live bytes swing below its peak
+  // (churn, the phases of a step) maps nothing for it. False: the marks
+  // alone decide, and reserved follows allocated down between peaks at
+  // the cost of a move for each give and take.
+  bool hold_reserved = true;
   // Growable segments (unpin_edges_mb, 0 = only beyond the high mark): a
   // block that would leave at least this much of a mapped chunk unused in
   // its free hole (pinned until the block is freed) gets that chunk unmapped

@@ -12,6 +12,8 @@
 // PyTorch comparison. time_per_op is the CPU time per allocate or free (an
 // iteration of HotPair or Churn is two operations); for Contention it is
 // wall time divided by the operations of all threads (the aggregate rate).
+// CCALLOC_CONF applies to the ccalloc policy (a bad one is ignored), so one
+// knob can be tried without a rebuild: CCALLOC_CONF=hold_reserved:False.
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -36,6 +38,7 @@ struct NamedPolicy {
 std::vector<NamedPolicy> Policies() {
   Options ours = DefaultOptions();
   ours.expandable_segments = true;
+  if (absl::StatusOr<Options> o = OptionsFromEnvironment(ours); o.ok()) ours = *o;
   return {{"pytorch-native", PytorchNativeOptions()}, {"ccalloc", ours}};
 }
 

@@ -488,6 +488,79 @@ TEST_F(GrowableSegmentsTest, ResettingThePeakCountersDoesNotEmptyTheCache) {
   FreeOk(c);
 }
 
+// Beyond the high mark a chunk is dated by the frees of the blocks that lay
+// on it, not by its hole's newest free: a hole that a small block was just
+// freed into still gives up its old chunks without a new wait.
+TEST_F(GrowableSegmentsTest, OldChunksOfAHoleJustFreedIntoMoveWithoutANewWait) {
+  MakeWithSlack(0, 0);
+  const DevicePtr a = AllocateOk(32 * kMiB, 0);
+  const DevicePtr b = AllocateOk(2 * kMiB, 0);
+  const DevicePtr keep = AllocateOk(2 * kMiB, 0);
+  FreeOk(a);
+  // Stream 1 needs memory: part of a's goes, after one wait for a's work.
+  const DevicePtr c = AllocateOk(8 * kMiB, 1);
+  MemoryStats stats = alloc_->GetStats();
+  ASSERT_EQ(stats.num_stream_syncs, 1);
+  const std::int64_t unmaps = stats.num_unmaps;
+  ASSERT_GT(unmaps, 0);
+  // b joins the hole: its newest free is now one no wait has covered.
+  FreeOk(b);
+  const DevicePtr d = AllocateOk(8 * kMiB, 1);
+  stats = alloc_->GetStats();
+  EXPECT_GT(stats.num_unmaps, unmaps) << "the rest of a's memory did not move";
+  EXPECT_EQ(stats.num_stream_syncs, 1) << "waited again for memory freed before the last wait";
+  ExpectDeviceHoldsReserved();
+  EXPECT_TRUE(IsValid(*alloc_));
+  for (DevicePtr p : {keep, c, d}) FreeOk(p);
+}
+
+// hold_reserved: where live bytes swing below their peak and back (churn),
+// memory held once is taken again instead of being moved back and forth,
+// and the peak reserved is no higher for it.
+TEST_F(GrowableSegmentsTest, HoldingWhatWasHeldSavesMovesUnderChurn) {
+  struct Run {
+    std::int64_t calls_after_warmup = 0;
+    std::int64_t peak_reserved = 0;
+  };
+  auto churn = [&](bool hold) {
+    Options options = env_.BaseOptions();
+    options.hold_reserved = hold;
+    Make(options);
+    std::mt19937_64 rng(11);
+    LogUniformSizes sizes(kSmallSize + 1, 24 * kMiB);
+    std::vector<DevicePtr> live;
+    for (int i = 0; i < 64; ++i) live.push_back(AllocateOk(sizes(rng), 0));
+    Run run;
+    for (int step = 0; step < 4000; ++step) {
+      if (step == 1000) {
+        const MemoryStats warm = alloc_->GetStats();
+        run.calls_after_warmup = -(warm.num_maps + warm.num_unmaps);
+      }
+      DevicePtr& victim = live[rng() % live.size()];
+      FreeOk(victim);
+      env_.sim()->CompleteAll();
+      victim = AllocateOk(sizes(rng), 0);
+    }
+    const MemoryStats stats = alloc_->GetStats();
+    run.calls_after_warmup += stats.num_maps + stats.num_unmaps;
+    run.peak_reserved = stats.reserved_bytes[kStatAll].peak;
+    EXPECT_TRUE(IsValid(*alloc_));
+    // An emptied cache starts the hold over: nothing free stays mapped.
+    EXPECT_TRUE(alloc_->EmptyCache().ok());
+    const MemoryStats emptied = alloc_->GetStats();
+    EXPECT_LE(emptied.reserved_bytes[kStatAll].current,
+              emptied.allocated_bytes[kStatAll].current + static_cast<std::int64_t>(2 * 64 * kPage));
+    for (DevicePtr p : live) FreeOk(p);
+    alloc_.reset();
+    return run;
+  };
+  const Run held = churn(true);
+  const Run moved = churn(false);
+  EXPECT_LT(held.calls_after_warmup * 2, moved.calls_after_warmup)
+      << "holding saved less than half the driver calls";
+  EXPECT_LE(held.peak_reserved, moved.peak_reserved) << "holding raised the peak";
+}
+
 // An unmap that fails during a trim (empty_cache, then growth beyond the
 // slack) is an error for that call and loses nothing: the chunk stays mapped
 // and counted, the cache stays valid, and a later trim gives it back.

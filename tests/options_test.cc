@@ -219,6 +219,9 @@ TEST(OptionsTest, UnpinEdges) {
   EXPECT_TRUE(DefaultOptions().unwaited_moves);
   EXPECT_FALSE(ParseOk("unwaited_moves:False").unwaited_moves);
   EXPECT_THAT(ParseError("unwaited_moves:maybe"), HasSubstr("unwaited_moves"));
+  EXPECT_TRUE(DefaultOptions().hold_reserved);
+  EXPECT_FALSE(ParseOk("hold_reserved:False").hold_reserved);
+  EXPECT_THAT(ParseError("hold_reserved:2"), HasSubstr("hold_reserved"));
   EXPECT_EQ(DefaultOptions().unpin_edges, 0u) << "unpinning is opt-in until measured on a GPU";
   for (const char* bad : {"unpin_edges_mb:-1", "unpin_edges_mb:x", "unpin_edges_mb:1.5"}) {
     EXPECT_THAT(ParseError(bad), HasSubstr("unpin_edges_mb")) << bad;

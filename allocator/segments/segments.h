@@ -158,6 +158,13 @@ class SegmentStore {
   // counting nothing: the allocator is being destroyed.
   virtual void Discard(CacheLock lock, Segment& segment) = 0;
 
+  // The block [begin, begin + bytes) of `segment` has just been freed, as
+  // the cache's free numbered `seq` (growable stores date their chunks'
+  // work by it; the default ignores it).
+  virtual void NoteFree(CacheLock lock, Segment& segment, DevicePtr begin, std::size_t bytes,
+                        std::uint64_t seq) {
+    (void)lock, (void)segment, (void)begin, (void)bytes, (void)seq;
+  }
   // The bytes of memory `segment` holds (what reserved_bytes counts for it).
   virtual std::size_t HeldBytes(CacheLock lock, const Segment& segment) const = 0;
   // The bytes of memory under [begin, end) of `segment`.
