@@ -12,10 +12,11 @@
 // PyTorch comparison. time_per_op is the CPU time per allocate or free (an
 // iteration of HotPair or Churn is two operations); for Contention it is
 // wall time divided by the operations of all threads (the aggregate rate).
-// CCALLOC_CONF applies to the ccalloc policy (a bad one is ignored), so one
+// CCALLOC_CONF applies to the ccalloc policy (a bad one is an error), so one
 // knob can be tried without a rebuild: CCALLOC_CONF=hold_reserved:False.
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <memory>
 #include <string>
 #include <vector>
@@ -35,10 +36,8 @@ struct NamedPolicy {
   Options options;
 };
 
-std::vector<NamedPolicy> Policies() {
-  Options ours = DefaultOptions();
-  ours.expandable_segments = true;
-  if (absl::StatusOr<Options> o = OptionsFromEnvironment(ours); o.ok()) ours = *o;
+// `ours`: ccalloc's policy as CCALLOC_CONF leaves it (see main).
+std::vector<NamedPolicy> Policies(const Options& ours) {
   return {{"pytorch-native", PytorchNativeOptions()}, {"ccalloc", ours}};
 }
 
@@ -171,8 +170,8 @@ void Contention(benchmark::State& state, const Options& options, bool own_stream
 
 void TearDownShared(const benchmark::State&) { g_shared.reset(); }
 
-void RegisterAll() {
-  for (const NamedPolicy& p : Policies()) {
+void RegisterAll(const Options& ours) {
+  for (const NamedPolicy& p : Policies(ours)) {
     const Options options = p.options;
     for (std::size_t size : kHotPairSizes) {
       benchmark::RegisterBenchmark(absl::StrCat("HotPair/", p.name).c_str(),
@@ -201,7 +200,14 @@ void RegisterAll() {
 int main(int argc, char** argv) {
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
-  ccalloc::bench::RegisterAll();
+  ccalloc::Options ours = ccalloc::DefaultOptions();
+  ours.expandable_segments = true;
+  absl::StatusOr<ccalloc::Options> conf = ccalloc::OptionsFromEnvironment(ours);
+  if (!conf.ok()) {
+    std::fprintf(stderr, "ccalloc-bench: %s\n", std::string(conf.status().message()).c_str());
+    return 2;
+  }
+  ccalloc::bench::RegisterAll(*conf);
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
   return 0;

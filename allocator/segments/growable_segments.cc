@@ -128,8 +128,8 @@ absl::Status GrowableSegments::Prepare(CacheLock lock, Segment& range, const Blo
                                        DevicePtr begin, std::size_t bytes) {
   AssertHeld(lock);
   GrowableSegment* segment = &Of(range);
-  const std::size_t first = (begin - segment->base) / page_size_;
-  const std::size_t last = (begin + bytes - 1 - segment->base) / page_size_;
+  const std::pair<std::size_t, std::size_t> touched = PagesOf(*segment, begin, bytes);
+  const std::size_t first = touched.first, last = touched.second;
   // The worker's finished unmaps are applied, and chunks moved away whose
   // old work has finished are handed to it (event queries only; a failure
   // leaves them for later). Those under this block must be unmapped before
@@ -357,8 +357,7 @@ void GrowableSegments::UnpinEdges(GrowableSegment* segment, const Block& hole, D
   // mapped again on its own: two calls more, that memory kept movable.
   const std::size_t hole_lo = RoundUp(hole.ptr - segment->base, page_size_) / page_size_;
   const std::size_t hole_hi = (hole.end() - segment->base) / page_size_;
-  const std::size_t first = (begin - segment->base) / page_size_;
-  const std::size_t last = (begin + bytes - 1 - segment->base) / page_size_;
+  const auto [first, last] = PagesOf(*segment, begin, bytes);
   for (const std::size_t page : {first, last}) {
     if (page >= segment->mapped_end || !GrowableSegment::Holds(segment->pages[page])) continue;
     const auto [lo, hi] = segment->ChunkAround(page);
@@ -795,8 +794,7 @@ absl::StatusOr<std::size_t> GrowableSegments::Resume(CacheLock lock, Segment& ra
   absl::Status status;
   for (const Block* b = segment.head; b != nullptr && status.ok(); b = b->next) {
     if (b->state == BlockState::kFree) continue;
-    const std::size_t first = (b->ptr - segment.base) / page_size_;
-    const std::size_t last = (b->end() - 1 - segment.base) / page_size_;
+    const auto [first, last] = PagesOf(segment, b->ptr, b->size);
     const std::size_t cap = std::max(page_size_, MaxChunk(segment));
     for (std::size_t i = first; i <= last && status.ok();) {
       if (segment.pages[i] != 0) {
@@ -845,12 +843,17 @@ absl::Status GrowableSegments::Release(CacheLock lock, Segment& segment) {
   return absl::OkStatus();
 }
 
+std::pair<std::size_t, std::size_t> GrowableSegments::PagesOf(const GrowableSegment& segment,
+                                                              DevicePtr begin,
+                                                              std::size_t bytes) const {
+  return {(begin - segment.base) / page_size_, (begin + bytes - 1 - segment.base) / page_size_};
+}
+
 void GrowableSegments::NoteFree(CacheLock lock, Segment& range, DevicePtr begin,
                                 std::size_t bytes, std::uint64_t seq) {
   AssertHeld(lock);
   GrowableSegment& segment = Of(range);
-  const std::size_t first = (begin - segment.base) / page_size_;
-  const std::size_t last = (begin + bytes - 1 - segment.base) / page_size_;
+  const auto [first, last] = PagesOf(segment, begin, bytes);
   for (std::size_t p = first; p <= last; ++p) segment.freed[p] = seq;
 }
 
@@ -924,8 +927,7 @@ std::pair<DevicePtr, std::size_t> GrowableSegments::SharedRange(CacheLock lock,
   // Whole chunks: the driver maps (and so exports) a physical handle only
   // whole. An allocated block's pages are all mapped, so the chunks from the
   // one under its first byte to the one under its last are contiguous.
-  const std::size_t first = (block.ptr - segment.base) / page_size_;
-  const std::size_t last = (block.end() - 1 - segment.base) / page_size_;
+  const auto [first, last] = PagesOf(segment, block.ptr, block.size);
   const std::size_t begin = segment.ChunkAround(first).first;
   const std::size_t end = segment.ChunkAround(last).second;
   return {segment.base + begin * page_size_, (end - begin) * page_size_};
@@ -1007,8 +1009,7 @@ bool GrowableSegments::ValidateSegment(CacheLock lock, const Segment& range,
   const bool paused = segment.owner != nullptr && segment.owner->paused;
   for (const Block* b = segment.head; b != nullptr && !paused; b = b->next) {
     if (b->state == BlockState::kFree) continue;
-    const std::size_t first = (b->ptr - segment.base) / page_size_;
-    const std::size_t last = (b->end() - 1 - segment.base) / page_size_;
+    const auto [first, last] = PagesOf(segment, b->ptr, b->size);
     for (std::size_t i = first; i <= last; ++i) {
       if (!GrowableSegment::Holds(segment.pages[i])) {
         return fail(absl::StrCat("block ", Hex(b->ptr), " in use over a page holding no memory"));

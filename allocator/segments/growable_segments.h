@@ -246,6 +246,10 @@ class GrowableSegments final : public SegmentStore {
   void UnpinEdges(GrowableSegment* segment, const Block& hole, DevicePtr begin,
                   std::size_t bytes, std::size_t min_rest, std::vector<std::pair<PhysicalHandle, std::size_t>>* spares)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The pages [first, last] (both included) that the bytes [begin, begin +
+  // bytes) of `segment` touch; `bytes` > 0.
+  std::pair<std::size_t, std::size_t> PagesOf(const GrowableSegment& segment, DevicePtr begin,
+                                              std::size_t bytes) const;
   // The largest chunk `segment` maps (larger for a region: see Prepare).
   std::size_t MaxChunk(const GrowableSegment& segment) const;
   // Maps one chunk of `pages` pages at `first_page`: the physical memory
