@@ -120,6 +120,9 @@ class BlockPool {
   Block* BestFit(StreamId stream, std::size_t size, const SizePolicy& policy,
                  bool expandable) const;
 
+  // The indexed blocks after `block` (larger, or as large at a higher address).
+  auto After(Block* block) const { return std::next(blocks_.find(block)); }
+
   std::size_t size() const { return blocks_.size(); }
   PoolKind kind() const { return kind_; }
   auto begin() const { return blocks_.begin(); }

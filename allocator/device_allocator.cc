@@ -16,6 +16,7 @@
 #endif
 
 namespace ccalloc {
+
 namespace {
 
 int PoolIndex(PoolKind pool) { return pool == PoolKind::kSmall ? 1 : 2; }
@@ -191,6 +192,34 @@ absl::StatusOr<Block*> DeviceAllocator::TryAllocate(std::size_t rounded,
     if (!segment.ok()) return segment.status();
     block = AddSegment(*std::move(segment))->head;
   }
+  // Growable segments (mapped_fit): where the best fit would need pages
+  // mapped, the smallest stretch of already mapped free memory of any
+  // larger free block serves instead; no driver call is made for it.
+  if (growable_ && options_.mapped_fit && block->segment->expandable) {
+    auto [at, len] =
+        store_->HeldStretch(Locked(), *block->segment, block->ptr, block->end(), rounded);
+    if (len == 0 || at != block->ptr) {
+      Block* host = len == 0 ? nullptr : block;
+      for (auto it = free_blocks.After(block);
+           it != free_blocks.end() && (*it)->stream == stream && len != rounded; ++it) {
+        auto [a, l] = store_->HeldStretch(Locked(), *(*it)->segment, (*it)->ptr, (*it)->end(),
+                                          rounded);
+        if (l != 0 && (len == 0 || l < len)) {
+          at = a;
+          len = l;
+          host = *it;
+        }
+      }
+      if (host != nullptr && (host != block || at != block->ptr)) {
+        ++prepare_epoch_;
+        if (absl::Status s = store_->Prepare(Locked(), *host->segment, *host, at, rounded);
+            !s.ok()) {
+          return s;
+        }
+        return CarveAt(host, at, rounded, requested);
+      }
+    }
+  }
   // Make the block's bytes usable before handing it out; on failure the
   // block is still free and indexed, so there is nothing to undo.
   ++prepare_epoch_;  // FreeCompleted polls each stream once per Prepare
@@ -335,6 +364,16 @@ Block* DeviceAllocator::Carve(Block* block, std::size_t rounded, std::size_t req
   } else {
     pool.Erase(block);
   }
+  MarkAllocated(block, requested);
+  return block;
+}
+
+Block* DeviceAllocator::CarveAt(Block* block, DevicePtr ptr, std::size_t rounded,
+                                std::size_t requested) {
+  if (ptr > block->ptr) block = SplitFreeAt(block, ptr);
+  if (ptr + rounded < block->end()) SplitFreeAt(block, ptr + rounded);
+  AccountInactive(block, -1);
+  IndexOf(block).Erase(block);
   MarkAllocated(block, requested);
   return block;
 }

@@ -271,6 +271,10 @@ class DeviceAllocator final : private SegmentCache {
   // marks it allocated.
   Block* Carve(Block* block, std::size_t rounded, std::size_t requested)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Takes [ptr, ptr + rounded) of the free, indexed `block` out of its pool
+  // (the free rest on either side stays indexed) and marks it allocated.
+  Block* CarveAt(Block* block, DevicePtr ptr, std::size_t rounded, std::size_t requested)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Splits the free, indexed `block` at `at` (strictly inside it) into two
   // free, indexed blocks and returns the upper one.
   Block* SplitFreeAt(Block* block, DevicePtr at) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);

@@ -208,11 +208,7 @@ absl::StatusOr<DevicePtr> DeviceAllocator::AllocateAt(PoolId pool, DevicePtr ptr
   if (absl::Status s = store_->Prepare(Locked(), *block->segment, *block, ptr, size); !s.ok()) {
     return s;
   }
-  if (ptr > block->ptr) block = SplitFreeAt(block, ptr);
-  if (ptr + size < block->end()) SplitFreeAt(block, ptr + size);
-  AccountInactive(block, -1);
-  IndexOf(block).Erase(block);
-  MarkAllocated(block, requested);
+  CarveAt(block, ptr, size, requested);
   if (recorder_ != nullptr) recorder_->OnAllocate(ptr, requested, stream);
   DebugCheck();
   return ptr;

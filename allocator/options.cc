@@ -247,6 +247,10 @@ absl::StatusOr<Options> ParseOptions(absl::string_view conf, const Options& base
       absl::StatusOr<bool> b = ParseBool(key, value);
       if (!b.ok()) return b.status();
       options.hold_reserved = *b;
+    } else if (key == "mapped_fit") {
+      absl::StatusOr<bool> b = ParseBool(key, value);
+      if (!b.ok()) return b.status();
+      options.mapped_fit = *b;
     } else if (key == "background_unmap") {
       absl::StatusOr<bool> b = ParseBool(key, value);
       if (!b.ok()) return b.status();
@@ -269,7 +273,8 @@ absl::StatusOr<Options> ParseOptions(absl::string_view conf, const Options& base
           "' (known: max_split_size_mb, roundup_power2_divisions, "
           "garbage_collection_threshold, expandable_segments, backend, memory_limit, "
           "memory_fraction, release_slack, release_slack_max, max_map_chunk_mb, "
-          "map_chunk_divisor, unpin_edges_mb, unwaited_moves, hold_reserved, background_unmap, "
+          "map_chunk_divisor, unpin_edges_mb, unwaited_moves, hold_reserved, mapped_fit, "
+          "background_unmap, "
           "backup_batch_mb)"));
     }
   }
@@ -297,6 +302,7 @@ std::string Options::ToString() const {
                                  ",unpin_edges_mb:", unpin_edges / kMiB,
                                  ",unwaited_moves:", unwaited_moves ? "True" : "False",
                                  ",hold_reserved:", hold_reserved ? "True" : "False",
+                                 ",mapped_fit:", mapped_fit ? "True" : "False",
                                  ",background_unmap:", background_unmap ? "True" : "False",
                                  ",backup_batch_mb:", backup_batch / kMiB);
   return out;

@@ -62,6 +62,11 @@ struct Options {
   // alone decide, and reserved follows allocated down between peaks at
   // the cost of a move for each give and take.
   bool hold_reserved = true;
+  // Growable segments (mapped_fit): a request whose best-fitting free block
+  // would need pages mapped is placed instead where free memory is already
+  // mapped (the smallest such stretch of any free block of its stream that
+  // holds it), so no move is made for it. False: best fit by size alone.
+  bool mapped_fit = false;
   // Growable segments (unpin_edges_mb, 0 = only beyond the high mark): a
   // block that would leave at least this much of a mapped chunk unused in
   // its free hole (pinned until the block is freed) gets that chunk unmapped

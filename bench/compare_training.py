@@ -41,7 +41,10 @@ sequence for every allocator and round):
                autocast, AdamW, batch 64..128, side {160,192,224}, 32..256 tokens.
 
 Per run: step time after the warm-up steps (torch.cuda.synchronize() ends every
-step) as the mean (the figure compared: a median hides the slow steps), median,
+step; a workload that repeats a few shapes gets one more warm-up step for each
+shape its timed steps repeat and the warm-up missed, since the first step of a
+new shape costs 100-400 ms whatever the allocator: warm_every_shape,
+--no-warm-shapes turns it off) as the mean (the figure compared: a median hides the slow steps), median,
 stdev, min and max; peak allocated and peak reserved bytes from
 torch.cuda.max_memory_allocated() / max_memory_reserved() (with
 ccalloc.torch.enable()'s extension these are ccalloc's own counters; in the
@@ -520,6 +523,29 @@ BUILDERS = {
 assert tuple(BUILDERS) == WORKLOADS
 
 
+def warm_every_shape(shapes, warmup):
+    """The step shapes with one warm-up step added for each shape the timed
+    steps repeat and the warm-up did not see, and the new warm-up count.
+
+    The first step of a new shape costs 100-400 ms on an H100 whatever the
+    allocator (cuDNN and cuBLAS pick, and load, kernels for it), and where it
+    falls among 25 timed steps of ~60 ms it swings a run's mean by 20%: far
+    more than the 1% being measured. A workload drawing from a few shapes
+    (batch sizes, image sides) meets each once in its first steps of a real
+    run, then repeats them; one whose every step is new (a sequence length
+    drawn from hundreds) has no steady state to warm and is left as it is.
+    """
+    head, timed = shapes[:warmup], shapes[warmup:]
+    distinct = []
+    for shape in timed:
+        if shape not in distinct:
+            distinct.append(shape)
+    if 2 * len(distinct) > len(timed):
+        return shapes, warmup
+    extra = [shape for shape in distinct if shape not in head]
+    return head + extra + timed, warmup + len(extra)
+
+
 def child_train(args):
     ct = setup_allocator(args.config, args.library)
     import torch
@@ -528,6 +554,9 @@ def child_train(args):
     mem = Memory(torch, ct)
     rng = random.Random(args.seed)
     step, shapes = BUILDERS[args.workload](torch, args, rng)
+    warmup = args.warmup
+    if args.warm_shapes:
+        shapes, warmup = warm_every_shape(shapes, args.warmup)
     times, loss = [], None
     # ccalloc's driver work in each step (maps, unmaps, waits for queued
     # work), read between steps, so a slow step can be told apart from one
@@ -544,7 +573,7 @@ def child_train(args):
             now = ct.ccalloc_counters()
             step_calls.append([now.get(k, 0) - last.get(k, 0) for k in counters])
             last = now
-        if i + 1 == args.warmup:
+        if i + 1 == warmup:
             mem.settle()
         else:
             mem.sample()
@@ -552,10 +581,10 @@ def child_train(args):
             print(f"[child] step {i + 1}/{len(shapes)}: {times[-1] * 1e3:.1f} ms", flush=True)
     peak_alloc, peak_reserved = mem.peaks()
     stats = mem.stats()
-    timed = times[args.warmup:]
+    timed = times[warmup:]
     result = {
         "config": args.config, "workload": args.workload, "steps": len(shapes),
-        "warmup": args.warmup, "shapes": shapes,
+        "warmup": warmup, "shapes": shapes,
         "step_ms": [t * 1e3 for t in times],
         "mean_step_ms": statistics.fmean(timed) * 1e3,
         "median_step_ms": statistics.median(timed) * 1e3,
@@ -661,8 +690,10 @@ def child_env(config_name, extra=None):
     return env
 
 
-def run_child(args, config, mode, workload=None, steps=None, warmup=None, env=None):
+def run_child(args, config, mode, workload=None, steps=None, warmup=None, env=None,
+              warm_shapes=None):
     steps = args.steps if steps is None else steps
+    warm_shapes = args.warm_shapes if warm_shapes is None else warm_shapes
     warmup = args.warmup if warmup is None else warmup
     cmd = [sys.executable, os.path.abspath(__file__), "--child", mode, "--config", config,
            "--steps", str(steps), "--warmup", str(warmup), "--seed", str(args.seed),
@@ -674,6 +705,8 @@ def run_child(args, config, mode, workload=None, steps=None, warmup=None, env=No
         cmd += ["--ccalloc-config", extra]
     if workload:
         cmd += ["--workload", workload]
+    if not warm_shapes:
+        cmd += ["--no-warm-shapes"]
     if args.library:
         cmd += ["--library", args.library]
     t0 = time.time()
@@ -725,7 +758,8 @@ def record_trace(args, config, workload):
         if os.path.exists(stale):
             os.remove(stale)
     r = run_child(args, config, "train", workload, steps=args.trace_steps,
-                  warmup=min(args.warmup, args.trace_steps - 1), env={"CCALLOC_TRACE": raw})
+                  warmup=min(args.warmup, args.trace_steps - 1), env={"CCALLOC_TRACE": raw},
+                  warm_shapes=False)
     entry = {"workload": workload, "config": config, "steps": args.trace_steps,
              "wall_s": r.get("wall_s")}
     if "error" in r:
@@ -949,6 +983,9 @@ def parse_args(argv):
     p.add_argument("--rounds", type=int, default=1,
                    help="repeat every training run this often, interleaved (0: traces only)")
     p.add_argument("--warmup", type=int, default=5)
+    p.add_argument("--no-warm-shapes", dest="warm_shapes", action="store_false",
+                   help="do not add a warm-up step for each shape the timed steps repeat "
+                        "(see warm_every_shape)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--gpt2-batch", type=int, default=16)
     p.add_argument("--resnet-batch", type=int, default=96)

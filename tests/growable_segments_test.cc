@@ -561,6 +561,54 @@ TEST_F(GrowableSegmentsTest, HoldingWhatWasHeldSavesMovesUnderChurn) {
   EXPECT_LE(held.peak_reserved, moved.peak_reserved) << "holding raised the peak";
 }
 
+// mapped_fit: a request whose best fit (the smallest free block) lies on
+// pages moved away is placed on memory still mapped in a larger free block,
+// with no driver call, and the cache stays valid; without it the same
+// request maps (moving memory back).
+TEST_F(GrowableSegmentsTest, MappedFitPlacesOnHeldMemoryWithoutACall) {
+  auto run = [&](bool mapped_fit) {
+    Options options = env_.BaseOptions();
+    options.release_slack = 0;
+    options.release_slack_max = 0;
+    options.hold_reserved = false;
+    options.mapped_fit = mapped_fit;
+    Make(options);
+    const DevicePtr a = AllocateOk(16 * kMiB, 0);
+    const DevicePtr k1 = AllocateOk(kPage, 0);
+    const DevicePtr b = AllocateOk(32 * kMiB, 0);
+    const DevicePtr k2 = AllocateOk(kPage, 0);
+    FreeOk(a);
+    FreeOk(b);
+    env_.sim()->CompleteAll();
+    // Too large for either hole: their chunks move under it.
+    const DevicePtr big = AllocateOk(40 * kMiB, 0);
+    FreeOk(big);
+    env_.sim()->CompleteAll();
+    EXPECT_LT(alloc_->GetStats().reserved_bytes[kStatAll].current,
+              static_cast<std::int64_t>(16 * kMiB + 32 * kMiB + 40 * kMiB))
+        << "the holes kept their memory: nothing to place around";
+    const MemoryStats before = alloc_->GetStats();
+    const DevicePtr c = AllocateOk(12 * kMiB, 0);
+    const MemoryStats after = alloc_->GetStats();
+    EXPECT_TRUE(IsValid(*alloc_));
+    const std::int64_t calls =
+        after.num_maps - before.num_maps + after.num_device_alloc - before.num_device_alloc;
+    if (mapped_fit) {
+      EXPECT_EQ(calls, 0) << "placed where nothing is mapped";
+      EXPECT_EQ(c, big) << "not on the memory the large block left mapped";
+      EXPECT_EQ(after.reserved_bytes[kStatAll].current, before.reserved_bytes[kStatAll].current);
+    } else {
+      EXPECT_GT(calls, 0) << "best fit found mapped memory: the test proves nothing";
+      EXPECT_EQ(c, a);
+    }
+    for (DevicePtr p : {c, k1, k2}) FreeOk(p);
+    EXPECT_TRUE(IsValid(*alloc_));
+    alloc_.reset();
+  };
+  run(true);
+  run(false);
+}
+
 // An unmap that fails during a trim (empty_cache, then growth beyond the
 // slack) is an error for that call and loses nothing: the chunk stays mapped
 // and counted, the cache stays valid, and a later trim gives it back.

@@ -222,6 +222,9 @@ TEST(OptionsTest, UnpinEdges) {
   EXPECT_TRUE(DefaultOptions().hold_reserved);
   EXPECT_FALSE(ParseOk("hold_reserved:False").hold_reserved);
   EXPECT_THAT(ParseError("hold_reserved:2"), HasSubstr("hold_reserved"));
+  EXPECT_FALSE(DefaultOptions().mapped_fit);
+  EXPECT_TRUE(ParseOk("mapped_fit:True").mapped_fit);
+  EXPECT_THAT(ParseError("mapped_fit:yes please"), HasSubstr("mapped_fit"));
   EXPECT_EQ(DefaultOptions().unpin_edges, 0u) << "unpinning is opt-in until measured on a GPU";
   for (const char* bad : {"unpin_edges_mb:-1", "unpin_edges_mb:x", "unpin_edges_mb:1.5"}) {
     EXPECT_THAT(ParseError(bad), HasSubstr("unpin_edges_mb")) << bad;

@@ -66,6 +66,12 @@ class ClassicSegments final : public SegmentStore {
                           DevicePtr end) const override {
     return end - begin;
   }
+  std::pair<DevicePtr, std::size_t> HeldStretch(CacheLock lock, const Segment& segment,
+                                                DevicePtr begin, DevicePtr end,
+                                                std::size_t bytes) const override {
+    if (end - begin < bytes) return {0, 0};
+    return {begin, end - begin};
+  }
   void Describe(CacheLock lock, const Segment& segment, SegmentInfo* info) const override {
     info->mapped_size = segment.size;
   }

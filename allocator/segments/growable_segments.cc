@@ -906,6 +906,29 @@ std::size_t GrowableSegments::HeldBytesIn(CacheLock lock, const Segment& range,
   return held;
 }
 
+std::pair<DevicePtr, std::size_t> GrowableSegments::HeldStretch(CacheLock lock,
+                                                                const Segment& range,
+                                                                DevicePtr begin, DevicePtr end,
+                                                                std::size_t bytes) const {
+  const GrowableSegment& s = Of(range);
+  std::pair<DevicePtr, std::size_t> best{0, 0};
+  const std::size_t first = (begin - s.base) / page_size_;
+  const std::size_t last = std::min((end - 1 - s.base) / page_size_ + 1, s.mapped_end);
+  for (std::size_t i = first; i < last;) {
+    if (!GrowableSegment::Holds(s.pages[i])) {
+      ++i;
+      continue;
+    }
+    std::size_t j = i;
+    while (j < last && GrowableSegment::Holds(s.pages[j])) ++j;
+    const DevicePtr lo = std::max(begin, s.base + i * page_size_);
+    const DevicePtr hi = std::min(end, s.base + j * page_size_);
+    if (hi - lo >= bytes && (best.second == 0 || hi - lo < best.second)) best = {lo, hi - lo};
+    i = j;
+  }
+  return best;
+}
+
 void GrowableSegments::Describe(CacheLock lock, const Segment& range,
                                 SegmentInfo* info) const {
   const GrowableSegment& segment = Of(range);

@@ -176,6 +176,9 @@ class GrowableSegments final : public SegmentStore {
   std::size_t HeldBytes(CacheLock lock, const Segment& segment) const override;
   std::size_t HeldBytesIn(CacheLock lock, const Segment& segment, DevicePtr begin,
                           DevicePtr end) const override;
+  std::pair<DevicePtr, std::size_t> HeldStretch(CacheLock lock, const Segment& segment,
+                                                DevicePtr begin, DevicePtr end,
+                                                std::size_t bytes) const override;
   void Describe(CacheLock lock, const Segment& segment, SegmentInfo* info) const override;
 
   std::pair<DevicePtr, std::size_t> SharedRange(CacheLock lock,

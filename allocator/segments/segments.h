@@ -170,6 +170,13 @@ class SegmentStore {
   // The bytes of memory under [begin, end) of `segment`.
   virtual std::size_t HeldBytesIn(CacheLock lock, const Segment& segment, DevicePtr begin,
                                   DevicePtr end) const = 0;
+  // The smallest stretch of [begin, end) of `segment` that holds memory
+  // throughout (no page to map) and is at least `bytes` long, as {start,
+  // length}; {0, 0} when there is none. A block placed there costs no
+  // driver call.
+  virtual std::pair<DevicePtr, std::size_t> HeldStretch(CacheLock lock, const Segment& segment,
+                                                        DevicePtr begin, DevicePtr end,
+                                                        std::size_t bytes) const = 0;
   // Fills what a snapshot says of `segment`'s memory (mapped size and ranges).
   virtual void Describe(CacheLock lock, const Segment& segment, SegmentInfo* info) const = 0;
 
