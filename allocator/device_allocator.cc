@@ -16,7 +16,6 @@
 #endif
 
 namespace ccalloc {
-
 namespace {
 
 int PoolIndex(PoolKind pool) { return pool == PoolKind::kSmall ? 1 : 2; }
@@ -195,38 +194,18 @@ absl::StatusOr<Block*> DeviceAllocator::TryAllocate(std::size_t rounded,
   // Growable segments (mapped_fit): where the best fit would need pages
   // mapped, the smallest stretch of already mapped free memory of any
   // larger free block serves instead; no driver call is made for it.
+  DevicePtr at = block->ptr;
   if (growable_ && options_.mapped_fit && block->segment->expandable) {
-    auto [at, len] =
-        store_->HeldStretch(Locked(), *block->segment, block->ptr, block->end(), rounded);
-    if (len == 0 || at != block->ptr) {
-      Block* host = len == 0 ? nullptr : block;
-      for (auto it = free_blocks.After(block);
-           it != free_blocks.end() && (*it)->stream == stream && len != rounded; ++it) {
-        auto [a, l] = store_->HeldStretch(Locked(), *(*it)->segment, (*it)->ptr, (*it)->end(),
-                                          rounded);
-        if (l != 0 && (len == 0 || l < len)) {
-          at = a;
-          len = l;
-          host = *it;
-        }
-      }
-      if (host != nullptr && (host != block || at != block->ptr)) {
-        ++prepare_epoch_;
-        if (absl::Status s = store_->Prepare(Locked(), *host->segment, *host, at, rounded);
-            !s.ok()) {
-          return s;
-        }
-        return CarveAt(host, at, rounded, requested);
-      }
-    }
+    block = HeldFit(free_blocks, block, rounded, &at);
   }
   // Make the block's bytes usable before handing it out; on failure the
   // block is still free and indexed, so there is nothing to undo.
   ++prepare_epoch_;  // FreeCompleted polls each stream once per Prepare
-  if (absl::Status s = store_->Prepare(Locked(), *block->segment, *block, block->ptr, rounded);
+  if (absl::Status s = store_->Prepare(Locked(), *block->segment, *block, at, rounded);
       !s.ok()) {
     return s;
   }
+  if (at != block->ptr) return CarveAt(block, at, rounded, requested);
   return Carve(block, rounded, requested);
 }
 
@@ -366,6 +345,27 @@ Block* DeviceAllocator::Carve(Block* block, std::size_t rounded, std::size_t req
   }
   MarkAllocated(block, requested);
   return block;
+}
+
+Block* DeviceAllocator::HeldFit(const BlockPool& free_blocks, Block* best, std::size_t rounded,
+                                DevicePtr* at) {
+  auto [start, len] =
+      store_->HeldStretch(Locked(), *best->segment, best->ptr, best->end(), rounded);
+  if (len != 0 && start == best->ptr) return best;  // mapped where best fit puts it
+  Block* host = len == 0 ? nullptr : best;
+  for (auto it = free_blocks.After(best);
+       it != free_blocks.end() && (*it)->stream == best->stream && len != rounded; ++it) {
+    auto [s, l] = store_->HeldStretch(Locked(), *(*it)->segment, (*it)->ptr, (*it)->end(),
+                                      rounded);
+    if (l != 0 && (len == 0 || l < len)) {
+      start = s;
+      len = l;
+      host = *it;
+    }
+  }
+  if (host == nullptr) return best;
+  *at = start;
+  return host;
 }
 
 Block* DeviceAllocator::CarveAt(Block* block, DevicePtr ptr, std::size_t rounded,

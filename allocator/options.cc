@@ -22,10 +22,16 @@ absl::Status BadValue(absl::string_view key, absl::string_view value,
                                                  "' for key '", key, "': ", why));
 }
 
-absl::StatusOr<bool> ParseBool(absl::string_view key, absl::string_view value) {
-  if (value == "True" || value == "true" || value == "1") return true;
-  if (value == "False" || value == "false" || value == "0") return false;
-  return BadValue(key, value, "expected True or False");
+// Sets *out from a True/False value (also true/false, 1/0).
+absl::Status ParseBool(absl::string_view key, absl::string_view value, bool* out) {
+  if (value == "True" || value == "true" || value == "1") {
+    *out = true;
+  } else if (value == "False" || value == "false" || value == "0") {
+    *out = false;
+  } else {
+    return BadValue(key, value, "expected True or False");
+  }
+  return absl::OkStatus();
 }
 
 bool IsPowerOfTwo(std::uint64_t v) { return v != 0 && (v & (v - 1)) == 0; }
@@ -189,9 +195,7 @@ absl::StatusOr<Options> ParseOptions(absl::string_view conf, const Options& base
       if (!f.ok()) return f.status();
       options.garbage_collection_threshold = *f;
     } else if (key == "expandable_segments") {
-      absl::StatusOr<bool> b = ParseBool(key, value);
-      if (!b.ok()) return b.status();
-      options.expandable_segments = *b;
+      if (absl::Status s = ParseBool(key, value, &options.expandable_segments); !s.ok()) return s;
     } else if (key == "backend") {
       // ccalloc is the allocator; asking for another one here is a mistake.
       if (value != "native") {
@@ -201,7 +205,8 @@ absl::StatusOr<Options> ParseOptions(absl::string_view conf, const Options& base
                key == "pinned_use_cuda_host_register" ||
                key == "pinned_use_background_threads") {
       // Meaningful only to PyTorch's own allocators: validated, then ignored.
-      if (absl::StatusOr<bool> b = ParseBool(key, value); !b.ok()) return b.status();
+      bool ignored = false;
+      if (absl::Status s = ParseBool(key, value, &ignored); !s.ok()) return s;
     } else if (key == "pinned_num_register_threads") {
       std::uint32_t n = 0;
       if (!absl::SimpleAtoi(value, &n) || n == 0) {
@@ -240,21 +245,13 @@ absl::StatusOr<Options> ParseOptions(absl::string_view conf, const Options& base
       }
       options.release_slack = f;
     } else if (key == "unwaited_moves") {
-      absl::StatusOr<bool> b = ParseBool(key, value);
-      if (!b.ok()) return b.status();
-      options.unwaited_moves = *b;
+      if (absl::Status s = ParseBool(key, value, &options.unwaited_moves); !s.ok()) return s;
     } else if (key == "hold_reserved") {
-      absl::StatusOr<bool> b = ParseBool(key, value);
-      if (!b.ok()) return b.status();
-      options.hold_reserved = *b;
+      if (absl::Status s = ParseBool(key, value, &options.hold_reserved); !s.ok()) return s;
     } else if (key == "mapped_fit") {
-      absl::StatusOr<bool> b = ParseBool(key, value);
-      if (!b.ok()) return b.status();
-      options.mapped_fit = *b;
+      if (absl::Status s = ParseBool(key, value, &options.mapped_fit); !s.ok()) return s;
     } else if (key == "background_unmap") {
-      absl::StatusOr<bool> b = ParseBool(key, value);
-      if (!b.ok()) return b.status();
-      options.background_unmap = *b;
+      if (absl::Status s = ParseBool(key, value, &options.background_unmap); !s.ok()) return s;
     } else if (key == "unpin_edges_mb") {
       std::size_t mb = 0;
       if (!absl::SimpleAtoi(value, &mb) || mb > (std::size_t{1} << 20)) {
