@@ -62,6 +62,16 @@ stdev of the per-run means), the ratio of that mean to native_expandable's
 allocated; then, for each ccalloc configuration, the worst case over the
 workloads.
 
+Where the time goes, per run: the host's time to launch each step (until the
+step's function returns) and the span of its work on the GPU (CUDA events
+around it); --kernel-profile N adds the GPU time of the kernels alone over the
+last N timed shapes (torch.profiler, after the timed steps). And, for every
+ccalloc configuration, the step time each chunk it mapped cost (move_costs:
+the step's time less native_expandable's on the same step, fitted to the
+step's num_maps). On an H100 that is ~50-70 us a chunk, about the table's
+cuMemMap + cuMemSetAccess + cuMemUnmap, which makes the number of chunks moved
+the figure that decides ccalloc's speed on a host-bound model.
+
 --record-traces DIR: after the timed rounds, one short untimed run per
 workload (--trace-steps steps) under ccalloc with CCALLOC_TRACE set, leaving
 DIR/<workload>.trace.gz, the allocation trace in the format of traces/README.md
@@ -546,6 +556,29 @@ def warm_every_shape(shapes, warmup):
     return head + extra + timed, warmup + len(extra)
 
 
+def kernel_time(torch, step, shapes):
+    """Mean GPU time per step of the kernels (and copies, memsets) that
+    `shapes` run, from torch.profiler: the device's own work, with none of
+    the idle time between launches. None where the profiler sees no device
+    activity (no CUPTI)."""
+    from torch.profiler import ProfilerActivity, profile
+    from torch.autograd import DeviceType
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+        for shape in shapes:
+            step(shape)
+        torch.cuda.synchronize()
+    device_us, launches = 0.0, 0
+    for e in prof.events():
+        if e.device_type == DeviceType.CUDA:
+            device_us += e.time_range.elapsed_us()
+            launches += 1
+    if launches == 0:
+        return None
+    return {"steps": len(shapes), "kernel_ms_per_step": device_us / 1e3 / len(shapes),
+            "device_ops_per_step": launches / len(shapes)}
+
+
 def child_train(args):
     ct = setup_allocator(args.config, args.library)
     import torch
@@ -563,12 +596,25 @@ def child_train(args):
     # that made driver calls.
     counters = ("num_maps", "num_unmaps", "num_stream_syncs")
     step_calls, last = [], ct.ccalloc_counters() if ct else None
+    # Where a step's time goes: the host's time to launch it (until step()
+    # returns) and the span of the current stream's work on the GPU (events
+    # around it). A step whose launch takes about its whole time is host
+    # bound, and an allocator's host cost shows there; one whose GPU span is
+    # longer with one allocator than another ran slower kernels or left the
+    # GPU idle waiting for launches.
+    launch_ms, gpu_ms = [], []
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
     for i, shape in enumerate(shapes):
         torch.cuda.synchronize()
         t0 = time.perf_counter()
+        start.record()
         loss = step(shape)
+        end.record()
+        t1 = time.perf_counter()
         torch.cuda.synchronize()
         times.append(time.perf_counter() - t0)
+        launch_ms.append((t1 - t0) * 1e3)
+        gpu_ms.append(start.elapsed_time(end))
         if ct:
             now = ct.ccalloc_counters()
             step_calls.append([now.get(k, 0) - last.get(k, 0) for k in counters])
@@ -582,10 +628,17 @@ def child_train(args):
     peak_alloc, peak_reserved = mem.peaks()
     stats = mem.stats()
     timed = times[warmup:]
+    # After the timed steps (it slows the steps it watches): the GPU time of
+    # the kernels themselves, with no idle gaps, over the last timed shapes.
+    kernel = kernel_time(torch, step, shapes[-args.kernel_profile:]) if args.kernel_profile else None
     result = {
         "config": args.config, "workload": args.workload, "steps": len(shapes),
         "warmup": warmup, "shapes": shapes,
         "step_ms": [t * 1e3 for t in times],
+        "launch_ms": launch_ms, "gpu_span_ms": gpu_ms,
+        "mean_launch_ms": statistics.fmean(launch_ms[warmup:]),
+        "mean_gpu_span_ms": statistics.fmean(gpu_ms[warmup:]),
+        "kernel_profile": kernel,
         "mean_step_ms": statistics.fmean(timed) * 1e3,
         "median_step_ms": statistics.median(timed) * 1e3,
         "stdev_step_ms": (statistics.stdev(timed) if len(timed) > 1 else 0.0) * 1e3,
@@ -700,7 +753,8 @@ def run_child(args, config, mode, workload=None, steps=None, warmup=None, env=No
            "--gpt2-batch", str(args.gpt2_batch), "--resnet-batch", str(args.resnet_batch),
            "--cap-gib", str(args.cap_gib), "--probe-steps", str(args.probe_steps),
            "--start-batch", str(args.start_batch), "--resolution", str(args.resolution),
-           "--max-batch-limit", str(args.max_batch_limit)]
+           "--max-batch-limit", str(args.max_batch_limit),
+           "--kernel-profile", str(args.kernel_profile)]
     for extra in args.ccalloc_config:
         cmd += ["--ccalloc-config", extra]
     if workload:
@@ -838,6 +892,12 @@ def mean_ratio(rs, base_runs):
     return ratio, [r["mean_step_ms"] / base[r["round"]] for r in paired]
 
 
+def mean_of(rs, get):
+    """Mean of get(r) over the runs that have it; None when none does."""
+    values = [v for v in map(get, rs) if v is not None]
+    return statistics.fmean(values) if values else None
+
+
 def summarize(runs):
     """Per workload and allocator, over rounds: the mean of the per-run mean step
     times and their spread, that mean against native_expandable's and native's
@@ -879,7 +939,50 @@ def summarize(runs):
                 "other_device_memory": max(r["other_device_memory"] or 0 for r in rs),
                 "device_vs_reserved_max_gap_after_warmup": max(
                     r["device_vs_reserved_max_gap_after_warmup"] for r in rs),
+                # Where the time goes (runs from before these figures lack them).
+                "mean_launch_ms": mean_of(rs, lambda r: r.get("mean_launch_ms")),
+                "mean_gpu_span_ms": mean_of(rs, lambda r: r.get("mean_gpu_span_ms")),
+                "kernel_ms_per_step": mean_of(
+                    rs, lambda r: (r.get("kernel_profile") or {}).get("kernel_ms_per_step")),
             })
+    return out
+
+
+def move_costs(runs):
+    """What each chunk a ccalloc configuration maps costs in step time.
+
+    Every run of a workload trains the same shapes in the same order, so step
+    i of a ccalloc run can be set against step i of native_expandable's runs
+    (their mean over rounds). The ccalloc step's extra time is fitted by least
+    squares to the chunks it mapped (num_maps; a move is one map and one
+    unmap): the slope is the step time one mapped chunk costs, the intercept
+    what the configuration costs with no driver calls. A fit needs steps with
+    different counts; None where there are none."""
+    ok = good_runs(runs)
+    out = []
+    for workload in dict.fromkeys(r["workload"] for r in ok):
+        base = [r for r in ok if r["workload"] == workload and r["config"] == BASELINE]
+        if not base:
+            continue
+        for config in dict.fromkeys(r["config"] for r in ok if r["workload"] == workload):
+            rs = [r for r in ok if r["workload"] == workload and r["config"] == config
+                  and r.get("step_calls")]
+            xs, ys = [], []
+            for r in rs:
+                for i in range(r["warmup"], len(r["step_ms"])):
+                    paired = [b["step_ms"][i] for b in base if i < len(b["step_ms"])]
+                    if paired and i < len(r["step_calls"]["steps"]):
+                        xs.append(r["step_calls"]["steps"][i][0])
+                        ys.append(r["step_ms"][i] - statistics.fmean(paired))
+            # A fit needs different counts, and maps enough to be a cost.
+            if len(set(xs)) < 2 or sum(xs) < len(xs):
+                continue
+            mx, my = statistics.fmean(xs), statistics.fmean(ys)
+            slope = (sum((x - mx) * (y - my) for x, y in zip(xs, ys)) /
+                     sum((x - mx) ** 2 for x in xs))
+            out.append({"workload": workload, "config": config, "steps": len(xs),
+                        "maps_per_step": mx, "extra_ms_per_step": my,
+                        "us_per_map": slope * 1e3, "extra_ms_without_maps": my - slope * mx})
     return out
 
 
@@ -935,6 +1038,21 @@ def print_summary(summary, worst, rounds):
               f"{r['mean_step_ms_min']:8.1f} {r['mean_step_ms_max']:8.1f} "
               f"{r['mean_step_ms_stdev']:6.2f} {r['step_stdev_ms']:9.1f} {r['median_step_ms']:8.1f} "
               f"{fmt_ratio(r['mean_vs_expandable']):>9} {span:>13} {fmt_ratio(r['mean_vs_native']):>9}")
+    if any(r["mean_launch_ms"] is not None for r in summary):
+        print()
+        print("where the time goes, means over rounds: 'launch' is the host's time until the "
+              "step's last launch returned, 'gpu span' the current stream's time from the "
+              "step's first to its last work (idle gaps included), 'kernels' the GPU time of "
+              "the kernels alone (--kernel-profile). launch near step: host bound.")
+        head = (f"{'workload':11} {'allocator':18} {'step ms':>8} {'launch':>8} {'gpu span':>8} "
+                f"{'kernels':>8}")
+        print(head)
+        print("-" * len(head))
+        fmt = lambda v: "-" if v is None else f"{v:.1f}"
+        for r in summary:
+            print(f"{r['workload']:11} {r['config']:18} {r['mean_step_ms']:8.1f} "
+                  f"{fmt(r['mean_launch_ms']):>8} {fmt(r['mean_gpu_span_ms']):>8} "
+                  f"{fmt(r['kernel_ms_per_step']):>8}")
     print()
     print("memory, worst round: peak reserved / peak allocated from torch.cuda.max_memory_reserved() "
           "/ max_memory_allocated(); 'device gap' is the largest |device memory in use - in use "
@@ -987,6 +1105,10 @@ def parse_args(argv):
                    help="do not add a warm-up step for each shape the timed steps repeat "
                         "(see warm_every_shape)")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--kernel-profile", type=int, default=0, metavar="N",
+                   help="after the timed steps, run the last N timed shapes again under "
+                        "torch.profiler and report the GPU time of their kernels per step "
+                        "(kernel_profile in the JSON; 0: off)")
     p.add_argument("--gpt2-batch", type=int, default=16)
     p.add_argument("--resnet-batch", type=int, default=96)
     p.add_argument("--record-traces", metavar="DIR", default=None,
@@ -1100,6 +1222,19 @@ def main(argv):
     summary = summarize(runs)
     worst = worst_cases(summary, runs, workloads, configs)
     print_summary(summary, worst, args.rounds)
+    moves = move_costs(runs)
+    if moves:
+        print()
+        print(f"driver calls in step time: each ccalloc step's time less {BASELINE}'s on the "
+              "same step (mean over its rounds), fitted to the chunks the step mapped")
+        head = (f"{'workload':11} {'allocator':18} {'steps':>5} {'maps/step':>9} "
+                f"{'extra ms':>8} {'us/map':>7} {'extra ms, no maps':>17}")
+        print(head)
+        print("-" * len(head))
+        for m in moves:
+            print(f"{m['workload']:11} {m['config']:18} {m['steps']:5d} {m['maps_per_step']:9.1f} "
+                  f"{m['extra_ms_per_step']:8.2f} {m['us_per_map']:7.1f} "
+                  f"{m['extra_ms_without_maps']:17.2f}")
     if traces:
         print()
         for t in traces:
@@ -1116,7 +1251,7 @@ def main(argv):
     if args.out:
         with open(args.out, "w") as f:
             json.dump({"args": vars(args), "runs": runs, "max_batch": maxb, "summary": summary,
-                       "worst_case": worst, "traces": traces}, f, indent=1)
+                       "worst_case": worst, "move_costs": moves, "traces": traces}, f, indent=1)
         print(f"wrote {args.out}")
     failed = [r for r in runs + maxb + traces if "error" in r]
     skipped = [r for r in runs + traces if r.get("skipped")]

@@ -67,8 +67,14 @@ struct MemoryStats {
   std::int64_t num_device_free = 0;
   std::int64_t max_split_size = 0;
   // ccalloc's own.
-  std::int64_t num_maps = 0;     // pages mapped into growable segments
-  std::int64_t num_unmaps = 0;   // pages unmapped from growable segments
+  // Chunks (one physical handle each, one or more pages) mapped into and
+  // unmapped from growable segments: one cuMemMap + cuMemSetAccess, or one
+  // cuMemUnmap, each whatever its size. On an H100 a chunk moved (unmapped
+  // in one place, mapped in another) costs a host-bound training step about
+  // 75 us (bench/results/h100_unet_move_cost.json), so these are the
+  // counters to watch for time.
+  std::int64_t num_maps = 0;
+  std::int64_t num_unmaps = 0;
   std::int64_t num_allocs = 0;   // successful Allocate calls (for rates)
   std::int64_t num_stream_syncs = 0;  // waits on one stream before unmapping
   // Memory given back by Pause and not yet taken again by Resume (a gauge:

@@ -37,5 +37,64 @@ class WarmEveryShapeTest(unittest.TestCase):
         self.assertEqual(planned[:warmup], [[64, 160], [96, 192]])
 
 
+def run(config, rnd, mean, launch=None, gpu=None, kernel=None):
+    r = {"workload": "unet", "config": config, "round": rnd, "mean_step_ms": mean,
+         "median_step_ms": mean, "stdev_step_ms": 1.0, "max_step_ms": mean + 1,
+         "peak_allocated": 100, "peak_reserved": 101, "reserved_over_allocated": 1.01,
+         "device_vs_reserved_max_gap": 0.0, "other_device_memory": 0,
+         "device_vs_reserved_max_gap_after_warmup": 0.0}
+    if launch is not None:
+        r.update(mean_launch_ms=launch, mean_gpu_span_ms=gpu,
+                 kernel_profile=None if kernel is None else {"kernel_ms_per_step": kernel})
+    return r
+
+
+class SummaryTest(unittest.TestCase):
+    def test_where_the_time_goes_is_averaged_over_the_runs_that_have_it(self):
+        runs = [run("native_expandable", 0, 60.0, launch=20.0, gpu=58.0, kernel=50.0),
+                run("native_expandable", 1, 62.0, launch=22.0, gpu=60.0),
+                run("ccalloc", 0, 66.0),  # from before the figures: none
+                run("ccalloc", 1, 63.0, launch=30.0, gpu=61.0, kernel=52.0)]
+        rows = {r["config"]: r for r in compare_training.summarize(runs)}
+        e, c = rows["native_expandable"], rows["ccalloc"]
+        self.assertAlmostEqual(e["mean_launch_ms"], 21.0)
+        self.assertAlmostEqual(e["mean_gpu_span_ms"], 59.0)
+        self.assertAlmostEqual(e["kernel_ms_per_step"], 50.0)  # one run profiled
+        self.assertAlmostEqual(c["mean_launch_ms"], 30.0)
+        self.assertAlmostEqual(c["kernel_ms_per_step"], 52.0)
+        self.assertAlmostEqual(c["mean_vs_expandable"], (66.0 + 63.0) / (60.0 + 62.0))
+
+    def test_runs_without_the_figures_give_none(self):
+        rows = compare_training.summarize([run("native_expandable", 0, 60.0)])
+        self.assertIsNone(rows[0]["mean_launch_ms"])
+        self.assertIsNone(rows[0]["kernel_ms_per_step"])
+
+
+
+class MoveCostTest(unittest.TestCase):
+    def steps(self, config, rnd, ms, maps):
+        return {"workload": "unet", "config": config, "round": rnd, "warmup": 1,
+                "step_ms": [500.0] + ms,
+                "step_calls": {"steps": [[999, 0, 0]] + [[m, m, 0] for m in maps]}}
+
+    def test_the_extra_time_is_fitted_to_the_chunks_mapped_on_the_same_steps(self):
+        base = [60.0, 80.0, 70.0, 65.0]
+        maps = [10, 200, 0, 40]
+        runs = [self.steps("native_expandable", 0, [b - 1 for b in base], [0] * 4),
+                self.steps("native_expandable", 1, [b + 1 for b in base], [0] * 4),
+                # 75 us per chunk mapped, 0.5 ms more whatever the calls.
+                self.steps("ccalloc", 0, [b + 0.5 + 0.075 * m for b, m in zip(base, maps)], maps)]
+        (m,) = compare_training.move_costs(runs)
+        self.assertEqual((m["config"], m["steps"]), ("ccalloc", 4))  # warm-up left out
+        self.assertAlmostEqual(m["us_per_map"], 75.0)
+        self.assertAlmostEqual(m["extra_ms_without_maps"], 0.5)
+        self.assertAlmostEqual(m["maps_per_step"], 62.5)
+
+    def test_a_configuration_that_hardly_maps_gets_no_fit(self):
+        runs = [self.steps("native_expandable", 0, [60.0, 61.0], [0, 0]),
+                self.steps("loose", 0, [59.0, 62.0], [0, 1])]
+        self.assertEqual(compare_training.move_costs(runs), [])
+
+
 if __name__ == "__main__":
     unittest.main()
