@@ -255,11 +255,17 @@ int Main(int argc, char** argv) {
 
   std::vector<Measurement> all;
   std::vector<std::string> names;
-  for (const Factory& make : factories) {
-    for (const std::string& pattern : patterns) {
+  // Pattern by pattern, every allocator in turn: what one allocator leaves
+  // behind in the driver or the CPU's caches (a churn's frees, a thread
+  // joined) falls on the next pattern of every allocator alike, not on the
+  // same allocator's next pattern.
+  for (const std::string& pattern : patterns) {
+    for (const Factory& make : factories) {
       // A fresh allocator per pattern: no pattern inherits another's cache.
       std::unique_ptr<Allocator> a = make();
-      if (names.empty() || names.back() != a->name()) names.push_back(a->name());
+      if (std::find(names.begin(), names.end(), a->name()) == names.end()) {
+        names.push_back(a->name());
+      }
       std::fprintf(stderr, "  %s %s...\n", a->name().c_str(), pattern.c_str());
       Measurement m;
       if (pattern.rfind("hot_pair/", 0) == 0) {
