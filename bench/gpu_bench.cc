@@ -1,7 +1,9 @@
 // ccalloc-gpu-bench: host cost per allocate or free on a real GPU, ccalloc
 // against the CUDA allocators, in one process.
 //
-//   (a) ccalloc on CudaBackend, both policies (pytorch-native, ccalloc)
+//   (a) ccalloc on CudaBackend: the pytorch-native policy, the default,
+//       the default with inline unmaps, and the default again as the last
+//       column (what the place in the order costs)
 //   (b) cudaMalloc / cudaFree
 //   (c) cudaMallocAsync / cudaFreeAsync on the default stream, from the
 //       device's default memory pool with its release threshold at UINT64_MAX
@@ -11,8 +13,9 @@
 // 64 MiB; churn with W = 100 and 1000), the same ones ccalloc-bench and
 // bench/torch_alloc_bench.py time. Each measurement is repeated (7 times by
 // default); a repetition times a batch of operations with steady_clock and
-// divides by their number, and the report gives the median. Time is host
-// time: stream-ordered frees return before the GPU has done anything.
+// divides by their number, and the report gives the median, then ccalloc's
+// driver calls per 1,000 operations. Time is host time: stream-ordered
+// frees return before the GPU has done anything.
 //
 // Not Google Benchmark: a plain program can put any allocator in the same
 // table. The CUDA runtime is linked statically and opens the driver itself,
@@ -61,6 +64,11 @@ class Allocator {
   virtual std::string name() const = 0;
   virtual void* Allocate(std::size_t bytes) = 0;
   virtual void Free(void* ptr) = 0;
+  // Driver calls made so far that an operation can cause (maps, unmaps,
+  // creates and releases or device allocations, stream waits), or -1 where
+  // the allocator does not count them: a hot path that should make none
+  // shows whether it did.
+  virtual std::int64_t DriverCalls() const { return -1; }
 };
 
 class CcallocAllocator : public Allocator {
@@ -71,6 +79,11 @@ class CcallocAllocator : public Allocator {
     allocator_ = std::make_unique<DeviceAllocator>(std::move(*backend), options);
   }
   std::string name() const override { return absl::StrCat("ccalloc:", name_); }
+  std::int64_t DriverCalls() const override {
+    const MemoryStats s = allocator_->GetStats();
+    return s.num_maps + s.num_unmaps + s.num_device_alloc + s.num_device_free +
+           s.num_stream_syncs;
+  }
   void* Allocate(std::size_t bytes) override {
     absl::StatusOr<DevicePtr> p = allocator_->Allocate(bytes, 0);
     if (!p.ok()) Die(std::string(p.status().message()));
@@ -129,7 +142,27 @@ struct Measurement {
   std::string pattern;  // "hot_pair/65536", "churn/W:1000"
   double ns_per_op = 0;
   std::vector<double> reps;
+  // Driver calls per 1,000 operations over the timed repetitions (and the
+  // batch sizing before them), or -1 where the allocator does not count.
+  double calls_per_1k_ops = -1;
 };
+
+// Runs TimeSteps on `step` and counts the driver calls its operations made.
+template <typename Step>
+void TimeAndCount(Allocator& a, Step&& step, int reps, int target_ms, Measurement* m) {
+  std::int64_t steps = 0;
+  const std::int64_t before = a.DriverCalls();
+  m->reps = TimeSteps(
+      [&] {
+        ++steps;
+        step();
+      },
+      2.0, reps, target_ms);
+  if (before >= 0 && steps > 0) {
+    m->calls_per_1k_ops =
+        1000.0 * static_cast<double>(a.DriverCalls() - before) / (2.0 * static_cast<double>(steps));
+  }
+}
 
 double Median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
@@ -146,7 +179,7 @@ Measurement HotPair(Allocator& a, std::size_t bytes, int reps) {
   Measurement m;
   m.allocator = a.name();
   m.pattern = absl::StrCat("hot_pair/", bytes);
-  m.reps = TimeSteps(step, 2.0, reps, 40);
+  TimeAndCount(a, step, reps, 40, &m);
   m.ns_per_op = Median(m.reps);
   return m;
 }
@@ -169,7 +202,7 @@ Measurement Churn(Allocator& a, int window, int reps) {
   Measurement m;
   m.allocator = a.name();
   m.pattern = absl::StrCat("churn/W:", window);
-  m.reps = TimeSteps(step, 2.0, reps, 60);
+  TimeAndCount(a, step, reps, 60, &m);
   m.ns_per_op = Median(m.reps);
   for (void* p : live) a.Free(p);
   return m;
@@ -182,9 +215,10 @@ std::string Json(const std::string& device, const std::vector<Measurement>& ms) 
     for (double r : ms[k].reps) reps.push_back(absl::StrFormat("%.2f", r));
     absl::StrAppend(&out, k == 0 ? "\n" : ",\n",
                     absl::StrFormat("  {\"allocator\": \"%s\", \"pattern\": \"%s\", "
-                                    "\"ns_per_op\": %.2f, \"reps\": [%s]}",
+                                    "\"ns_per_op\": %.2f, \"driver_calls_per_1k_ops\": %.3f, "
+                                    "\"reps\": [%s]}",
                                     ms[k].allocator, ms[k].pattern, ms[k].ns_per_op,
-                                    absl::StrJoin(reps, ", ")));
+                                    ms[k].calls_per_1k_ops, absl::StrJoin(reps, ", ")));
   }
   out += "\n]}\n";
   return out;
@@ -247,6 +281,10 @@ int Main(int argc, char** argv) {
       },
       [] { return std::make_unique<CudaMallocAllocator>(); },
       [&] { return std::make_unique<CudaMallocAsyncAllocator>(device); },
+      // The default once more, last: the same code as the second column, so
+      // a gap between the two is the place in the order (the CPU, the
+      // driver's state), not the policy.
+      [&] { return std::make_unique<CcallocAllocator>("ccalloc-again", ours, device); },
   };
 
   std::vector<std::string> patterns;
@@ -299,6 +337,22 @@ int Main(int argc, char** argv) {
                 ours_ns / find("cudaMallocAsync", p));
   }
   std::printf("(ratios below 1 mean ccalloc takes less host time per operation)\n");
+  std::printf("driver calls per 1,000 operations (maps, unmaps, creates, releases, waits):\n");
+  for (const std::string& p : patterns) {
+    std::printf("%-16s", p.c_str());
+    for (const std::string& n : names) {
+      double calls = -1;
+      for (const Measurement& m : all) {
+        if (m.allocator == n && m.pattern == p) calls = m.calls_per_1k_ops;
+      }
+      if (calls < 0) {
+        std::printf(" %22s", "-");
+      } else {
+        std::printf(" %22.3f", calls);
+      }
+    }
+    std::printf("\n");
+  }
   if (!json_path.empty()) {
     std::ofstream out(json_path);
     out << Json(prop.name, all);

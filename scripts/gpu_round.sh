@@ -45,7 +45,9 @@
 #                                              launches with map/unmap on another
 #                                              thread: bench/vmm_thread_probe.cu),
 #                                              OUTDIR/vmm_map_cost_probe.json (map,
-#                                              access and unmap timed apart) and
+#                                              access and unmap timed apart),
+#                                              OUTDIR/vmm_slab_probe.json (pages
+#                                              mapped from an offset into one handle) and
 #                                              OUTDIR/stream_ordered_map_probe.log
 #                                              (maps after the block is handed out:
 #                                              the modes that cannot hang)
@@ -165,6 +167,9 @@ ldd "$L"; ! ldd "$L" | grep -i absl'
       # (bench/driver_costs/README.md).
       probe vmm_thread_probe '}' --rounds 5
       probe vmm_map_cost_probe ']}' --reps 200
+      # Whether a page can be mapped from an offset into a larger handle,
+      # and whether the driver then charges per handle or per mapping.
+      probe vmm_slab_probe '}' --reps 40
       # Why maps stay on the allocating thread: a copy queued before its map
       # is refused (memcpy), and mapping on a second thread that only polls
       # events (async --poll 1; synchronizing there can deadlock). The
