@@ -16,6 +16,32 @@ Block* BlockPool::BestFit(StreamId stream, std::size_t size,
   return policy.CanServe((*it)->size, size) ? *it : nullptr;
 }
 
+void BlockPool::Rekey(Block* block, DevicePtr ptr, std::size_t size) {
+  auto it = blocks_.find(block);
+  // The key after the change, compared with the neighbours' as Compare does.
+  auto before = [&](const Block* o) {  // o sorts before the new key
+    if (o->stream != block->stream) return o->stream < block->stream;
+    if (o->size != size) return o->size < size;
+    return o->ptr < ptr;
+  };
+  auto after = [&](const Block* o) {  // o sorts after the new key
+    if (o->stream != block->stream) return o->stream > block->stream;
+    if (o->size != size) return o->size > size;
+    return o->ptr > ptr;
+  };
+  const bool in_place = (it == blocks_.begin() || before(*std::prev(it))) &&
+                        (std::next(it) == blocks_.end() || after(*std::next(it)));
+  if (in_place) {
+    block->ptr = ptr;
+    block->size = size;
+    return;
+  }
+  blocks_.erase(it);
+  block->ptr = ptr;
+  block->size = size;
+  blocks_.insert(block);
+}
+
 bool BlockPool::Validate(std::string* why) const {
   const Block* last = nullptr;
   for (const Block* b : blocks_) {

@@ -112,6 +112,11 @@ class BlockPool {
 
   void Insert(Block* block) { blocks_.insert(block); }
   void Erase(Block* block) { blocks_.erase(block); }
+  // Gives the indexed `block` a new start and size. In place where the new
+  // key keeps its place among its neighbours (a split off the front of the
+  // largest hole, or a merge into it: the hot path), else by erasing and
+  // inserting it again.
+  void Rekey(Block* block, DevicePtr ptr, std::size_t size);
   bool Contains(Block* block) const { return blocks_.contains(block); }
 
   // The smallest free block on `stream` holding at least `size` bytes that

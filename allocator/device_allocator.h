@@ -288,6 +288,9 @@ class DeviceAllocator final : private SegmentCache {
   void MarkAllocated(Block* block, std::size_t requested) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Marks a block free, coalesces it and indexes it.
   void FreeBlock(Block* block) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // FreeBlock where no free block follows: `block` takes in `prev` (the
+  // free block before it, or null) and is indexed.
+  void MergeIntoFreed(Block* block, Block* prev) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   absl::Status ProcessEvents() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Waits for the device, then completes every pending block.

@@ -173,8 +173,11 @@ absl::Status GrowableSegments::Prepare(CacheLock lock, Segment& range, const Blo
   std::size_t missing = 0, need = 0, excess_low = 0, excess_high = 0;
   // (held is read by the caller: the lambda is outside the lock analysis.)
   auto budget = [&](std::size_t held) {
-    missing = 0;
-    for (std::size_t i = first; i <= last; ++i) missing += segment->pages[i] == 0;
+    // (Through a local pointer: the compiler cannot tell that the stores
+    // to missing do not move the table, and reloads it every page.)
+    const PhysicalHandle* pages = segment->pages.data();
+    missing = static_cast<std::size_t>(
+        std::count(pages + first, pages + last + 1, PhysicalHandle{0}));
     need = missing * page_size_;
     auto over = [&](std::size_t cap) { return held + need > cap ? held + need - cap : 0; };
     excess_low = over(allowed(options_.release_slack));
@@ -854,7 +857,8 @@ void GrowableSegments::NoteFree(CacheLock lock, Segment& range, DevicePtr begin,
   AssertHeld(lock);
   GrowableSegment& segment = Of(range);
   const auto [first, last] = PagesOf(segment, begin, bytes);
-  for (std::size_t p = first; p <= last; ++p) segment.freed[p] = seq;
+  std::fill(segment.freed.begin() + static_cast<std::ptrdiff_t>(first),
+            segment.freed.begin() + static_cast<std::ptrdiff_t>(last + 1), seq);
 }
 
 void GrowableSegments::Discard(CacheLock lock, Segment& range) {
