@@ -47,7 +47,10 @@
 #                                              OUTDIR/vmm_map_cost_probe.json (map,
 #                                              access and unmap timed apart),
 #                                              OUTDIR/vmm_slab_probe.json (pages
-#                                              mapped from an offset into one handle) and
+#                                              mapped from an offset into one handle),
+#                                              OUTDIR/vmm_handle_count_probe.json and
+#                                              vmm_torch_context_probe.json (a map with
+#                                              thousands of handles held) and
 #                                              OUTDIR/stream_ordered_map_probe.log
 #                                              (maps after the block is handed out:
 #                                              the modes that cannot hang)
@@ -170,6 +173,11 @@ ldd "$L"; ! ldd "$L" | grep -i absl'
       # Whether a page can be mapped from an offset into a larger handle,
       # and whether the driver then charges per handle or per mapping.
       probe vmm_slab_probe '}' --reps 40
+      # Whether a map costs more with thousands of handles held, bare and
+      # in a PyTorch process that has trained.
+      probe vmm_handle_count_probe '}' --reps 100
+      run vmm_torch_context_probe python3 bench/vmm_torch_context_probe.py --reps 100 \
+        --out "$OUT/vmm_torch_context_probe.json"
       # Why maps stay on the allocating thread: a copy queued before its map
       # is refused (memcpy), and mapping on a second thread that only polls
       # events (async --poll 1; synchronizing there can deadlock). The
