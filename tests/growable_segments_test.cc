@@ -514,6 +514,40 @@ TEST_F(GrowableSegmentsTest, OldChunksOfAHoleJustFreedIntoMoveWithoutANewWait) {
   for (DevicePtr p : {keep, c, d}) FreeOk(p);
 }
 
+// Beyond the high mark, memory whose work may still be queued goes oldest
+// free first: the wait it costs drains as little of the queue as it can.
+// Taking the largest hole first waited for the free made just now.
+TEST_F(GrowableSegmentsTest, AWaitTakesTheMemoryFreedLongestAgo) {
+  MakeWithSlack(0, 0);
+  const DevicePtr older = AllocateOk(8 * kMiB, 0);   // one 8 MiB chunk
+  const DevicePtr keep = AllocateOk(2 * kMiB, 0);
+  const DevicePtr newer = AllocateOk(16 * kMiB, 0);  // two, in the larger hole
+  const DevicePtr keep2 = AllocateOk(2 * kMiB, 0);
+  FreeOk(older);
+  FreeOk(newer);
+  // Stream 1 needs 8 MiB: one chunk of stream 0's goes, after one wait.
+  const DevicePtr c = AllocateOk(8 * kMiB, 1);
+  ASSERT_EQ(alloc_->GetStats().num_stream_syncs, 1);
+  const Snapshot snap = alloc_->TakeSnapshot();
+  const SegmentInfo* seg = SegmentOf(snap, keep);
+  ASSERT_NE(seg, nullptr);
+  std::size_t older_mapped = 0, newer_mapped = 0;
+  for (const std::pair<DevicePtr, DevicePtr>& range : seg->mapped_ranges) {
+    auto overlap = [&](DevicePtr b, std::size_t n) -> std::size_t {
+      const DevicePtr l = std::max<DevicePtr>(range.first, b);
+      const DevicePtr h = std::min<DevicePtr>(range.second, b + n);
+      return h > l ? h - l : 0;
+    };
+    older_mapped += overlap(older, 8 * kMiB);
+    newer_mapped += overlap(newer, 16 * kMiB);
+  }
+  EXPECT_EQ(older_mapped, 0u) << "the memory freed first stayed mapped";
+  EXPECT_EQ(newer_mapped, 16 * kMiB) << "the memory freed last was taken";
+  ExpectDeviceHoldsReserved();
+  EXPECT_TRUE(IsValid(*alloc_));
+  for (DevicePtr p : {keep, keep2, c}) FreeOk(p);
+}
+
 // hold_reserved: where live bytes swing below their peak and back (churn),
 // memory held once is taken again instead of being moved back and forth,
 // and the peak reserved is no higher for it.

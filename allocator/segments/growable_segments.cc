@@ -670,6 +670,20 @@ absl::StatusOr<std::size_t> GrowableSegments::UnmapFreeChunks(
   if (cache_.capturing() || (owner != nullptr && owner->use_count > 0 && !owner->region)) {
     return released;
   }
+  // Chunks whose work may still be queued and that cannot move without a
+  // wait: taken only after every chunk that needs none, oldest free first.
+  // A wait drains the queue up to the free it is for, and the GPU then
+  // idles while the host queues work again; taking the largest holes first
+  // instead waited for memory freed moments ago (the replay at a lag of 200
+  // events: 22,484 events waited over the seven traces, 15,980 this way, at
+  // the same peaks).
+  struct Waiting {
+    GrowableSegment* segment;
+    std::size_t start, end;
+    StreamId stream;
+    std::uint64_t freed_at;
+  };
+  std::vector<Waiting> waiting;
   // Largest holes first (each index is ordered by stream, then size): they
   // are the least likely to be wanted whole again soon.
   for (PoolKind kind : {PoolKind::kLarge, PoolKind::kSmall}) {
@@ -719,9 +733,8 @@ absl::StatusOr<std::size_t> GrowableSegments::UnmapFreeChunks(
         Placement::Run* run = place != nullptr ? place->Fit(pages) : nullptr;
         const bool leave = !finished && run != nullptr && may_leave;
         if (!finished && !leave) {
-          if (!wait) continue;
-          // Work queued before the chunk's blocks were freed may still touch it.
-          if (absl::Status s = cache_.WaitForFree(stream, freed_at); !s.ok()) return s;
+          if (wait) waiting.push_back(Waiting{segment, start, end, stream, freed_at});
+          continue;
         }
         if (leave) {
           for (std::size_t p = start; p < end; ++p) segment->pages[p] = GrowableSegment::kLeaving;
@@ -742,6 +755,28 @@ absl::StatusOr<std::size_t> GrowableSegments::UnmapFreeChunks(
         if (run != nullptr) place->Add(run, handle, pages, leave ? segment : nullptr, start);
       }
     }
+  }
+  std::sort(waiting.begin(), waiting.end(),
+            [](const Waiting& a, const Waiting& b) { return a.freed_at < b.freed_at; });
+  for (const Waiting& w : waiting) {
+    if (released >= target) break;
+    GrowableSegment* segment = w.segment;
+    const std::size_t pages = w.end - w.start;
+    const std::size_t bytes = pages * page_size_;
+    const PhysicalHandle handle = segment->pages[w.start];
+    // Work queued before the chunk's blocks were freed may still touch it
+    // (a wait for an older free may have covered it already: then none).
+    if (absl::Status s = cache_.WaitForFree(w.stream, w.freed_at); !s.ok()) return s;
+    Placement::Run* run = place != nullptr ? place->Fit(pages) : nullptr;
+    if (absl::Status s = Retire(segment, w.start, pages, handle, w.stream, w.freed_at,
+                                /*release=*/run == nullptr);
+        !s.ok()) {
+      return s;
+    }
+    segment->mapped_pages -= pages;
+    AddReserved(segment->pool, -static_cast<std::int64_t>(bytes));
+    released += bytes;
+    if (run != nullptr) place->Add(run, handle, pages, nullptr, w.start);
   }
   return released;
 }

@@ -55,7 +55,9 @@
 //   handed out over them before they are unmapped. Only beyond the high mark
 //   or the memory limit, with nothing else to take (another stream's holes,
 //   chunks of no run's size), does the cache's WaitForFree wait, for the
-//   first mark recorded after the free where there is one. So in steady
+//   first mark recorded after the free where there is one, and the chunks
+//   that need a wait go oldest free first (each wait drains as little of
+//   the queue as the memory needs). So in steady
 //   state the allocation path never drains the GPU's queue, and the driver
 //   calls overlap queued work. Nothing is unmapped while a stream capture
 //   may be underway (deferred unmaps are finished before one: Quiesce), nor
