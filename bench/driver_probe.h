@@ -37,6 +37,25 @@ inline PrimaryContext UsePrimaryContext(int ordinal) {
   return p;
 }
 
+// A plain physical allocation of `bytes` on device `ordinal` (no exportable
+// handle), and read-write access to it from that device.
+inline CUmemGenericAllocationHandle CreatePhysical(std::size_t bytes, int ordinal) {
+  CUmemAllocationProp prop{};
+  prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+  prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+  prop.location.id = ordinal;
+  CUmemGenericAllocationHandle h = 0;
+  Check(cuMemCreate(&h, bytes, &prop, 0), "cuMemCreate");
+  return h;
+}
+inline CUmemAccessDesc ReadWrite(int ordinal) {
+  CUmemAccessDesc a{};
+  a.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+  a.location.id = ordinal;
+  a.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+  return a;
+}
+
 // Microseconds on the steady clock.
 inline double Now() {
   return std::chrono::duration<double, std::micro>(

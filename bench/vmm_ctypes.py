@@ -21,3 +21,12 @@ class AccessDesc(ctypes.Structure):
 def check(r, what):
     if r != 0:
         raise RuntimeError(f"{what} failed: CUresult {r}")
+
+
+def emit(result, out):
+    """Prints a probe's result as JSON and writes it to `out` when given."""
+    import json
+    print(json.dumps(result, indent=1))
+    if out:
+        with open(out, "w") as f:
+            json.dump(result, f, indent=1)

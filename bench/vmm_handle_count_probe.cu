@@ -35,15 +35,7 @@ using ccalloc::probe::Now;
 
 constexpr std::size_t kPage = std::size_t{2} << 20;
 
-CUmemGenericAllocationHandle Create(int dev) {
-  CUmemAllocationProp prop{};
-  prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
-  prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
-  prop.location.id = dev;
-  CUmemGenericAllocationHandle h = 0;
-  Check(cuMemCreate(&h, kPage, &prop, 0), "cuMemCreate");
-  return h;
-}
+CUmemGenericAllocationHandle Create(int dev) { return ccalloc::probe::CreatePhysical(kPage, dev); }
 
 struct Stat {
   std::vector<double> v;
@@ -84,10 +76,7 @@ int main(int argc, char** argv) {
   if (argc > 2 && std::string(argv[1]) == "--reps") reps = std::atoi(argv[2]);
   const int dev = 0;
   (void)ccalloc::probe::UsePrimaryContext(dev);
-  CUmemAccessDesc access{};
-  access.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
-  access.location.id = dev;
-  access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+  const CUmemAccessDesc access = ccalloc::probe::ReadWrite(dev);
 
   const std::vector<int> counts = {0, 256, 1024, 4096};
   const int max_held = counts.back();

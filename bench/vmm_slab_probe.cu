@@ -64,22 +64,10 @@ double Median(std::vector<double> v) {
 }
 
 CUmemGenericAllocationHandle Create(std::size_t bytes, int dev) {
-  CUmemAllocationProp prop{};
-  prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
-  prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
-  prop.location.id = dev;
-  CUmemGenericAllocationHandle h = 0;
-  Check(cuMemCreate(&h, bytes, &prop, 0), "cuMemCreate");
-  return h;
+  return ccalloc::probe::CreatePhysical(bytes, dev);
 }
 
-CUmemAccessDesc Access(int dev) {
-  CUmemAccessDesc a{};
-  a.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
-  a.location.id = dev;
-  a.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
-  return a;
-}
+CUmemAccessDesc Access(int dev) { return ccalloc::probe::ReadWrite(dev); }
 
 // One timed round of a case: maps (as `pieces` gives them: handle and
 // offset for each page, or one piece for `whole`), one access call over the

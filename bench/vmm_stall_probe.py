@@ -13,13 +13,12 @@ Usage: python3 bench/vmm_stall_probe.py [--pairs 200] [--rounds 5]
 """
 import argparse
 import ctypes
-import json
 import statistics
 import time
 
 import torch
 
-from vmm_ctypes import AccessDesc, AllocProp, check, cuda  # noqa: E402 (bench/ is the script's folder)
+from vmm_ctypes import AccessDesc, AllocProp, check, cuda, emit  # noqa: E402 (bench/ is the script's folder)
 
 
 def main():
@@ -83,10 +82,7 @@ def main():
          "ratio": statistics.mean(loaded) / statistics.mean(base),
          "host_us_per_map_access_unmap_busy": statistics.mean(per_pair),
          "host_us_per_map_access_unmap_idle": idle_us}
-    print(json.dumps(r, indent=1))
-    if a.out:
-        with open(a.out, "w") as f:
-            json.dump(r, f, indent=1)
+    emit(r, a.out)
 
 
 if __name__ == "__main__":

@@ -16,7 +16,7 @@ import time
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from vmm_ctypes import AccessDesc, AllocProp, check, cuda  # noqa: E402
+from vmm_ctypes import AccessDesc, AllocProp, check, cuda, emit  # noqa: E402
 
 
 def main():
@@ -90,10 +90,7 @@ def main():
     check(cuda.cuMemAddressFree(va, ctypes.c_size_t(span)), "free")
     r = {"gpu": torch.cuda.get_device_name(), "torch": torch.__version__,
          "torch_reserved_bytes": torch.cuda.memory_reserved(), "reps": a.reps, "cases": rows}
-    print(json.dumps(r, indent=1))
-    if a.out:
-        with open(a.out, "w") as f:
-            json.dump(r, f, indent=1)
+    emit(r, a.out)
 
 
 if __name__ == "__main__":
