@@ -50,7 +50,9 @@
 #                                              mapped from an offset into one handle),
 #                                              OUTDIR/vmm_handle_count_probe.json and
 #                                              vmm_torch_context_probe.json (a map with
-#                                              thousands of handles held) and
+#                                              thousands of handles held),
+#                                              OUTDIR/vmm_same_range_probe.json (maps
+#                                              beside memory kernels are using) and
 #                                              OUTDIR/stream_ordered_map_probe.log
 #                                              (maps after the block is handed out:
 #                                              the modes that cannot hang)
@@ -178,6 +180,9 @@ ldd "$L"; ! ldd "$L" | grep -i absl'
       probe vmm_handle_count_probe '}' --reps 100
       run vmm_torch_context_probe python3 bench/vmm_torch_context_probe.py --reps 100 \
         --out "$OUT/vmm_torch_context_probe.json"
+      # Whether a map into the reservation that running kernels use costs
+      # them or the host more than one into another reservation.
+      probe vmm_same_range_probe '}' --rounds 5 --passes 60
       # Why maps stay on the allocating thread: a copy queued before its map
       # is refused (memcpy), and mapping on a second thread that only polls
       # events (async --poll 1; synchronizing there can deadlock). The
