@@ -548,6 +548,48 @@ TEST_F(GrowableSegmentsTest, AWaitTakesTheMemoryFreedLongestAgo) {
   for (DevicePtr p : {keep, keep2, c}) FreeOk(p);
 }
 
+// Below the high mark memory whose work has finished moves least recently
+// freed first, as a cache evicts: the largest hole, taken first before, was
+// the one freed last and the likeliest to be wanted again.
+TEST_F(GrowableSegmentsTest, BelowTheHighMarkTheMemoryFreedLongestAgoMoves) {
+  MakeWithSlack(0, 1.0);
+  const DevicePtr older = AllocateOk(8 * kMiB, 0);   // one 8 MiB chunk
+  const DevicePtr keep = AllocateOk(2 * kMiB, 0);
+  const DevicePtr newer = AllocateOk(16 * kMiB, 0);  // two, in the larger hole
+  const DevicePtr keep2 = AllocateOk(2 * kMiB, 0);
+  FreeOk(older);
+  FreeOk(newer);
+  // Stream 1 grows past the low mark: a trim asks whether stream 0's frees
+  // are done (a mark goes on stream 0), finds them not yet done, and maps
+  // new memory.
+  const DevicePtr c1 = AllocateOk(6 * kMiB, 1);
+  env_.sim()->CompleteStream(0);
+  // Now both holes' work has finished: one 8 MiB chunk moves, without a wait.
+  const std::int64_t reserved = alloc_->GetStats().reserved_bytes[kStatAll].current;
+  const DevicePtr c2 = AllocateOk(8 * kMiB, 1);
+  const MemoryStats stats = alloc_->GetStats();
+  ASSERT_EQ(stats.num_stream_syncs, 0);
+  ASSERT_EQ(stats.reserved_bytes[kStatAll].current, reserved) << "a chunk should have moved";
+  const Snapshot snap = alloc_->TakeSnapshot();
+  const SegmentInfo* seg = SegmentOf(snap, keep);
+  ASSERT_NE(seg, nullptr);
+  std::size_t older_mapped = 0, newer_mapped = 0;
+  for (const std::pair<DevicePtr, DevicePtr>& range : seg->mapped_ranges) {
+    auto overlap = [&](DevicePtr b, std::size_t n) -> std::size_t {
+      const DevicePtr l = std::max<DevicePtr>(range.first, b);
+      const DevicePtr h = std::min<DevicePtr>(range.second, b + n);
+      return h > l ? h - l : 0;
+    };
+    older_mapped += overlap(older, 8 * kMiB);
+    newer_mapped += overlap(newer, 16 * kMiB);
+  }
+  EXPECT_EQ(older_mapped, 0u) << "the memory freed first stayed mapped";
+  EXPECT_EQ(newer_mapped, 16 * kMiB) << "the memory freed last moved";
+  ExpectDeviceHoldsReserved();
+  EXPECT_TRUE(IsValid(*alloc_));
+  for (DevicePtr p : {keep, keep2, c1, c2}) FreeOk(p);
+}
+
 // hold_reserved: where live bytes swing below their peak and back (churn),
 // memory held once is taken again instead of being moved back and forth,
 // and the peak reserved is no higher for it.

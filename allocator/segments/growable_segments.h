@@ -24,8 +24,9 @@
 // * Trimming between a low and a high mark. New memory is taken while the
 //   free mapped memory stays within release_slack of the peak allocated (the
 //   hysteresis that lets steady training steps map nothing); beyond it,
-//   wholly free chunks under free blocks are unmapped first, largest holes
-//   first, and their physical handles reused for runs of the same size
+//   wholly free chunks under free blocks are unmapped first (below the high
+//   mark those freed longest ago first, as a cache evicts; beyond it the
+//   largest holes first), and their physical handles reused for runs of the same size
 //   (saving a release and a create) or released before any new memory is
 //   created, so the device never holds more than the counters say. A growth
 //   beyond the high mark trims the whole excess, and no block placed then
@@ -237,6 +238,21 @@ class GrowableSegments final : public SegmentStore {
   // again (Reap), and is returned (for a range: only if it is in the way).
   absl::Status FinishLeaving(bool wait, const GrowableSegment* segment = nullptr,
                              std::size_t first = 0, std::size_t last = ~std::size_t{0})
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // A wholly free chunk at pages [start, end) of `segment`, under a hole of
+  // `stream` whose newest free there was `freed_at`.
+  struct Chunk {
+    GrowableSegment* segment;
+    std::size_t start, end;
+    StreamId stream;
+    std::uint64_t freed_at;
+  };
+  // Takes `c` off its pages for UnmapFreeChunks: left mapped there until its
+  // work is done (`leave`: a move within the stream, which needs a run of
+  // `place` to fit) or handed to the worker to unmap (and release, when it
+  // fits no run); uncounted, its bytes added to `released`, and placed in
+  // the run it fits when there is one.
+  absl::Status TakeChunk(const Chunk& c, bool leave, Placement* place, std::size_t* released)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Gives the physical chunk `handle` (unmapped where it was held) back to
   // the device (through the worker) and counts it, after any old mapping it
