@@ -49,6 +49,44 @@ class GrowableSegmentsTest : public AllocatorTest<SimGrowable> {
     const std::int64_t device = static_cast<std::int64_t>(Device().bytes_in_use);
     EXPECT_EQ(device, Reserved());
   }
+  // The bytes of [begin, begin + bytes) that are mapped, from a snapshot of
+  // the range that holds `anchor`.
+  std::size_t MappedBytes(DevicePtr anchor, DevicePtr begin, std::size_t bytes) {
+    const Snapshot snap = alloc_->TakeSnapshot();
+    const SegmentInfo* seg = SegmentOf(snap, anchor);
+    EXPECT_NE(seg, nullptr);
+    if (seg == nullptr) return 0;
+    std::size_t mapped = 0;
+    for (const std::pair<DevicePtr, DevicePtr>& range : seg->mapped_ranges) {
+      const DevicePtr lo = std::max<DevicePtr>(range.first, begin);
+      const DevicePtr hi = std::min<DevicePtr>(range.second, begin + bytes);
+      mapped += hi > lo ? hi - lo : 0;
+    }
+    return mapped;
+  }
+  // Two holes on stream 0, each between live blocks: `older` (one 8 MiB
+  // chunk) freed first, then `newer` (two, the larger hole).
+  struct TwoHoles {
+    DevicePtr older, keep, newer, keep2;
+  };
+  TwoHoles FreeTwoHoles() {
+    TwoHoles h{};
+    h.older = AllocateOk(8 * kMiB, 0);
+    h.keep = AllocateOk(2 * kMiB, 0);
+    h.newer = AllocateOk(16 * kMiB, 0);
+    h.keep2 = AllocateOk(2 * kMiB, 0);
+    FreeOk(h.older);
+    FreeOk(h.newer);
+    return h;
+  }
+  // The chunk taken was the older hole's; the newer hole kept its memory.
+  void ExpectTheOlderHoleGave(const TwoHoles& h) {
+    EXPECT_EQ(MappedBytes(h.keep, h.older, 8 * kMiB), 0u) << "the memory freed first stayed mapped";
+    EXPECT_EQ(MappedBytes(h.keep, h.newer, 16 * kMiB), 16 * kMiB)
+        << "the memory freed last was taken";
+    ExpectDeviceHoldsReserved();
+    EXPECT_TRUE(IsValid(*alloc_));
+  }
   // An allocator whose trims start at `low` and may wait beyond `high`
   // (release_slack, release_slack_max).
   void MakeWithSlack(double low, double high) {
@@ -519,33 +557,12 @@ TEST_F(GrowableSegmentsTest, OldChunksOfAHoleJustFreedIntoMoveWithoutANewWait) {
 // Taking the largest hole first waited for the free made just now.
 TEST_F(GrowableSegmentsTest, AWaitTakesTheMemoryFreedLongestAgo) {
   MakeWithSlack(0, 0);
-  const DevicePtr older = AllocateOk(8 * kMiB, 0);   // one 8 MiB chunk
-  const DevicePtr keep = AllocateOk(2 * kMiB, 0);
-  const DevicePtr newer = AllocateOk(16 * kMiB, 0);  // two, in the larger hole
-  const DevicePtr keep2 = AllocateOk(2 * kMiB, 0);
-  FreeOk(older);
-  FreeOk(newer);
+  const TwoHoles h = FreeTwoHoles();
   // Stream 1 needs 8 MiB: one chunk of stream 0's goes, after one wait.
   const DevicePtr c = AllocateOk(8 * kMiB, 1);
   ASSERT_EQ(alloc_->GetStats().num_stream_syncs, 1);
-  const Snapshot snap = alloc_->TakeSnapshot();
-  const SegmentInfo* seg = SegmentOf(snap, keep);
-  ASSERT_NE(seg, nullptr);
-  std::size_t older_mapped = 0, newer_mapped = 0;
-  for (const std::pair<DevicePtr, DevicePtr>& range : seg->mapped_ranges) {
-    auto overlap = [&](DevicePtr b, std::size_t n) -> std::size_t {
-      const DevicePtr l = std::max<DevicePtr>(range.first, b);
-      const DevicePtr h = std::min<DevicePtr>(range.second, b + n);
-      return h > l ? h - l : 0;
-    };
-    older_mapped += overlap(older, 8 * kMiB);
-    newer_mapped += overlap(newer, 16 * kMiB);
-  }
-  EXPECT_EQ(older_mapped, 0u) << "the memory freed first stayed mapped";
-  EXPECT_EQ(newer_mapped, 16 * kMiB) << "the memory freed last was taken";
-  ExpectDeviceHoldsReserved();
-  EXPECT_TRUE(IsValid(*alloc_));
-  for (DevicePtr p : {keep, keep2, c}) FreeOk(p);
+  ExpectTheOlderHoleGave(h);
+  for (DevicePtr p : {h.keep, h.keep2, c}) FreeOk(p);
 }
 
 // Below the high mark memory whose work has finished moves least recently
@@ -553,12 +570,7 @@ TEST_F(GrowableSegmentsTest, AWaitTakesTheMemoryFreedLongestAgo) {
 // the one freed last and the likeliest to be wanted again.
 TEST_F(GrowableSegmentsTest, BelowTheHighMarkTheMemoryFreedLongestAgoMoves) {
   MakeWithSlack(0, 1.0);
-  const DevicePtr older = AllocateOk(8 * kMiB, 0);   // one 8 MiB chunk
-  const DevicePtr keep = AllocateOk(2 * kMiB, 0);
-  const DevicePtr newer = AllocateOk(16 * kMiB, 0);  // two, in the larger hole
-  const DevicePtr keep2 = AllocateOk(2 * kMiB, 0);
-  FreeOk(older);
-  FreeOk(newer);
+  const TwoHoles h = FreeTwoHoles();
   // Stream 1 grows past the low mark: a trim asks whether stream 0's frees
   // are done (a mark goes on stream 0), finds them not yet done, and maps
   // new memory.
@@ -570,24 +582,8 @@ TEST_F(GrowableSegmentsTest, BelowTheHighMarkTheMemoryFreedLongestAgoMoves) {
   const MemoryStats stats = alloc_->GetStats();
   ASSERT_EQ(stats.num_stream_syncs, 0);
   ASSERT_EQ(stats.reserved_bytes[kStatAll].current, reserved) << "a chunk should have moved";
-  const Snapshot snap = alloc_->TakeSnapshot();
-  const SegmentInfo* seg = SegmentOf(snap, keep);
-  ASSERT_NE(seg, nullptr);
-  std::size_t older_mapped = 0, newer_mapped = 0;
-  for (const std::pair<DevicePtr, DevicePtr>& range : seg->mapped_ranges) {
-    auto overlap = [&](DevicePtr b, std::size_t n) -> std::size_t {
-      const DevicePtr l = std::max<DevicePtr>(range.first, b);
-      const DevicePtr h = std::min<DevicePtr>(range.second, b + n);
-      return h > l ? h - l : 0;
-    };
-    older_mapped += overlap(older, 8 * kMiB);
-    newer_mapped += overlap(newer, 16 * kMiB);
-  }
-  EXPECT_EQ(older_mapped, 0u) << "the memory freed first stayed mapped";
-  EXPECT_EQ(newer_mapped, 16 * kMiB) << "the memory freed last moved";
-  ExpectDeviceHoldsReserved();
-  EXPECT_TRUE(IsValid(*alloc_));
-  for (DevicePtr p : {keep, keep2, c1, c2}) FreeOk(p);
+  ExpectTheOlderHoleGave(h);
+  for (DevicePtr p : {h.keep, h.keep2, c1, c2}) FreeOk(p);
 }
 
 // hold_reserved: where live bytes swing below their peak and back (churn),
