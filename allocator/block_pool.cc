@@ -18,24 +18,20 @@ Block* BlockPool::BestFit(StreamId stream, std::size_t size,
 
 void BlockPool::Rekey(Block* block, DevicePtr ptr, std::size_t size) {
   auto it = blocks_.find(block);
-  // The key after the change, compared with the neighbours' as Compare does.
-  auto before = [&](const Block* o) {  // o sorts before the new key
-    if (o->stream != block->stream) return o->stream < block->stream;
-    if (o->size != size) return o->size < size;
-    return o->ptr < ptr;
-  };
-  auto after = [&](const Block* o) {  // o sorts after the new key
-    if (o->stream != block->stream) return o->stream > block->stream;
-    if (o->size != size) return o->size > size;
-    return o->ptr > ptr;
-  };
-  const bool in_place = (it == blocks_.begin() || before(*std::prev(it))) &&
-                        (std::next(it) == blocks_.end() || after(*std::next(it)));
+  // The key after the change, against the neighbours'.
+  Block key;
+  key.stream = block->stream;
+  key.size = size;
+  key.ptr = ptr;
+  const Compare less;
+  const bool in_place = (it == blocks_.begin() || less(*std::prev(it), &key)) &&
+                        (std::next(it) == blocks_.end() || less(&key, *std::next(it)));
   if (in_place) {
     block->ptr = ptr;
     block->size = size;
     return;
   }
+  // (Never empties the index on the way: a block alone in it is in place.)
   blocks_.erase(it);
   block->ptr = ptr;
   block->size = size;

@@ -333,14 +333,12 @@ const BlockPool& DeviceAllocator::FreeBlocks(const PrivatePool* owner, PoolKind 
 Block* DeviceAllocator::Carve(Block* block, std::size_t rounded, std::size_t requested) {
   BlockPool& pool = IndexOf(block);
   AccountInactive(block, -1);
-  // The remainder is indexed before the block leaves the index: an absl
-  // btree that becomes empty frees its root node and the next insert
-  // allocates it again, two mallocs per allocate/free pair otherwise.
   if (policy_.ShouldSplit(block->pool, block->size, rounded, block->segment->expandable)) {
     // The hole's record stays indexed and becomes the rest (Rekey: in place
     // when the rest keeps the hole's place in the index, as the largest
     // hole does), and a new record takes the front: one index operation
-    // instead of an insert and an erase.
+    // instead of an insert and an erase, and the index never empties on the
+    // way (an absl btree that empties frees its root, two mallocs a pair).
     Block* front = NewBlock();
     front->ptr = block->ptr;
     front->size = rounded;

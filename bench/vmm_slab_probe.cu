@@ -43,6 +43,8 @@
 namespace {
 
 using ccalloc::probe::Check;
+using ccalloc::probe::CreatePhysical;
+using ccalloc::probe::ReadWrite;
 using ccalloc::probe::Now;
 
 constexpr std::size_t kPage = std::size_t{2} << 20;
@@ -63,12 +65,6 @@ double Median(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
-CUmemGenericAllocationHandle Create(std::size_t bytes, int dev) {
-  return ccalloc::probe::CreatePhysical(bytes, dev);
-}
-
-CUmemAccessDesc Access(int dev) { return ccalloc::probe::ReadWrite(dev); }
-
 // One timed round of a case: maps (as `pieces` gives them: handle and
 // offset for each page, or one piece for `whole`), one access call over the
 // k pages, unmaps of each mapping.
@@ -79,7 +75,7 @@ struct Piece {
 };
 
 void Round(CUdeviceptr va, const std::vector<Piece>& pieces, int dev, Times* t) {
-  const CUmemAccessDesc access = Access(dev);
+  const CUmemAccessDesc access = ReadWrite(dev);
   std::size_t bytes = 0;
   double t0 = Now();
   for (const Piece& p : pieces) {
@@ -114,8 +110,8 @@ std::string CaseJson(const char* name, int k, const Times& t) {
 // order), reads through a whole mapping of the slab: the word must be at
 // slab offset i * kPage.
 std::string AliasCheck(int dev, int k) {
-  const CUmemAccessDesc access = Access(dev);
-  CUmemGenericAllocationHandle slab = Create(k * kPage, dev);
+  const CUmemAccessDesc access = ReadWrite(dev);
+  CUmemGenericAllocationHandle slab = CreatePhysical(k * kPage, dev);
   CUdeviceptr cut = 0, whole = 0;
   Check(cuMemAddressReserve(&cut, k * kPage, kPage, 0, 0), "reserve");
   Check(cuMemAddressReserve(&whole, k * kPage, kPage, 0, 0), "reserve");
@@ -149,8 +145,8 @@ std::string AliasCheck(int dev, int k) {
 // One mapping of a 4-page handle; unmap page 1 alone. Reports the driver's
 // answer and, if it said yes, whether pages 0 and 2 are still usable.
 std::string PartialUnmap(int dev) {
-  const CUmemAccessDesc access = Access(dev);
-  CUmemGenericAllocationHandle h = Create(4 * kPage, dev);
+  const CUmemAccessDesc access = ReadWrite(dev);
+  CUmemGenericAllocationHandle h = CreatePhysical(4 * kPage, dev);
   CUdeviceptr va = 0;
   Check(cuMemAddressReserve(&va, 4 * kPage, kPage, 0, 0), "reserve");
   Check(cuMemMap(va, 4 * kPage, 0, h, 0), "map");
@@ -177,7 +173,7 @@ std::string PartialUnmap(int dev) {
 
 // The driver's answer to mapping the second page of a two-page handle alone.
 std::string OffsetMap(int dev) {
-  CUmemGenericAllocationHandle h = Create(2 * kPage, dev);
+  CUmemGenericAllocationHandle h = CreatePhysical(2 * kPage, dev);
   CUdeviceptr va = 0;
   Check(cuMemAddressReserve(&va, kPage, kPage, 0, 0), "reserve");
   const CUresult r = cuMemMap(va, kPage, kPage, h, 0);
@@ -206,8 +202,8 @@ int main(int argc, char** argv) {
   std::vector<std::string> cases;
   for (int k : ks) {
     std::vector<CUmemGenericAllocationHandle> pages;
-    for (int i = 0; i < k; ++i) pages.push_back(Create(kPage, dev));
-    CUmemGenericAllocationHandle slab = Create(k * kPage, dev);
+    for (int i = 0; i < k; ++i) pages.push_back(CreatePhysical(kPage, dev));
+    CUmemGenericAllocationHandle slab = CreatePhysical(k * kPage, dev);
     std::vector<Piece> handles, cut, cut_rev, whole;
     for (int i = 0; i < k; ++i) {
       handles.push_back({pages[i], 0, kPage});

@@ -26,11 +26,11 @@
 //   hysteresis that lets steady training steps map nothing); beyond it,
 //   wholly free chunks under free blocks are unmapped first (below the high
 //   mark those freed longest ago first, as a cache evicts; beyond it the
-//   largest holes first), and their physical handles reused for runs of the same size
-//   (saving a release and a create) or released before any new memory is
-//   created, so the device never holds more than the counters say. A growth
-//   beyond the high mark trims the whole excess, and no block placed then
-//   pins the free rest of a chunk it shares with its hole (that chunk is
+//   largest holes first), and their physical handles reused for runs of the
+//   same size (saving a release and a create) or released before any new
+//   memory is created, so the device never holds more than the counters say.
+//   A growth beyond the high mark trims the whole excess, and no block placed
+//   then pins the free rest of a chunk it shares with its hole (that chunk is
 //   unmapped and the block's part mapped alone): memory nothing can move is
 //   what pushes the device past the mark at the next peak. Memory held once
 //   since the cache was last emptied is taken again freely (hold_reserved):
@@ -38,31 +38,31 @@
 //   then maps nothing for each swing (churn W=1000 on the simulated card:
 //   0.75 maps per 1,000 operations instead of 6.7).
 //
-// * Freed memory and queued work. A chunk is unmapped from under a hole
-//   only once the work queued before the newest free of a block that lay on
-//   it has finished (cuMemUnmap does not wait for it); each page keeps that
-//   free's number (GrowableSegment::freed), so a hole that a small block was
-//   just freed into does not make its old chunks wait. Between the low mark and
+// * Freed memory and queued work. A chunk is unmapped from under a hole only
+//   once the work queued before the newest free of a block that lay on it has
+//   finished (cuMemUnmap does not wait for it); each page keeps that free's
+//   number (GrowableSegment::freed), so a hole that a small block was just
+//   freed into does not make its old chunks wait. Between the low mark and
 //   release_slack_max only chunks known to be done with are moved (the
 //   cache's FreeCompleted: event queries, never a wait); new memory costs no
-//   more calls than a move, and later steps often want the hole again.
-//   Beyond the high mark a chunk moved to a block of the same stream still
-//   need not wait: it is mapped at its new address while
-//   still mapped at the old one (the driver maps one physical handle at
-//   several addresses), the new block's work is queued after the old work
-//   on that stream, and the old address is unmapped later, once an event
-//   query says that work has finished (FinishLeaving). Until then the old
-//   pages are marked kLeaving: no memory held there, and no block may be
-//   handed out over them before they are unmapped. Only beyond the high mark
-//   or the memory limit, with nothing else to take (another stream's holes,
-//   chunks of no run's size), does the cache's WaitForFree wait, for the
-//   first mark recorded after the free where there is one, and the chunks
-//   that need a wait go oldest free first (each wait drains as little of
-//   the queue as the memory needs). So in steady
-//   state the allocation path never drains the GPU's queue, and the driver
-//   calls overlap queued work. Nothing is unmapped while a stream capture
-//   may be underway (deferred unmaps are finished before one: Quiesce), nor
-//   from a private pool that a captured graph may still replay into.
+//   more calls than a move, and later steps often want the hole again. Beyond
+//   the high mark a chunk moved to a block of the same stream still need not
+//   wait: it is mapped at its new address while still mapped at the old one
+//   (the driver maps one physical handle at several addresses), the new
+//   block's work is queued after the old work on that stream, and the old
+//   address is unmapped later, once an event query says that work has
+//   finished (FinishLeaving). Until then the old pages are marked kLeaving:
+//   no memory held there, and no block may be handed out over them before
+//   they are unmapped. Only beyond the high mark or the memory limit, with
+//   nothing else to take (another stream's holes, chunks of no run's size),
+//   does the cache's WaitForFree wait, for the first mark recorded after the
+//   free where there is one, and the chunks that need a wait go oldest free
+//   first (each wait drains as little of the queue as the memory needs). So
+//   in steady state the allocation path never drains the GPU's queue, and the
+//   driver calls overlap queued work. Nothing is unmapped while a stream
+//   capture may be underway (deferred unmaps are finished before one:
+//   Quiesce), nor from a private pool that a captured graph may still replay
+//   into.
 //
 // * Unmaps off the allocating thread (background_unmap). A chunk taken
 //   from under a hole whose work has finished is not unmapped by the
