@@ -303,6 +303,7 @@ absl::Status DeviceAllocator::WaitForFree(StreamId stream, std::uint64_t freed_a
   if (absl::Status s = PollMarks(stream); !s.ok()) return s;
   if (freed_at <= CoveredUpto(stream)) return absl::OkStatus();
   ++stats_.num_stream_syncs;
+  const ElapsedNs waited(&stats_.wait_ns);
   if (auto it = marks_.find(stream); it != marks_.end()) {
     std::deque<FreeMark>& marks = it->second;
     auto mark = std::find_if(marks.begin(), marks.end(),

@@ -594,7 +594,11 @@ def child_train(args):
     # ccalloc's driver work in each step (maps, unmaps, waits for queued
     # work), read between steps, so a slow step can be told apart from one
     # that made driver calls.
-    counters = ("num_maps", "num_unmaps", "num_stream_syncs")
+    # (prepare_ns: the allocating thread's time in placements that mapped
+    # memory; wait_ns: its waits for queued work; worker_ns: the unmap
+    # worker's time in its calls, off the launching thread.)
+    counters = ("num_maps", "num_unmaps", "num_stream_syncs", "prepare_ns", "wait_ns",
+                "worker_ns")
     step_calls, last = [], ct.ccalloc_counters() if ct else None
     # Where a step's time goes: the host's time to launch it (until step()
     # returns) and the span of the current stream's work on the GPU (events
@@ -948,6 +952,10 @@ def summarize(runs):
     return out
 
 
+def fmt_ms(v):
+    return "-" if v is None else f"{v:.2f}"
+
+
 def move_costs(runs):
     """What each chunk a ccalloc configuration maps costs in step time.
 
@@ -968,12 +976,17 @@ def move_costs(runs):
             rs = [r for r in ok if r["workload"] == workload and r["config"] == config
                   and r.get("step_calls")]
             xs, ys = [], []
+            host = {"prepare_ns": [], "wait_ns": [], "worker_ns": []}
             for r in rs:
+                names = r["step_calls"].get("counters", [])
                 for i in range(r["warmup"], len(r["step_ms"])):
                     paired = [b["step_ms"][i] for b in base if i < len(b["step_ms"])]
                     if paired and i < len(r["step_calls"]["steps"]):
                         xs.append(r["step_calls"]["steps"][i][0])
                         ys.append(r["step_ms"][i] - statistics.fmean(paired))
+                        for k, v in host.items():
+                            if k in names:
+                                v.append(r["step_calls"]["steps"][i][names.index(k)] / 1e6)
             # A fit needs different counts, and maps enough to be a cost.
             if len(set(xs)) < 2 or sum(xs) < len(xs):
                 continue
@@ -982,7 +995,11 @@ def move_costs(runs):
                      sum((x - mx) ** 2 for x in xs))
             out.append({"workload": workload, "config": config, "steps": len(xs),
                         "maps_per_step": mx, "extra_ms_per_step": my,
-                        "us_per_map": slope * 1e3, "extra_ms_without_maps": my - slope * mx})
+                        "us_per_map": slope * 1e3, "extra_ms_without_maps": my - slope * mx,
+                        # ccalloc's own clock: host ms per step in placements
+                        # that mapped, in waits, and on the unmap worker.
+                        **{k.replace("_ns", "_ms_per_step"): statistics.fmean(v) if v else None
+                           for k, v in host.items()}})
     return out
 
 
@@ -1226,15 +1243,20 @@ def main(argv):
     if moves:
         print()
         print(f"driver calls in step time: each ccalloc step's time less {BASELINE}'s on the "
-              "same step (mean over its rounds), fitted to the chunks the step mapped")
+              "same step (mean over its rounds), fitted to the chunks the step mapped; "
+              "'prepare', 'wait' and 'worker ms' are ccalloc's own clock per step: the "
+              "launching thread in placements that mapped memory, in waits for queued work, "
+              "and the unmap worker's thread")
         head = (f"{'workload':11} {'allocator':18} {'steps':>5} {'maps/step':>9} "
-                f"{'extra ms':>8} {'us/map':>7} {'extra ms, no maps':>17}")
+                f"{'extra ms':>8} {'us/map':>7} {'extra ms, no maps':>17} {'prepare ms':>10} "
+                f"{'wait ms':>7} {'worker ms':>9}")
         print(head)
         print("-" * len(head))
         for m in moves:
             print(f"{m['workload']:11} {m['config']:18} {m['steps']:5d} {m['maps_per_step']:9.1f} "
                   f"{m['extra_ms_per_step']:8.2f} {m['us_per_map']:7.1f} "
-                  f"{m['extra_ms_without_maps']:17.2f}")
+                  f"{m['extra_ms_without_maps']:17.2f} {fmt_ms(m.get('prepare_ms_per_step')):>10} "
+                  f"{fmt_ms(m.get('wait_ms_per_step')):>7} {fmt_ms(m.get('worker_ms_per_step')):>9}")
     if traces:
         print()
         for t in traces:

@@ -441,7 +441,12 @@ absl::StatusOr<ReplayResult> Replay(const Trace& trace, const Policy& policy,
       r.timeline_device_ops.reserve(n);
     }
     std::int64_t max_reserved = -1;
+    DriverCallCounts half_calls, half_background;
     for (std::size_t i = 0; i < n; ++i) {
+      if (i == n / 2) {  // the second half's figures start here
+        half_calls = counter->counts();
+        half_background = counter->background_counts();
+      }
       progress.Update(i, "replay");
       if (absl::Status s = player.Step(i); !s.ok()) return s;
       const MemoryStats stats = (*allocator)->GetStats();
@@ -506,7 +511,12 @@ absl::StatusOr<ReplayResult> Replay(const Trace& trace, const Policy& policy,
       r.background_driver_us = ModelDriverTime(background, *config.driver_costs).us;
       r.unpriced_driver_calls = model.unpriced_total();
       r.unpriced_driver_calls_text = model.UnpricedText();
+      r.late_driver_us = model.us - ModelDriverTime(half_calls, *config.driver_costs).us;
+      r.late_background_driver_us =
+          r.background_driver_us - ModelDriverTime(half_background, *config.driver_costs).us;
     }
+    r.late_mapped_chunks =
+        r.mapped_chunks - half_calls.MappedChunks((*allocator)->backend().PageSize());
   }
 
   // --- Fragmentation when reserved peaked: replay up to that event. --------
@@ -552,6 +562,16 @@ double ReplayResult::driver_calls_per_step() const {
 
 double ReplayResult::modelled_driver_ms_per_step() const {
   return steps > 0 && driver_time_modelled ? modelled_driver_us / 1000.0 / steps : 0.0;
+}
+
+double ReplayResult::late_driver_ms_per_step() const {
+  return steps > 1 && driver_time_modelled ? late_driver_us / 1000.0 / (steps / 2.0) : 0.0;
+}
+
+double ReplayResult::late_foreground_driver_ms_per_step() const {
+  return steps > 1 && driver_time_modelled
+             ? (late_driver_us - late_background_driver_us) / 1000.0 / (steps / 2.0)
+             : 0.0;
 }
 
 double ReplayResult::foreground_driver_ms_per_step() const {
@@ -1047,6 +1067,11 @@ std::string ResultsToJson(const std::vector<ReplayResult>& results) {
                         ", \"background_driver_ms\": ", JsonNumber(r.background_driver_us / 1000.0),
                         ", \"caller_driver_ms_per_step\": ",
                         r.steps > 0 ? JsonNumber(r.foreground_driver_ms_per_step()) : "null",
+                        ", \"late_driver_ms_per_step\": ",
+                        r.steps > 1 ? JsonNumber(r.late_driver_ms_per_step()) : "null",
+                        ", \"late_caller_driver_ms_per_step\": ",
+                        r.steps > 1 ? JsonNumber(r.late_foreground_driver_ms_per_step()) : "null",
+                        ", \"late_mapped_chunks\": ", r.late_mapped_chunks,
                         ", \"unpriced_driver_calls\": ", r.unpriced_driver_calls,
                         ", \"unpriced_driver_calls_by_kind\": ",
                         JsonString(r.unpriced_driver_calls_text),

@@ -157,6 +157,15 @@ struct ReplayResult {
   std::string steps_source;
   double driver_calls_per_step() const;   // 0 without steps
   double modelled_driver_ms_per_step() const;  // 0 without steps or table
+  // The same over the trace's second half only (its events from n/2 on, as
+  // steps / 2 steps): training time is measured after warm-up, and the
+  // first steps' growth (every handle created and mapped once) would
+  // otherwise dominate the per-step figure. 0 without steps or table.
+  double late_driver_us = 0;             // priced calls made in the second half
+  double late_background_driver_us = 0;  // of those, off the allocating thread
+  std::int64_t late_mapped_chunks = 0;
+  double late_driver_ms_per_step() const;
+  double late_foreground_driver_ms_per_step() const;
   // The part of it on the allocating thread (what a training step waits for).
   double foreground_driver_ms_per_step() const;
 

@@ -50,6 +50,7 @@ void MemoryStats::ResetAccumulated() {
   num_alloc_retries = num_ooms = num_sync_all_streams = 0;
   num_device_alloc = num_device_free = 0;
   num_maps = num_unmaps = num_allocs = num_stream_syncs = 0;
+  prepare_ns = wait_ns = worker_ns = 0;
 }
 
 bool MemoryStats::Validate() const {
@@ -93,6 +94,9 @@ std::vector<std::pair<std::string, std::int64_t>> Flatten(const MemoryStats& s) 
   out.emplace_back("ccalloc.num_maps", s.num_maps);
   out.emplace_back("ccalloc.num_stream_syncs", s.num_stream_syncs);
   out.emplace_back("ccalloc.num_unmaps", s.num_unmaps);
+  out.emplace_back("ccalloc.prepare_ns", s.prepare_ns);
+  out.emplace_back("ccalloc.wait_ns", s.wait_ns);
+  out.emplace_back("ccalloc.worker_ns", s.worker_ns);
   out.emplace_back("ccalloc.paused_bytes", s.paused_bytes);
   out.emplace_back("ccalloc.backup_bytes", s.backup_bytes);
   out.emplace_back("ccalloc.backup_host_bytes", s.backup_host_bytes);

@@ -8,6 +8,7 @@
 #define CCALLOC_STATS_COUNTERS_H_
 
 #include <array>
+#include <chrono>
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -77,6 +78,17 @@ struct MemoryStats {
   std::int64_t num_unmaps = 0;
   std::int64_t num_allocs = 0;   // successful Allocate calls (for rates)
   std::int64_t num_stream_syncs = 0;  // waits on one stream before unmapping
+  // Where the driver work's host time goes (ns, growable segments), so a
+  // slow step can be told apart from one whose allocator made calls:
+  // prepare_ns, the allocating thread's time in placements that mapped
+  // memory (the trims, moves, creates, maps and any waits they made);
+  // wait_ns, its time waiting for queued work before an unmap (within
+  // prepare_ns where a placement waited); worker_ns, the unmaps' and
+  // releases' time on the unmap worker's thread (or the caller's without
+  // one). Read two clocks per placement that maps, none otherwise.
+  std::int64_t prepare_ns = 0;
+  std::int64_t wait_ns = 0;
+  std::int64_t worker_ns = 0;
   // Memory given back by Pause and not yet taken again by Resume (a gauge:
   // not reset with the accumulated counters).
   std::int64_t paused_bytes = 0;
@@ -89,6 +101,25 @@ struct MemoryStats {
   void ResetPeaks();
   void ResetAccumulated();
   bool Validate() const;
+};
+
+// Adds the steady-clock time from its construction to its destruction to
+// `*counter` (prepare_ns, wait_ns); the caller holds whatever guards it.
+class ElapsedNs {
+ public:
+  explicit ElapsedNs(std::int64_t* counter)
+      : counter_(counter), start_(std::chrono::steady_clock::now()) {}
+  ~ElapsedNs() {
+    *counter_ += std::chrono::duration_cast<std::chrono::nanoseconds>(
+                     std::chrono::steady_clock::now() - start_)
+                     .count();
+  }
+  ElapsedNs(const ElapsedNs&) = delete;
+  ElapsedNs& operator=(const ElapsedNs&) = delete;
+
+ private:
+  std::int64_t* counter_;
+  std::chrono::steady_clock::time_point start_;
 };
 
 // Every counter under its torch.cuda.memory_stats() key, sorted by key.

@@ -312,6 +312,26 @@ TEST_F(GrowableSegmentsTest, EmptyCacheUnmapsFreePages) {
   EXPECT_EQ(Device().live_ranges, 0);
 }
 
+// ccalloc's own clocks: a placement that maps memory counts its host time
+// (prepare_ns), one that finds its pages mapped reads no clock, and the
+// unmaps of a trim count theirs where they ran (worker_ns).
+TEST_F(GrowableSegmentsTest, HostTimeIsCountedWhereDriverWorkIsDone) {
+  Make();
+  const DevicePtr a = AllocateOk(4 * kMiB);
+  MemoryStats stats = alloc_->GetStats();
+  EXPECT_GT(stats.prepare_ns, 0) << "a placement that mapped a chunk";
+  EXPECT_EQ(stats.worker_ns, 0);
+  FreeOk(a);
+  const std::int64_t prepared = stats.prepare_ns;
+  const DevicePtr again = AllocateOk(4 * kMiB);  // the same mapped pages
+  EXPECT_EQ(alloc_->GetStats().prepare_ns, prepared) << "a placement that mapped nothing";
+  FreeOk(again);
+  ASSERT_TRUE(alloc_->EmptyCache().ok());
+  stats = alloc_->GetStats();
+  EXPECT_EQ(stats.num_unmaps, 1);
+  EXPECT_GT(stats.worker_ns, 0) << "the trim's unmap and release";
+}
+
 // Free mapped pages beyond the slack are moved to where memory is needed
 // (even on another stream) instead of new memory being taken; with a large
 // slack they are not.
@@ -361,6 +381,8 @@ TEST_F(GrowableSegmentsTest, UnmappingWaitsForTheStreamOnlyForBlocksFreedSinceTh
   MemoryStats stats = alloc_->GetStats();
   ASSERT_GT(stats.num_unmaps, 0);
   EXPECT_EQ(stats.num_stream_syncs, 1);
+  EXPECT_GT(stats.wait_ns, 0) << "the wait's host time";
+  EXPECT_GE(stats.prepare_ns, stats.wait_ns) << "a wait made by a placement is within its time";
   // More memory for stream 1: what is left under a and b was freed before
   // that wait, so it goes back without another one.
   const std::int64_t unmaps = stats.num_unmaps;

@@ -208,6 +208,8 @@ absl::Status GrowableSegments::Prepare(CacheLock lock, Segment& range, const Blo
     }
     return absl::OkStatus();
   }
+  // From here on the placement makes driver calls: its host time is counted.
+  const ElapsedNs timed(&cache_.stats().prepare_ns);
   // A capture refuses unmapping: the slack is exceeded for now and trimmed
   // by the first growth after it (the memory limit still holds in MapChunk).
   if (cache_.capturing()) excess_low = excess_high = 0;
@@ -509,7 +511,10 @@ absl::Status GrowableSegments::FinishLeaving(bool wait, const GrowableSegment* o
     wait_for = std::max(wait_for, l.job);
   }
   if (!wait || wait_for == 0) return status;
-  worker_.WaitFor(wait_for);
+  {
+    const ElapsedNs waited(&cache_.stats().wait_ns);
+    worker_.WaitFor(wait_for);
+  }
   absl::Status reaped = Reap();
   // What is still leaving there is a chunk whose unmap failed (kept, tried
   // again later). A chunk going back whose unmap failed is mapped and held
@@ -559,6 +564,7 @@ absl::Status GrowableSegments::Reap() {
   MemoryStats& stats = cache_.stats();
   for (UnmapWorker::Result& r : worker_.TakeResults()) {
     --unreaped_;
+    stats.worker_ns += r.ns;
     auto it = std::find_if(leaving_.begin(), leaving_.end(),
                            [&](const Leaving& l) { return l.job == r.id; });
     if (it == leaving_.end()) {  // a release alone (ReleaseChunk)

@@ -44,12 +44,14 @@ void UnmapWorker::RunQueueHere() {
 
 UnmapWorker::Result UnmapWorker::Run(const Job& job) {
   Result result{job.id, job.release, absl::OkStatus(), absl::OkStatus()};
+  const std::int64_t start = NowNs();
   if (job.bytes > 0) result.unmapped = backend_.Unmap(job.va, job.bytes);
   if (job.release != 0) {
     result.released = result.unmapped.ok()
                           ? backend_.ReleasePhysical(job.release)
                           : absl::FailedPreconditionError("not released: its unmap failed");
   }
+  result.ns = NowNs() - start;
   return result;
 }
 

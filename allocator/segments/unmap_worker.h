@@ -51,6 +51,7 @@ class UnmapWorker {
     PhysicalHandle release = 0;  // the handle the job was to release, or 0
     absl::Status unmapped;
     absl::Status released;
+    std::int64_t ns = 0;  // host time of its calls
   };
 
   // `threaded` false: every job runs inside Submit, on the caller's thread

@@ -89,6 +89,20 @@ class MoveCostTest(unittest.TestCase):
         self.assertAlmostEqual(m["us_per_map"], 75.0)
         self.assertAlmostEqual(m["extra_ms_without_maps"], 0.5)
         self.assertAlmostEqual(m["maps_per_step"], 62.5)
+        self.assertIsNone(m["prepare_ms_per_step"])  # runs that did not read the clocks
+
+    def test_the_allocators_own_clocks_are_averaged_over_the_timed_steps(self):
+        runs = [self.steps("native_expandable", 0, [60.0, 80.0], [0, 0]),
+                self.steps("ccalloc", 0, [61.0, 90.0], [1, 100])]
+        runs[1]["step_calls"] = {
+            "counters": ["num_maps", "num_unmaps", "num_stream_syncs", "prepare_ns", "wait_ns",
+                         "worker_ns"],
+            "steps": [[999, 0, 0, 9e9, 9e9, 9e9], [1, 1, 0, 1e6, 0, 2e6],
+                      [100, 100, 1, 7e6, 1e6, 4e6]]}
+        (m,) = compare_training.move_costs(runs)
+        self.assertAlmostEqual(m["prepare_ms_per_step"], 4.0)  # warm-up step left out
+        self.assertAlmostEqual(m["wait_ms_per_step"], 0.5)
+        self.assertAlmostEqual(m["worker_ms_per_step"], 3.0)
 
     def test_a_configuration_that_hardly_maps_gets_no_fit(self):
         runs = [self.steps("native_expandable", 0, [60.0, 61.0], [0, 0]),
