@@ -81,11 +81,12 @@ struct MemoryStats {
   // Where the driver work's host time goes (ns, growable segments), so a
   // slow step can be told apart from one whose allocator made calls:
   // prepare_ns, the allocating thread's time in placements that mapped
-  // memory (the trims, moves, creates, maps and any waits they made);
-  // wait_ns, its time waiting for queued work before an unmap (within
-  // prepare_ns where a placement waited); worker_ns, the unmaps' and
-  // releases' time on the unmap worker's thread (or the caller's without
-  // one). Read two clocks per placement that maps, none otherwise.
+  // memory or waited for pages under them to be unmapped (the trims,
+  // moves, creates, maps and any waits they made); wait_ns, its time
+  // waiting for queued work before an unmap (within prepare_ns where a
+  // placement waited); worker_ns, the unmaps' and releases' time on the
+  // unmap worker's thread (or the caller's without one). Read two clocks
+  // per placement that maps or waits, none otherwise.
   std::int64_t prepare_ns = 0;
   std::int64_t wait_ns = 0;
   std::int64_t worker_ns = 0;

@@ -788,10 +788,14 @@ TEST_F(GrowableSegmentsTest, ABlockOverPagesAMoveJustLeftWaitsAndGetsItsOwnMemor
   ASSERT_EQ(alloc_->GetStats().num_stream_syncs, 0);
   // Best fit puts 24 MiB in the freed 24 MiB's hole (right before `keep`),
   // whose pages are still leaving.
+  const MemoryStats before = alloc_->GetStats();
   const DevicePtr e = AllocateOk(24 * kMiB, 0);
   EXPECT_EQ(e, keep - 24 * kMiB);
   const MemoryStats stats = alloc_->GetStats();
   EXPECT_EQ(stats.num_stream_syncs, 1);
+  // The wait for those pages is the placement's time too.
+  EXPECT_GT(stats.wait_ns, before.wait_ns);
+  EXPECT_GE(stats.prepare_ns - before.prepare_ns, stats.wait_ns - before.wait_ns);
   ExpectDeviceHoldsReserved();
   EXPECT_EQ(stats.reserved_bytes[kStatAll].current, static_cast<std::int64_t>(72 * kMiB));
   EXPECT_TRUE(IsValid(*alloc_));

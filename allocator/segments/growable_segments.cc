@@ -2,6 +2,7 @@
 #include "allocator/segments/growable_segments.h"
 
 #include <algorithm>
+#include <optional>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
@@ -135,9 +136,13 @@ absl::Status GrowableSegments::Prepare(CacheLock lock, Segment& range, const Blo
   // leaves them for later). Those under this block must be unmapped before
   // it is handed out, waiting if need be (the block lands where a chunk just
   // left).
+  // A placement that waits for pages under it or maps memory counts its
+  // host time from there (prepare_ns); one that does neither reads no clock.
+  std::optional<ElapsedNs> timed;
   if (!leaving_.empty() || unreaped_ > 0) {
     (void)FinishLeaving(/*wait=*/false);
     if (segment->leaving_pages > 0) {
+      timed.emplace(&cache_.stats().prepare_ns);
       if (absl::Status s = FinishLeaving(/*wait=*/true, segment, first, last); !s.ok()) return s;
     }
   }
@@ -209,7 +214,7 @@ absl::Status GrowableSegments::Prepare(CacheLock lock, Segment& range, const Blo
     return absl::OkStatus();
   }
   // From here on the placement makes driver calls: its host time is counted.
-  const ElapsedNs timed(&cache_.stats().prepare_ns);
+  if (!timed) timed.emplace(&cache_.stats().prepare_ns);
   // A capture refuses unmapping: the slack is exceeded for now and trimmed
   // by the first growth after it (the memory limit still holds in MapChunk).
   if (cache_.capturing()) excess_low = excess_high = 0;
