@@ -13,7 +13,8 @@
 // 64 MiB; churn with W = 100 and 1000), the same ones ccalloc-bench and
 // bench/torch_alloc_bench.py time. Each measurement is repeated (7 times by
 // default); a repetition times a batch of operations with steady_clock and
-// divides by their number, and the report gives the median, then ccalloc's
+// divides by their number, the repetitions of the allocators on one pattern
+// taking turns (rounds), and the report gives the median, then ccalloc's
 // driver calls per 1,000 operations. Time is host time: stream-ordered
 // frees return before the GPU has done anything.
 //
@@ -147,21 +148,43 @@ struct Measurement {
   double calls_per_1k_ops = -1;
 };
 
-// Runs TimeSteps on `step` and counts the driver calls its operations made.
-template <typename Step>
-void TimeAndCount(Allocator& a, Step&& step, int reps, int target_ms, Measurement* m) {
-  std::int64_t steps = 0;
-  const std::int64_t before = a.DriverCalls();
-  m->reps = TimeSteps(
-      [&] {
-        ++steps;
-        step();
-      },
-      2.0, reps, target_ms);
-  if (before >= 0 && steps > 0) {
-    m->calls_per_1k_ops =
-        1000.0 * static_cast<double>(a.DriverCalls() - before) / (2.0 * static_cast<double>(steps));
+// One allocator on one pattern, set up and ready to time: its batch of steps
+// (about `target_ms` long, found by calibration) is timed once per round.
+struct Case {
+  std::unique_ptr<Allocator> allocator;
+  std::function<void()> step;
+  double ops_per_step = 2.0;
+  std::size_t batch = 1;
+  std::int64_t steps = 0;  // steps taken since calls_before was read
+  std::int64_t calls_before = -1;
+  std::vector<void*> live;  // a churn's live blocks, freed at the end
+  Measurement m;
+};
+
+// Finds the batch of `c`'s steps that takes about `target_ms`.
+void Calibrate(Case& c, int target_ms) {
+  const double target_s = target_ms / 1000.0;
+  c.calls_before = c.allocator->DriverCalls();
+  for (std::size_t batch = 1;; batch *= 4) {
+    const auto start = Clock::now();
+    for (std::size_t i = 0; i < batch; ++i) c.step();
+    c.steps += static_cast<std::int64_t>(batch);
+    const double took = std::chrono::duration<double>(Clock::now() - start).count();
+    if (took >= target_s / 4 || batch >= (std::size_t{1} << 24)) {
+      c.batch = std::max<std::size_t>(
+          1, static_cast<std::size_t>(target_s / (took / static_cast<double>(batch))));
+      return;
+    }
   }
+}
+
+// One timed batch of `c`: host ns per operation.
+void TimeOnce(Case& c) {
+  const auto start = Clock::now();
+  for (std::size_t i = 0; i < c.batch; ++i) c.step();
+  const double took = std::chrono::duration<double, std::nano>(Clock::now() - start).count();
+  c.steps += static_cast<std::int64_t>(c.batch);
+  c.m.reps.push_back(took / (static_cast<double>(c.batch) * c.ops_per_step));
 }
 
 double Median(std::vector<double> v) {
@@ -170,42 +193,32 @@ double Median(std::vector<double> v) {
   return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
-Measurement HotPair(Allocator& a, std::size_t bytes, int reps) {
-  a.Free(a.Allocate(bytes));  // the cached path is what is measured
-  auto step = [&] {
-    void* p = a.Allocate(bytes);
-    a.Free(p);
-  };
-  Measurement m;
-  m.allocator = a.name();
-  m.pattern = absl::StrCat("hot_pair/", bytes);
-  TimeAndCount(a, step, reps, 40, &m);
-  m.ns_per_op = Median(m.reps);
-  return m;
+// Sets `c` up for the hot pair of `bytes`: the cached path is what is timed.
+void SetUpHotPair(Case& c, std::size_t bytes) {
+  Allocator* a = c.allocator.get();
+  a->Free(a->Allocate(bytes));
+  c.step = [a, bytes] { a->Free(a->Allocate(bytes)); };
+  c.m.pattern = absl::StrCat("hot_pair/", bytes);
 }
 
-Measurement Churn(Allocator& a, int window, int reps) {
-  const ChurnSchedule schedule = MakeChurnSchedule(window);
-  std::vector<void*> live;
-  for (std::size_t bytes : schedule.prefill) live.push_back(a.Allocate(bytes));
-  std::size_t next = 0;
-  auto step = [&] {
-    const std::size_t i = next++ & (kChurnSteps - 1);
-    void*& slot = live[schedule.victims[i]];
-    a.Free(slot);
-    slot = a.Allocate(schedule.sizes[i]);
+// Sets `c` up for the churn of `window`: W blocks live, then each step
+// frees one and allocates another, after one warming pass over the schedule
+// (at most two seconds: cudaMalloc has no cache to warm and is slow).
+void SetUpChurn(Case& c, int window) {
+  auto schedule = std::make_shared<const ChurnSchedule>(MakeChurnSchedule(window));
+  Allocator* a = c.allocator.get();
+  for (std::size_t bytes : schedule->prefill) c.live.push_back(a->Allocate(bytes));
+  auto next = std::make_shared<std::size_t>(0);
+  std::vector<void*>* live = &c.live;
+  c.step = [a, schedule, next, live] {
+    const std::size_t i = (*next)++ & (kChurnSteps - 1);
+    void*& slot = (*live)[schedule->victims[i]];
+    a->Free(slot);
+    slot = a->Allocate(schedule->sizes[i]);
   };
-  // Warm the cache with one pass over the schedule (at most two seconds:
-  // cudaMalloc has no cache to warm and is slow).
   const auto warm_until = Clock::now() + std::chrono::seconds(2);
-  for (std::size_t i = 0; i < kChurnSteps && Clock::now() < warm_until; ++i) step();
-  Measurement m;
-  m.allocator = a.name();
-  m.pattern = absl::StrCat("churn/W:", window);
-  TimeAndCount(a, step, reps, 60, &m);
-  m.ns_per_op = Median(m.reps);
-  for (void* p : live) a.Free(p);
-  return m;
+  for (std::size_t i = 0; i < kChurnSteps && Clock::now() < warm_until; ++i) c.step();
+  c.m.pattern = absl::StrCat("churn/W:", window);
 }
 
 std::string Json(const std::string& device, const std::vector<Measurement>& ms) {
@@ -293,31 +306,53 @@ int Main(int argc, char** argv) {
 
   std::vector<Measurement> all;
   std::vector<std::string> names;
-  // Pattern by pattern, every allocator in turn: what one allocator leaves
-  // behind in the driver or the CPU's caches (a churn's frees, a thread
-  // joined) falls on the next pattern of every allocator alike, not on the
-  // same allocator's next pattern.
+  // Pattern by pattern, every allocator set up side by side (a fresh one per
+  // pattern: no pattern inherits another's cache), then timed in rounds: each
+  // round times one batch of every allocator, starting one further along
+  // each time. Whatever slows the host for a while (another process on the
+  // CPU, the driver's housekeeping) then falls on one round of every
+  // allocator alike, and the median over the rounds drops it, instead of
+  // landing on all the repetitions of whichever allocator ran then.
   for (const std::string& pattern : patterns) {
+    std::vector<Case> cases;
+    cases.reserve(factories.size());  // a churn's step points into its Case
     for (const Factory& make : factories) {
-      // A fresh allocator per pattern: no pattern inherits another's cache.
-      std::unique_ptr<Allocator> a = make();
-      if (std::find(names.begin(), names.end(), a->name()) == names.end()) {
-        names.push_back(a->name());
+      Case& c = cases.emplace_back();
+      c.allocator = make();
+      c.m.allocator = c.allocator->name();
+      if (std::find(names.begin(), names.end(), c.m.allocator) == names.end()) {
+        names.push_back(c.m.allocator);
       }
-      std::fprintf(stderr, "  %s %s...\n", a->name().c_str(), pattern.c_str());
-      Measurement m;
+      std::fprintf(stderr, "  %s %s...\n", c.m.allocator.c_str(), pattern.c_str());
       if (pattern.rfind("hot_pair/", 0) == 0) {
         std::size_t bytes = 0;
         (void)absl::SimpleAtoi(pattern.substr(9), &bytes);
-        m = HotPair(*a, bytes, reps);
+        SetUpHotPair(c, bytes);
+        Calibrate(c, 40);
       } else {
         int w = 0;
         (void)absl::SimpleAtoi(pattern.substr(8), &w);
-        m = Churn(*a, w, reps);
+        SetUpChurn(c, w);
+        Calibrate(c, 60);
       }
-      Check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
-      all.push_back(m);
     }
+    for (int r = 0; r < reps; ++r) {
+      for (std::size_t k = 0; k < cases.size(); ++k) {
+        TimeOnce(cases[(k + static_cast<std::size_t>(r)) % cases.size()]);
+      }
+    }
+    for (Case& c : cases) {
+      if (c.calls_before >= 0 && c.steps > 0) {
+        c.m.calls_per_1k_ops = 1000.0 *
+                               static_cast<double>(c.allocator->DriverCalls() - c.calls_before) /
+                               (c.ops_per_step * static_cast<double>(c.steps));
+      }
+      c.m.ns_per_op = Median(c.m.reps);
+      for (void* p : c.live) c.allocator->Free(p);
+      all.push_back(std::move(c.m));
+    }
+    cases.clear();
+    Check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
   }
 
   auto find = [&](const std::string& alloc, const std::string& pattern) -> double {
