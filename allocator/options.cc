@@ -252,6 +252,8 @@ absl::StatusOr<Options> ParseOptions(absl::string_view conf, const Options& base
       if (absl::Status s = ParseBool(key, value, &options.mapped_fit); !s.ok()) return s;
     } else if (key == "background_unmap") {
       if (absl::Status s = ParseBool(key, value, &options.background_unmap); !s.ok()) return s;
+    } else if (key == "keep_old_mappings") {
+      if (absl::Status s = ParseBool(key, value, &options.keep_old_mappings); !s.ok()) return s;
     } else if (key == "unpin_edges_mb") {
       std::size_t mb = 0;
       if (!absl::SimpleAtoi(value, &mb) || mb > (std::size_t{1} << 20)) {
@@ -271,8 +273,7 @@ absl::StatusOr<Options> ParseOptions(absl::string_view conf, const Options& base
           "garbage_collection_threshold, expandable_segments, backend, memory_limit, "
           "memory_fraction, release_slack, release_slack_max, max_map_chunk_mb, "
           "map_chunk_divisor, unpin_edges_mb, unwaited_moves, hold_reserved, mapped_fit, "
-          "background_unmap, "
-          "backup_batch_mb)"));
+          "background_unmap, keep_old_mappings, backup_batch_mb)"));
     }
   }
   return options;
@@ -301,6 +302,7 @@ std::string Options::ToString() const {
                                  ",hold_reserved:", hold_reserved ? "True" : "False",
                                  ",mapped_fit:", mapped_fit ? "True" : "False",
                                  ",background_unmap:", background_unmap ? "True" : "False",
+                                 ",keep_old_mappings:", keep_old_mappings ? "True" : "False",
                                  ",backup_batch_mb:", backup_batch / kMiB);
   return out;
 }

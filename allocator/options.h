@@ -83,16 +83,31 @@ struct Options {
   // (segments/unmap_worker.h), not on the thread allocating, which in
   // training is the one launching kernels. False: made inline, as they come.
   bool background_unmap = true;
+  // Growable segments (keep_old_mappings): a chunk moved away stays mapped
+  // at its old pages (no memory counted there, no block handed out over
+  // them) instead of being unmapped, and a block that later wants those
+  // pages takes the memory back without a driver call when it is free
+  // where it went: a training step that moves memory one way and the next
+  // step back costs no calls for either after the first. Such a mapping is
+  // unmapped only when a block wants its pages and cannot take it back, at
+  // a trim, or before a capture. False: unmapped once its work is done.
+  bool keep_old_mappings = true;
   // Growable segments: the largest physical chunk mapped at once
   // (max_map_chunk_mb). Fewer, larger chunks cost fewer driver calls (the
   // driver charges per handle) and kernels read memory mapped in chunks of
   // several pages at full speed (2 MiB handles cost ~6% of streaming
   // bandwidth, 16 MiB none: bench/driver_costs/README.md); smaller ones pin
   // less: a live block that covers part of a chunk keeps all of it mapped.
-  // 8 MiB: on an H100, unet 1.0090 and ckpt_lm 1.0087 reserved/allocated
-  // against 1.0128 and 1.0161 with 16 MiB chunks, step time unchanged within
-  // the rounds' spread (bench/results/h100_chunks.json).
-  std::size_t max_map_chunk = std::size_t{8} << 20;
+  // 4 MiB: what pins the most at a peak is the free rest of 8 MiB chunks
+  // that live blocks cover in part (the checkpointed LM with six repeating
+  // lengths, traces/ckpt_lm_cycle: 148 MiB in 52 such chunks at its peak,
+  // 1.0163 reserved/allocated, against 1.0099 with 4 MiB chunks). Smaller
+  // chunks cost more maps per move, but with keep_old_mappings a step that
+  // repeats earlier shapes moves little (gpt2_cycle: 1.6 chunks a step).
+  // (With 8 MiB chunks on an H100: unet 1.0090 and ckpt_lm 1.0087 against
+  // 1.0128 and 1.0161 with 16 MiB, step time unchanged within the spread:
+  // bench/results/h100_chunks.json.)
+  std::size_t max_map_chunk = std::size_t{4} << 20;
   // ... and at most 1/map_chunk_divisor of the block being mapped.
   std::uint32_t map_chunk_divisor = 1;
   // Pausing with backup (backup_batch_mb): the copies to host are fenced

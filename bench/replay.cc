@@ -477,6 +477,7 @@ absl::StatusOr<ReplayResult> Replay(const Trace& trace, const Policy& policy,
     r.device_frees = stats.num_device_free;
     r.maps = stats.num_maps;
     r.unmaps = stats.num_unmaps;
+    r.returns = stats.num_returns;
     r.maps_per_1k_allocs = PerThousand(r.maps, r.allocs);
     r.unmaps_per_1k_allocs = PerThousand(r.unmaps, r.allocs);
     r.retries = stats.num_alloc_retries;
@@ -1043,6 +1044,7 @@ std::string ResultsToJson(const std::vector<ReplayResult>& results) {
     absl::StrAppend(&out, "\"device_allocs\": ", r.device_allocs,
                     ", \"device_frees\": ", r.device_frees, ", \"maps\": ", r.maps,
                     ", \"unmaps\": ", r.unmaps,
+                    ", \"returns\": ", r.returns,
                     ", \"maps_per_1k_allocs\": ", JsonNumber(r.maps_per_1k_allocs),
                     ", \"unmaps_per_1k_allocs\": ", JsonNumber(r.unmaps_per_1k_allocs), ",\n   ");
     {

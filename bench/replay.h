@@ -118,6 +118,8 @@ struct ReplayResult {
   std::int64_t device_frees = 0;
   std::int64_t maps = 0;  // pages mapped into growable segments
   std::int64_t unmaps = 0;
+  // Moved memory taken back to pages that kept its old mapping: no calls.
+  std::int64_t returns = 0;
   double maps_per_1k_allocs = 0;
   double unmaps_per_1k_allocs = 0;
   std::int64_t retries = 0;    // num_alloc_retries

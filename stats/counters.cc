@@ -49,7 +49,7 @@ void MemoryStats::ResetAccumulated() {
   ForEachArray(*this, [](Stat& s) { s.ResetAccumulated(); });
   num_alloc_retries = num_ooms = num_sync_all_streams = 0;
   num_device_alloc = num_device_free = 0;
-  num_maps = num_unmaps = num_allocs = num_stream_syncs = 0;
+  num_maps = num_unmaps = num_returns = num_allocs = num_stream_syncs = 0;
   prepare_ns = wait_ns = worker_ns = 0;
 }
 
@@ -92,6 +92,7 @@ std::vector<std::pair<std::string, std::int64_t>> Flatten(const MemoryStats& s) 
   out.emplace_back("num_sync_all_streams", s.num_sync_all_streams);
   out.emplace_back("ccalloc.num_allocs", s.num_allocs);
   out.emplace_back("ccalloc.num_maps", s.num_maps);
+  out.emplace_back("ccalloc.num_returns", s.num_returns);
   out.emplace_back("ccalloc.num_stream_syncs", s.num_stream_syncs);
   out.emplace_back("ccalloc.num_unmaps", s.num_unmaps);
   out.emplace_back("ccalloc.prepare_ns", s.prepare_ns);

@@ -76,6 +76,9 @@ struct MemoryStats {
   // counters to watch for time.
   std::int64_t num_maps = 0;
   std::int64_t num_unmaps = 0;
+  // Growable segments: moved memory taken back to pages that kept its old
+  // mapping (keep_old_mappings), each instead of a map there and an unmap.
+  std::int64_t num_returns = 0;
   std::int64_t num_allocs = 0;   // successful Allocate calls (for rates)
   std::int64_t num_stream_syncs = 0;  // waits on one stream before unmapping
   // Where the driver work's host time goes (ns, growable segments), so a

@@ -28,6 +28,16 @@ constexpr std::size_t kPage = std::size_t{2} << 20;
 
 class GrowableSegmentsTest : public AllocatorTest<SimGrowable> {
  protected:
+  // What the tests of moves and unmaps below were written against: 8 MiB
+  // chunks, and a move's old mapping unmapped once its work is done
+  // (keep_old_mappings:False). The KeptMappings tests cover the default of
+  // keeping it; every other suite runs the defaults.
+  Options Mechanics() const {
+    Options options = env_.BaseOptions();
+    options.max_map_chunk = 8 * kMiB;
+    options.keep_old_mappings = false;
+    return options;
+  }
   DevicePtr AllocateOk(std::size_t size, StreamId stream = 0) {
     absl::StatusOr<DevicePtr> p = alloc_->Allocate(size, stream);
     EXPECT_TRUE(p.ok()) << p.status();
@@ -90,7 +100,7 @@ class GrowableSegmentsTest : public AllocatorTest<SimGrowable> {
   // An allocator whose trims start at `low` and may wait beyond `high`
   // (release_slack, release_slack_max).
   void MakeWithSlack(double low, double high) {
-    Options options = env_.BaseOptions();
+    Options options = Mechanics();
     options.release_slack = low;
     options.release_slack_max = high;
     Make(options);
@@ -109,7 +119,7 @@ class GrowableSegmentsTest : public AllocatorTest<SimGrowable> {
 // Blocks are carved back to back with no remainder kept whole, and any order
 // of frees merges them into one free block again.
 TEST_F(GrowableSegmentsTest, NeighboursAlwaysCoalesce) {
-  Make();
+  Make(Mechanics());
   std::mt19937_64 rng(7);
   LogUniformSizes sizes(kSmallSize + 1, 24 * kMiB);
   std::vector<DevicePtr> blocks;
@@ -146,7 +156,7 @@ TEST_F(GrowableSegmentsTest, NeighboursAlwaysCoalesce) {
 // Reserved is the mapped pages: a block that lands on an already mapped page
 // maps nothing, and freeing keeps the pages (nothing returns on the hot path).
 TEST_F(GrowableSegmentsTest, ReservedCountsMappedPages) {
-  Make();
+  Make(Mechanics());
   const DevicePtr a = AllocateOk(3 * kMiB);  // pages 0-1
   EXPECT_EQ(Reserved(), static_cast<std::int64_t>(2 * kPage));
   const DevicePtr b = AllocateOk(1536 * kKiB);  // [3, 4.5) MiB: page 2
@@ -179,7 +189,7 @@ TEST_F(GrowableSegmentsTest, ReservedCountsMappedPages) {
 // The new chunks under a block lie side by side, and they are mapped as one
 // stretch: one MapChunks call (one access call on a GPU) for all of them.
 TEST_F(GrowableSegmentsTest, ABlocksNewChunksAreMappedAsOneStretch) {
-  Make();
+  Make(Mechanics());
   const DevicePtr a = AllocateOk(3 * kMiB);  // pages 0-1
   const SimBackend::Counts before = Device();
   const std::int64_t maps_before = alloc_->GetStats().num_maps;
@@ -207,7 +217,7 @@ TEST_F(GrowableSegmentsTest, FailedMapMidGrowRecoversWithoutLeak) {
     std::size_t max_map_chunk;
     std::size_t size;
   };
-  const Options defaults = env_.BaseOptions();
+  const Options defaults = Mechanics();
   for (const Case& c : {Case{"page by page", kPage, 10 * kMiB},
                         Case{"default chunks", defaults.max_map_chunk, 64 * kMiB}}) {
     SCOPED_TRACE(c.name);
@@ -243,7 +253,7 @@ TEST_F(GrowableSegmentsTest, RandomMapFailuresLeaveNoHalfMappedBlock) {
   int failed = 0;
   for (std::uint64_t seed = 1; seed <= 24; ++seed) {
     SCOPED_TRACE(absl::StrCat("seed ", seed));
-    Make();
+    Make(Mechanics());
     SimBackend* sim = env_.sim();
     const DevicePtr keep = AllocateOk(3 * kMiB);
     sim->FailRandomly(0.05, seed);
@@ -278,7 +288,7 @@ TEST_F(GrowableSegmentsTest, RandomMapFailuresLeaveNoHalfMappedBlock) {
 // EmptyCache unmaps the pages under free holes and keeps those of live
 // blocks; the snapshot shows the mapped ranges that remain.
 TEST_F(GrowableSegmentsTest, EmptyCacheUnmapsFreePages) {
-  Make();
+  Make(Mechanics());
   const DevicePtr a = AllocateOk(4 * kMiB);
   const DevicePtr b = AllocateOk(4 * kMiB);
   const DevicePtr c = AllocateOk(4 * kMiB);
@@ -316,7 +326,7 @@ TEST_F(GrowableSegmentsTest, EmptyCacheUnmapsFreePages) {
 // (prepare_ns), one that finds its pages mapped reads no clock, and the
 // unmaps of a trim count theirs where they ran (worker_ns).
 TEST_F(GrowableSegmentsTest, HostTimeIsCountedWhereDriverWorkIsDone) {
-  Make();
+  Make(Mechanics());
   const DevicePtr a = AllocateOk(4 * kMiB);
   MemoryStats stats = alloc_->GetStats();
   EXPECT_GT(stats.prepare_ns, 0) << "a placement that mapped a chunk";
@@ -338,7 +348,7 @@ TEST_F(GrowableSegmentsTest, HostTimeIsCountedWhereDriverWorkIsDone) {
 TEST_F(GrowableSegmentsTest, FreePagesMoveBeforeNewMemoryIsTaken) {
   for (double slack : {0.005, 1.0}) {
     SCOPED_TRACE(absl::StrCat("release_slack ", slack));
-    Options options = env_.BaseOptions();
+    Options options = Mechanics();
     options.release_slack = slack;
     Make(options);
     const DevicePtr a = AllocateOk(20 * kMiB, 0);
@@ -467,7 +477,7 @@ TEST_F(GrowableSegmentsTest, BeyondTheHighMarkNoBlockPinsTheRestOfAChunk) {
                         Case{"beyond the high mark", 0, 0, false},
                         Case{"below the mark, unpin_edges_mb:4", 1.0, 4 * kMiB, false}}) {
     SCOPED_TRACE(k.name);
-    Options options = env_.BaseOptions();
+    Options options = Mechanics();
     options.release_slack = 0;
     options.release_slack_max = k.slack_max;
     options.unpin_edges = k.unpin;
@@ -617,7 +627,7 @@ TEST_F(GrowableSegmentsTest, HoldingWhatWasHeldSavesMovesUnderChurn) {
     std::int64_t peak_reserved = 0;
   };
   auto churn = [&](bool hold) {
-    Options options = env_.BaseOptions();
+    Options options = Mechanics();
     options.hold_reserved = hold;
     Make(options);
     std::mt19937_64 rng(11);
@@ -661,7 +671,7 @@ TEST_F(GrowableSegmentsTest, HoldingWhatWasHeldSavesMovesUnderChurn) {
 // request maps (moving memory back).
 TEST_F(GrowableSegmentsTest, MappedFitPlacesOnHeldMemoryWithoutACall) {
   auto run = [&](bool mapped_fit) {
-    Options options = env_.BaseOptions();
+    Options options = Mechanics();
     options.release_slack = 0;
     options.release_slack_max = 0;
     options.hold_reserved = false;
@@ -769,7 +779,7 @@ TEST_F(GrowableSegmentsTest, SameStreamMovesDoNotWaitAndUnmapOnceTheWorkIsDone) 
   EXPECT_TRUE(env_.NothingOutstanding());
 
   // unwaited_moves:False: the same move waits for the stream instead.
-  Options options = env_.BaseOptions();
+  Options options = Mechanics();
   options.release_slack = options.release_slack_max = 0;
   options.unwaited_moves = false;
   Make(options);
@@ -777,6 +787,134 @@ TEST_F(GrowableSegmentsTest, SameStreamMovesDoNotWaitAndUnmapOnceTheWorkIsDone) 
   EXPECT_EQ(alloc_->GetStats().num_stream_syncs, 1);
   EXPECT_TRUE(IsValid(*alloc_));
   for (DevicePtr p : {keep2, c2}) FreeOk(p);
+}
+
+// keep_old_mappings (the default): a move leaves its old mapping in place,
+// and a block that wants those pages again while the memory is free where it
+// went takes it back with no driver call at all.
+class KeptMappingsTest : public GrowableSegmentsTest {
+ protected:
+  // No slack, so every growth moves; chunks of 4 MiB (two pages).
+  void MakeKeeping() {
+    Options options = env_.BaseOptions();
+    ASSERT_TRUE(options.keep_old_mappings) << "the default keeps old mappings";
+    options.release_slack = options.release_slack_max = 0;
+    options.hold_reserved = false;
+    options.max_map_chunk = 4 * kMiB;
+    Make(options);
+  }
+  // a (16 MiB) freed behind a kept 2 MiB block, its work done; then b
+  // (24 MiB), which does not fit a's hole, takes a's four chunks and 8 MiB
+  // of new memory.
+  struct Moved {
+    DevicePtr a, keep, b;
+  };
+  Moved MoveAToB() {
+    Moved m{};
+    m.a = AllocateOk(16 * kMiB, 0);
+    m.keep = AllocateOk(2 * kMiB, 0);
+    FreeOk(m.a);
+    env_.CompleteAll();
+    m.b = AllocateOk(24 * kMiB, 0);
+    return m;
+  }
+};
+
+TEST_F(KeptMappingsTest, MemoryMovedAwayComesBackWithoutADriverCall) {
+  MakeKeeping();
+  const Moved m = MoveAToB();
+  MemoryStats before = alloc_->GetStats();
+  // (The marks' minimum slack of two pages may leave a chunk in a's hole.)
+  const std::size_t moved = 16 * kMiB - MappedBytes(m.keep, m.a, 16 * kMiB);
+  ASSERT_GT(moved, 0u) << "b took none of a's memory";
+  EXPECT_EQ(before.num_unmaps, 0) << "the move's old mapping was not kept";
+  EXPECT_EQ(MappedBytes(m.keep, m.b, 24 * kMiB), 24 * kMiB);
+  ExpectDeviceHoldsReserved();
+  EXPECT_TRUE(IsValid(*alloc_));
+
+  // b is freed and its work done; a block of a's size lands in a's hole.
+  FreeOk(m.b);
+  env_.CompleteAll();
+  before = alloc_->GetStats();
+  const DevicePtr again = AllocateOk(16 * kMiB, 0);
+  EXPECT_EQ(again, m.a);
+  const MemoryStats after = alloc_->GetStats();
+  EXPECT_EQ(after.num_returns - before.num_returns, static_cast<std::int64_t>(moved / (4 * kMiB)))
+      << "each chunk moved comes back";
+  EXPECT_EQ(after.num_maps, before.num_maps) << "a return maps nothing";
+  EXPECT_EQ(after.num_unmaps, before.num_unmaps) << "a return unmaps nothing";
+  EXPECT_EQ(after.num_device_alloc, before.num_device_alloc);
+  EXPECT_EQ(after.reserved_bytes[kStatAll].current, before.reserved_bytes[kStatAll].current);
+  EXPECT_EQ(MappedBytes(m.keep, m.a, 16 * kMiB), 16 * kMiB);
+  EXPECT_EQ(MappedBytes(m.keep, m.b, 24 * kMiB), 24 * kMiB - moved)
+      << "only b's new memory stays there";
+  ExpectDeviceHoldsReserved();
+  EXPECT_TRUE(IsValid(*alloc_));
+
+  // A trim unmaps every old mapping and gives everything free back.
+  FreeOk(again);
+  FreeOk(m.keep);
+  ASSERT_TRUE(alloc_->EmptyCache().ok());
+  EXPECT_EQ(Reserved(), 0);
+  EXPECT_EQ(Device().bytes_in_use, 0u);
+  EXPECT_TRUE(IsValid(*alloc_));
+  alloc_.reset();
+  EXPECT_TRUE(env_.NothingOutstanding());
+}
+
+// Memory still in use where it went cannot come back: the old mapping is
+// unmapped first and the block gets memory of its own.
+TEST_F(KeptMappingsTest, MemoryInUseWhereItWentIsNotTakenBack) {
+  MakeKeeping();
+  const Moved m = MoveAToB();
+  const std::size_t moved = 16 * kMiB - MappedBytes(m.keep, m.a, 16 * kMiB);
+  ASSERT_GT(moved, 0u);
+  const MemoryStats before = alloc_->GetStats();
+  const DevicePtr again = AllocateOk(16 * kMiB, 0);
+  EXPECT_EQ(again, m.a);
+  const MemoryStats after = alloc_->GetStats();
+  EXPECT_EQ(after.num_returns, before.num_returns) << "took memory b still holds";
+  EXPECT_EQ(after.num_unmaps - before.num_unmaps, static_cast<std::int64_t>(moved / (4 * kMiB)))
+      << "the old mappings under the block were not unmapped";
+  EXPECT_EQ(MappedBytes(m.keep, m.a, 16 * kMiB), 16 * kMiB);
+  EXPECT_EQ(MappedBytes(m.keep, m.b, 24 * kMiB), 24 * kMiB) << "b lost memory";
+  EXPECT_EQ(after.reserved_bytes[kStatAll].current - before.reserved_bytes[kStatAll].current,
+            static_cast<std::int64_t>(moved))
+      << "a's pages need memory of their own";
+  ExpectDeviceHoldsReserved();
+  EXPECT_TRUE(IsValid(*alloc_));
+  for (DevicePtr p : {again, m.keep, m.b}) FreeOk(p);
+  ASSERT_TRUE(alloc_->EmptyCache().ok());
+  EXPECT_EQ(Device().bytes_in_use, 0u);
+}
+
+// Memory that went to a block of another stream comes back only once that
+// stream's work on it is known to have finished (an event query, never a
+// wait): while it may still run, the block gets other memory.
+TEST_F(KeptMappingsTest, MemoryAnotherStreamMayStillUseIsNotTakenBack) {
+  if (!env_.CanHoldEvents()) GTEST_SKIP() << "needs events that stay incomplete";
+  MakeKeeping();
+  const DevicePtr a = AllocateOk(16 * kMiB, 0);
+  const DevicePtr keep = AllocateOk(2 * kMiB, 0);
+  FreeOk(a);
+  env_.CompleteAll();
+  const DevicePtr b = AllocateOk(16 * kMiB, 1);  // stream 1's range: a's memory moves
+  ASSERT_LT(MappedBytes(keep, a, 16 * kMiB), 16 * kMiB) << "nothing moved";
+  ASSERT_EQ(alloc_->GetStats().num_unmaps, 0);
+  FreeOk(b);  // stream 1's work on it still queued
+  const MemoryStats before = alloc_->GetStats();
+  const DevicePtr again = AllocateOk(16 * kMiB, 0);
+  const MemoryStats after = alloc_->GetStats();
+  EXPECT_EQ(again, a);
+  EXPECT_EQ(after.num_returns, before.num_returns) << "took memory stream 1 may still use";
+  EXPECT_EQ(MappedBytes(keep, a, 16 * kMiB), 16 * kMiB);
+  ExpectDeviceHoldsReserved();
+  EXPECT_TRUE(IsValid(*alloc_));
+  FreeOk(again);
+  FreeOk(keep);
+  env_.CompleteAll();
+  ASSERT_TRUE(alloc_->EmptyCache().ok());
+  EXPECT_EQ(Device().bytes_in_use, 0u);
 }
 
 // A block handed out where a move has just left must first see the old

@@ -222,6 +222,10 @@ TEST(OptionsTest, UnpinEdges) {
   EXPECT_TRUE(DefaultOptions().hold_reserved);
   EXPECT_FALSE(ParseOk("hold_reserved:False").hold_reserved);
   EXPECT_THAT(ParseError("hold_reserved:2"), HasSubstr("hold_reserved"));
+  EXPECT_TRUE(DefaultOptions().keep_old_mappings);
+  EXPECT_FALSE(ParseOk("keep_old_mappings:False").keep_old_mappings);
+  EXPECT_THAT(ParseError("keep_old_mappings:sometimes"), HasSubstr("keep_old_mappings"));
+  EXPECT_THAT(DefaultOptions().ToString(), HasSubstr("keep_old_mappings:True"));
   EXPECT_FALSE(DefaultOptions().mapped_fit);
   EXPECT_TRUE(ParseOk("mapped_fit:True").mapped_fit);
   EXPECT_THAT(ParseError("mapped_fit:yes please"), HasSubstr("mapped_fit"));

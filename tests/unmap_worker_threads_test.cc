@@ -240,6 +240,9 @@ class BackgroundUnmapTest : public UnmapWorkerTest {
     options.release_slack = 0;
     options.release_slack_max = 0;
     options.background_unmap = background;
+    // A move's old mapping unmapped once its work is done, as these tests
+    // watch (keep_old_mappings keeps it for a block that wants it back).
+    options.keep_old_mappings = false;
     // The allocator owns a forwarding backend; the noting one stays here.
     struct Borrowed : TrackingBackend {
       explicit Borrowed(DeviceBackend* b, Outstanding* o) : TrackingBackend(b, o) {}

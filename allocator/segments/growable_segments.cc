@@ -138,11 +138,39 @@ absl::Status GrowableSegments::Prepare(CacheLock lock, Segment& range, const Blo
   // left).
   // A placement that waits for pages under it or maps memory counts its
   // host time from there (prepare_ns); one that does neither reads no clock.
+  // Old mappings kept (keep_old_mappings) are not handed to the worker:
+  // they wait here for a block that wants their memory back.
   std::optional<ElapsedNs> timed;
-  if (!leaving_.empty() || unreaped_ > 0) {
+  if (unreaped_ > 0 || (!leaving_.empty() && !options_.keep_old_mappings)) {
     (void)FinishLeaving(/*wait=*/false);
-    if (segment->leaving_pages > 0) {
-      timed.emplace(&cache_.stats().prepare_ns);
+  }
+  auto leaving_under = [&] {
+    const PhysicalHandle* pages = segment->pages.data();
+    return segment->leaving_pages > 0 &&
+           std::find(pages + first, pages + last + 1, GrowableSegment::kLeaving) !=
+               pages + last + 1;
+  };
+  if (leaving_under()) {
+    timed.emplace(&cache_.stats().prepare_ns);
+    // A move's old mapping under the block takes its memory back when it is
+    // free where it went (the step after a move often wants the old place
+    // again): no driver call, no wait. The rest are unmapped first.
+    if (options_.keep_old_mappings && !cache_.capturing()) {
+      // Only a chunk wholly under the block (the rest of one reaching past
+      // it would stay pinned by the block until it is freed), and one of
+      // several pages not over a page the block covers only partly (a
+      // neighbour there would pin the rest: such pages get a chunk each).
+      const bool edge_lo = (begin - segment->base) % page_size_ != 0;
+      const bool edge_hi = (begin + bytes - segment->base) % page_size_ != 0;
+      for (Leaving& l : leaving_) {
+        const std::size_t l_last = l.first + l.pages - 1;
+        if (l.segment == segment && l.first >= first && l_last <= last &&
+            (l.pages == 1 || !((edge_lo && l.first == first) || (edge_hi && l_last == last)))) {
+          (void)Return(l, segment, first, last);
+        }
+      }
+    }
+    if (leaving_under()) {
       if (absl::Status s = FinishLeaving(/*wait=*/true, segment, first, last); !s.ok()) return s;
     }
   }
@@ -419,6 +447,13 @@ void GrowableSegments::CommitChunk(GrowableSegment* segment, std::size_t first_p
   for (std::size_t p = first_page; p < first_page + pages; ++p) segment->pages[p] = handle;
   segment->mapped_pages += pages;
   segment->mapped_end = std::max(segment->mapped_end, first_page + pages);
+  // Old mappings of moved memory follow it (Return takes it from here).
+  for (Leaving& l : leaving_) {
+    if (l.handle == handle && !l.release) {
+      l.to = segment;
+      l.to_first = first_page;
+    }
+  }
   ++cache_.stats().num_maps;
   AddReserved(segment->pool, static_cast<std::int64_t>(pages * page_size_));
   // A capture's growth is not held: it goes back at the first growth after.
@@ -477,9 +512,16 @@ absl::StatusOr<std::size_t> GrowableSegments::Trim(CacheLock lock, PrivatePool* 
 absl::Status GrowableSegments::Quiesce(CacheLock lock) {
   AssertHeld(lock);
   (void)Settle();  // earlier calls' unmaps (as in Trim)
-  absl::Status status = FinishLeaving(/*wait=*/true);
-  absl::Status settled = Settle();
-  return status.ok() ? settled : status;
+  // Old mappings of moved memory are unmapped now, nothing being left to a
+  // capture (which refuses unmapping). What fails stays as it was and is
+  // tried again after the capture: an old mapping still mapped holds no
+  // memory (a block wanting its pages during the capture is refused
+  // cleanly), memory whose unmap or release failed stays held and counted.
+  // None of it makes a capture unsafe, so none of it stops one (with
+  // keep_old_mappings most moves leave such a mapping until here).
+  (void)FinishLeaving(/*wait=*/true);
+  (void)Settle();
+  return absl::OkStatus();
 }
 
 absl::Status GrowableSegments::FinishBackground(CacheLock lock) {
@@ -507,6 +549,8 @@ absl::Status GrowableSegments::FinishLeaving(bool wait, const GrowableSegment* o
   for (Leaving& l : leaving_) {
     if (!wanted(l)) continue;
     if (l.job == 0) {
+      // A move's old mapping is kept until a block wants its pages or a trim.
+      if (!wait && options_.keep_old_mappings && !l.release) continue;
       if (!cache_.FreeCompleted(l.stream, l.freed_at)) {
         if (!wait) continue;
         if (absl::Status s = cache_.WaitForFree(l.stream, l.freed_at); !s.ok()) return s;
@@ -559,7 +603,8 @@ absl::Status GrowableSegments::Retire(GrowableSegment* segment, std::size_t firs
   for (std::size_t p = first; p < first + pages; ++p) segment->pages[p] = GrowableSegment::kLeaving;
   segment->leaving_pages += pages;
   leaving_.push_back(Leaving{segment, first, pages, handle, stream, freed_at, 0, release});
-  Submit(leaving_.back());
+  // A move's old mapping is kept for a block that wants the memory back.
+  if (release || !options_.keep_old_mappings) Submit(leaving_.back());
   return absl::OkStatus();
 }
 
@@ -652,6 +697,66 @@ absl::Status GrowableSegments::ReleaseChunk(PhysicalHandle handle) {
   ++unreaped_;
   ++cache_.stats().num_device_free;
   return absl::OkStatus();
+}
+
+bool GrowableSegments::FreeThroughout(const GrowableSegment& segment, std::size_t page_size,
+                                      std::size_t first, std::size_t last) {
+  const DevicePtr lo = segment.base + first * page_size;
+  const DevicePtr hi = segment.base + last * page_size;
+  for (const Block* b = segment.head; b != nullptr && b->ptr < hi; b = b->next) {
+    if (b->end() > lo && b->state != BlockState::kFree) return false;
+  }
+  return true;
+}
+
+bool GrowableSegments::Return(Leaving& l, GrowableSegment* segment, std::size_t first,
+                              std::size_t last) {
+  if (l.release || l.job != 0 || l.to == nullptr) return false;
+  GrowableSegment* there = l.to;
+  const std::size_t lo = l.to_first, hi = l.to_first + l.pages;
+  // Only memory of the default pool moves (a private pool's may be replayed
+  // into by a captured graph), only the whole chunk, not from under the
+  // block itself, and only where it is still held (a later move or a
+  // release left this mapping behind).
+  if (there->owner != nullptr || hi > there->pages.size() ||
+      (there == segment && lo <= last && hi > first)) {
+    return false;
+  }
+  for (std::size_t p = lo; p < hi; ++p) {
+    if (there->pages[p] != l.handle) return false;
+  }
+  if ((lo > 0 && there->pages[lo - 1] == l.handle) ||
+      (hi < there->pages.size() && there->pages[hi] == l.handle)) {
+    return false;
+  }
+  if (!FreeThroughout(*there, page_size_, lo, hi)) return false;
+  // The work there on the memory must come before the block's: queued
+  // earlier on the same stream, or finished.
+  const std::uint64_t freed_at = there->FreedAt(lo, hi);
+  if (there->stream != segment->stream && !cache_.FreeCompleted(there->stream, freed_at)) {
+    return false;
+  }
+  for (std::size_t p = l.first; p < l.first + l.pages; ++p) segment->pages[p] = l.handle;
+  segment->leaving_pages -= l.pages;
+  segment->mapped_pages += l.pages;
+  for (std::size_t p = lo; p < hi; ++p) there->pages[p] = GrowableSegment::kLeaving;
+  there->leaving_pages += l.pages;
+  there->mapped_pages -= l.pages;
+  const auto bytes = static_cast<std::int64_t>(l.pages * page_size_);
+  AddReserved(there->pool, -bytes);
+  AddReserved(segment->pool, bytes);
+  ++cache_.stats().num_returns;
+  // The pages left keep the mapping now; every other old mapping of the
+  // memory points here.
+  const std::size_t back = l.first;
+  l = Leaving{there, lo, l.pages, l.handle, there->stream, freed_at, 0, false, segment, back};
+  for (Leaving& other : leaving_) {
+    if (other.handle == l.handle && !other.release && &other != &l) {
+      other.to = segment;
+      other.to_first = back;
+    }
+  }
+  return true;
 }
 
 void GrowableSegments::UndoLeaving(GrowableSegment* segment, std::size_t first) {
@@ -1038,6 +1143,9 @@ absl::Status GrowableSegments::GrantPeer(CacheLock lock, int peer_device) {
   // One call per run of contiguous mapped pages: the driver sets access on
   // whole mappings, and several adjacent ones at once.
   const int devices[] = {peer_device};
+  // Old mappings kept for a move back have no access for the new peer:
+  // they go first.
+  if (absl::Status s = FinishLeaving(/*wait=*/true); !s.ok()) return s;
   for (const auto& [base, segment] : ranges_) {
     for (std::size_t i = 0; i < segment->mapped_end;) {
       if (!GrowableSegment::Holds(segment->pages[i])) {

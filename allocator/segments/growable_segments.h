@@ -64,6 +64,20 @@
 //   Quiesce), nor from a private pool that a captured graph may still replay
 //   into.
 //
+// * Old mappings kept (keep_old_mappings). A move does not unmap the chunk
+//   from the pages it left: they stay kLeaving (no memory counted there, no
+//   block handed out over them) and the Leaving record follows the memory
+//   wherever it is mapped (to, to_first). A block that later wants those
+//   pages takes the memory back with no driver call (Return) when it is
+//   free where it went, of the default pool, and its work there is queued
+//   before the block's (the same stream) or known finished; the pages it
+//   left keep the mapping in turn. So a step that moves memory one way and
+//   the next step back (bucketed lengths: gpt2_cycle maps 1.6 chunks a step
+//   instead of 106) pays for neither after the first time. An old mapping
+//   is unmapped only when a block wants its pages and the memory cannot
+//   come back, at a trim, before a capture (Quiesce), or before a peer gets
+//   access (it was mapped without it).
+//
 // * Unmaps off the allocating thread (background_unmap). A chunk taken
 //   from under a hole whose work has finished is not unmapped by the
 //   allocation that takes it: its pages turn kLeaving (no memory held there,
@@ -211,6 +225,10 @@ class GrowableSegments final : public SegmentStore {
     std::uint64_t freed_at;
     std::uint64_t job = 0;
     bool release = false;
+    // A move's: where its memory is mapped now (kept current by CommitChunk),
+    // so that a block wanting these pages again can take it back (Return).
+    GrowableSegment* to = nullptr;
+    std::size_t to_first = 0;
   };
   // Hands the unmap of leaving chunk `l` (and its release) to the worker and
   // counts the calls.
@@ -223,6 +241,16 @@ class GrowableSegments final : public SegmentStore {
   absl::Status Retire(GrowableSegment* segment, std::size_t first, std::size_t pages,
               PhysicalHandle handle, StreamId stream, std::uint64_t freed_at, bool release)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Takes the memory of the move's old mapping `l` back to its old pages
+  // (under the block [first, last] of `segment` being prepared) without a
+  // driver call, when it is wholly free where it went and its work there is
+  // ordered before the block's (the same stream) or finished; those pages
+  // then keep the mapping instead (keep_old_mappings). Returns whether it did.
+  bool Return(Leaving& l, GrowableSegment* segment, std::size_t first, std::size_t last)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Whether no block of `segment` over pages [first, last) is in use.
+  static bool FreeThroughout(const GrowableSegment& segment, std::size_t page_size,
+                             std::size_t first, std::size_t last);
   // Applies the worker's finished jobs: unmapped pages turn 0; a failed
   // unmap leaves its chunk pending (tried again later), a failed release
   // keeps its handle for the next trim. Returns the first failure.
