@@ -170,6 +170,30 @@ absl::Status GrowableSegments::Prepare(CacheLock lock, Segment& range, const Blo
         }
       }
     }
+    // The rest whose work is done are unmapped here, on this thread: the
+    // block needs the pages now, and handing them to the worker would add
+    // its queue to the wait. Those still in use, and any unmap that fails
+    // here, go the worker's way (FinishLeaving waits for them).
+    if (leaving_under() && !cache_.capturing()) {
+      for (auto it = leaving_.begin(); it != leaving_.end();) {
+        Leaving& l = *it;
+        if (l.segment != segment || l.first > last || l.first + l.pages <= first ||
+            l.job != 0 || l.release || !cache_.FreeCompleted(l.stream, l.freed_at)) {
+          ++it;
+          continue;
+        }
+        worker_.NoteForegroundCall();
+        if (!backend_.Unmap(segment->base + l.first * page_size_, l.pages * page_size_).ok()) {
+          ++it;
+          continue;
+        }
+        for (std::size_t p = l.first; p < l.first + l.pages; ++p) segment->pages[p] = 0;
+        segment->leaving_pages -= l.pages;
+        ++cache_.stats().num_unmaps;
+        it = leaving_.erase(it);
+      }
+      segment->TrimMappedEnd();
+    }
     if (leaving_under()) {
       if (absl::Status s = FinishLeaving(/*wait=*/true, segment, first, last); !s.ok()) return s;
     }

@@ -75,7 +75,9 @@
 //   the next step back (bucketed lengths: gpt2_cycle maps 1.6 chunks a step
 //   instead of 106) pays for neither after the first time. An old mapping
 //   is unmapped only when a block wants its pages and the memory cannot
-//   come back, at a trim, before a capture (Quiesce), or before a peer gets
+//   come back (then by the allocating thread itself when its work is done:
+//   the block needs the pages now, and the worker's queue would only add to
+//   the wait), at a trim, before a capture (Quiesce), or before a peer gets
 //   access (it was mapped without it).
 //
 // * Unmaps off the allocating thread (background_unmap). A chunk taken
