@@ -1261,6 +1261,19 @@ bool GrowableSegments::Validate(CacheLock lock, std::size_t segments,
       return false;
     }
     leaving[l.segment] += l.pages;
+    // An old mapping waiting for its memory to come back points where the
+    // memory is: a range of the store (Return reads it), never one released.
+    if (l.job == 0 && !l.release && l.to != nullptr) {
+      const bool in_store = std::any_of(ranges_.begin(), ranges_.end(),
+                                        [&](const auto& r) { return r.second == l.to; });
+      if (!in_store || l.to_first + l.pages > l.to->pages.size()) {
+        if (why != nullptr) {
+          *why = absl::StrCat("an old mapping at page ", l.first, " of ", Hex(l.segment->base),
+                              " points at memory outside the store's ranges");
+        }
+        return false;
+      }
+    }
   }
   for (const auto& [base, segment] : ranges_) {
     auto it = leaving.find(segment);
