@@ -104,6 +104,10 @@ struct Options {
   // 1.0163 reserved/allocated, against 1.0099 with 4 MiB chunks). Smaller
   // chunks cost more maps per move, but with keep_old_mappings a step that
   // repeats earlier shapes moves little (gpt2_cycle: 1.6 chunks a step).
+  // What they cost is maps where nothing repeats: a random churn of 512 B
+  // to 32 MiB blocks maps 2.7x as often (H200: 408 host ns an operation
+  // against 345 with 8 MiB), and the checkpointed LM's huge logits blocks
+  // take twice the handles; max_map_chunk_mb:8 trades that memory back.
   // (With 8 MiB chunks on an H100: unet 1.0090 and ckpt_lm 1.0087 against
   // 1.0128 and 1.0161 with 16 MiB, step time unchanged within the spread:
   // bench/results/h100_chunks.json.)

@@ -869,6 +869,7 @@ TEST_F(KeptMappingsTest, MemoryInUseWhereItWentIsNotTakenBack) {
   const Moved m = MoveAToB();
   const std::size_t moved = 16 * kMiB - MappedBytes(m.keep, m.a, 16 * kMiB);
   ASSERT_GT(moved, 0u);
+  env_.CompleteAll();  // the old mappings' work is done (b's is not freed)
   const MemoryStats before = alloc_->GetStats();
   const DevicePtr again = AllocateOk(16 * kMiB, 0);
   EXPECT_EQ(again, m.a);
@@ -876,6 +877,10 @@ TEST_F(KeptMappingsTest, MemoryInUseWhereItWentIsNotTakenBack) {
   EXPECT_EQ(after.num_returns, before.num_returns) << "took memory b still holds";
   EXPECT_EQ(after.num_unmaps - before.num_unmaps, static_cast<std::int64_t>(moved / (4 * kMiB)))
       << "the old mappings under the block were not unmapped";
+  // Their work was done: this thread unmapped them itself, with no wait for
+  // the worker (or for queued work).
+  EXPECT_EQ(after.wait_ns, before.wait_ns) << "waited to unmap the old mappings";
+  EXPECT_EQ(after.num_stream_syncs, before.num_stream_syncs);
   EXPECT_EQ(MappedBytes(m.keep, m.a, 16 * kMiB), 16 * kMiB);
   EXPECT_EQ(MappedBytes(m.keep, m.b, 24 * kMiB), 24 * kMiB) << "b lost memory";
   EXPECT_EQ(after.reserved_bytes[kStatAll].current - before.reserved_bytes[kStatAll].current,
