@@ -387,7 +387,8 @@ absl::Status GrowableSegments::Prepare(CacheLock lock, Segment& range, const Blo
                                   peers_);
       if (!status.ok()) break;
       for (std::size_t k = mapped; k < end; ++k) {
-        CommitChunk(segment, pieces[k].first, pieces[k].pages, pieces[k].handle);
+        CommitChunk(segment, pieces[k].first, pieces[k].pages, pieces[k].handle,
+                    /*moved=*/pieces[k].move != nullptr);
       }
       mapped = end;
     }
@@ -467,15 +468,18 @@ absl::StatusOr<PhysicalHandle> GrowableSegments::CreateChunk(std::size_t bytes,
 }
 
 void GrowableSegments::CommitChunk(GrowableSegment* segment, std::size_t first_page,
-                                   std::size_t pages, PhysicalHandle handle) {
+                                   std::size_t pages, PhysicalHandle handle, bool moved) {
   for (std::size_t p = first_page; p < first_page + pages; ++p) segment->pages[p] = handle;
   segment->mapped_pages += pages;
   segment->mapped_end = std::max(segment->mapped_end, first_page + pages);
-  // Old mappings of moved memory follow it (Return takes it from here).
-  for (Leaving& l : leaving_) {
-    if (l.handle == handle && !l.release) {
-      l.to = segment;
-      l.to_first = first_page;
+  // Old mappings of moved memory follow it (Return takes it from here);
+  // new memory has none.
+  if (moved) {
+    for (Leaving& l : leaving_) {
+      if (l.handle == handle && !l.release) {
+        l.to = segment;
+        l.to_first = first_page;
+      }
     }
   }
   ++cache_.stats().num_maps;
@@ -506,7 +510,7 @@ absl::Status GrowableSegments::MapChunk(GrowableSegment* segment, std::size_t fi
     if (reuse == 0 || release_reuse) (void)ReleaseChunk(*handle);
     return mapped;
   }
-  CommitChunk(segment, first_page, pages, *handle);
+  CommitChunk(segment, first_page, pages, *handle, /*moved=*/reuse != 0);
   return absl::OkStatus();
 }
 

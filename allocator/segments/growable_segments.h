@@ -315,9 +315,10 @@ class GrowableSegments final : public SegmentStore {
   absl::StatusOr<PhysicalHandle> CreateChunk(std::size_t bytes, std::size_t pending)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Records the chunk `handle` as mapped at pages [first_page, +pages) and
-  // counts it.
+  // counts it; `moved`: memory mapped elsewhere before (its old mappings
+  // are pointed here), not new.
   void CommitChunk(GrowableSegment* segment, std::size_t first_page, std::size_t pages,
-                   PhysicalHandle handle) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+                   PhysicalHandle handle, bool moved) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Takes chunks lying wholly inside free blocks of `owner`'s pool (null:
   // the default pool), largest blocks first, skipping [keep_begin, keep_end),
   // until `target` bytes are taken, and returns how many were. Without
