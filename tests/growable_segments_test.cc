@@ -893,6 +893,39 @@ TEST_F(KeptMappingsTest, MemoryInUseWhereItWentIsNotTakenBack) {
   EXPECT_EQ(Device().bytes_in_use, 0u);
 }
 
+// A failed unmap of an old mapping under a block loses nothing: the block
+// either gets its pages (the unmap tried again the worker's way) or fails
+// cleanly, and the device holds what the counters say.
+TEST_F(KeptMappingsTest, AFailedUnmapOfAnOldMappingLosesNothing) {
+  for (std::int64_t nth : {1, 2}) {
+    SCOPED_TRACE(absl::StrCat("unmap ", nth, " fails"));
+    MakeKeeping();
+    SimBackend* sim = env_.sim();
+    if (sim == nullptr) GTEST_SKIP() << "injects failures";
+    const Moved m = MoveAToB();
+    ASSERT_LT(MappedBytes(m.keep, m.a, 16 * kMiB), 16 * kMiB) << "nothing moved";
+    env_.CompleteAll();
+    sim->FailNth(SimOp::kUnmap, nth);
+    absl::StatusOr<DevicePtr> again = alloc_->Allocate(16 * kMiB, 0);
+    EXPECT_GE(Device().failures_injected, 1) << "no unmap was tried";
+    if (again.ok()) {
+      EXPECT_EQ(MappedBytes(m.keep, *again, 16 * kMiB), 16 * kMiB) << "handed out unmapped";
+      FreeOk(*again);
+    }
+    EXPECT_EQ(MappedBytes(m.keep, m.b, 24 * kMiB), 24 * kMiB) << "b lost memory";
+    ExpectDeviceHoldsReserved();
+    EXPECT_TRUE(IsValid(*alloc_));
+    FreeOk(m.b);
+    FreeOk(m.keep);
+    env_.CompleteAll();
+    ASSERT_TRUE(alloc_->EmptyCache().ok());
+    EXPECT_EQ(Reserved(), 0);
+    EXPECT_EQ(Device().bytes_in_use, 0u);
+    alloc_.reset();
+    EXPECT_TRUE(env_.NothingOutstanding());
+  }
+}
+
 // Memory that went to a block of another stream comes back only once that
 // stream's work on it is known to have finished (an event query, never a
 // wait): while it may still run, the block gets other memory.
