@@ -131,6 +131,9 @@ absl::Status GrowableSegments::Prepare(CacheLock lock, Segment& range, const Blo
   GrowableSegment* segment = &Of(range);
   const std::pair<std::size_t, std::size_t> touched = PagesOf(*segment, begin, bytes);
   const std::size_t first = touched.first, last = touched.second;
+  // Whether the block covers its first and last pages only in part.
+  const bool first_partial = (begin - segment->base) % page_size_ != 0;
+  const bool last_partial = (begin + bytes - segment->base) % page_size_ != 0;
   // The worker's finished unmaps are applied, and chunks moved away whose
   // old work has finished are handed to it (event queries only; a failure
   // leaves them for later). Those under this block must be unmapped before
@@ -160,12 +163,11 @@ absl::Status GrowableSegments::Prepare(CacheLock lock, Segment& range, const Blo
       // it would stay pinned by the block until it is freed), and one of
       // several pages not over a page the block covers only partly (a
       // neighbour there would pin the rest: such pages get a chunk each).
-      const bool edge_lo = (begin - segment->base) % page_size_ != 0;
-      const bool edge_hi = (begin + bytes - segment->base) % page_size_ != 0;
       for (Leaving& l : leaving_) {
         const std::size_t l_last = l.first + l.pages - 1;
         if (l.segment == segment && l.first >= first && l_last <= last &&
-            (l.pages == 1 || !((edge_lo && l.first == first) || (edge_hi && l_last == last)))) {
+            (l.pages == 1 ||
+             !((first_partial && l.first == first) || (last_partial && l_last == last)))) {
           (void)Return(l, segment, first, last);
         }
       }
@@ -187,8 +189,7 @@ absl::Status GrowableSegments::Prepare(CacheLock lock, Segment& range, const Blo
           ++it;
           continue;
         }
-        for (std::size_t p = l.first; p < l.first + l.pages; ++p) segment->pages[p] = 0;
-        segment->leaving_pages -= l.pages;
+        segment->Unmapped(l.first, l.pages);
         ++cache_.stats().num_unmaps;
         it = leaving_.erase(it);
       }
@@ -283,8 +284,6 @@ absl::Status GrowableSegments::Prepare(CacheLock lock, Segment& range, const Blo
   // each pause and resume; they map chunks of up to kRegionChunk.
   const std::size_t chunk_cap =
       std::max(page_size_, std::min(MaxChunk(*segment), bytes / options_.map_chunk_divisor));
-  const bool first_partial = (begin - segment->base) % page_size_ != 0;
-  const bool last_partial = (begin + bytes - segment->base) % page_size_ != 0;
   Placement place;
   for (std::size_t i = first; i <= last;) {
     if (segment->pages[i] != 0) {
@@ -474,14 +473,7 @@ void GrowableSegments::CommitChunk(GrowableSegment* segment, std::size_t first_p
   segment->mapped_end = std::max(segment->mapped_end, first_page + pages);
   // Old mappings of moved memory follow it (Return takes it from here);
   // new memory has none.
-  if (moved) {
-    for (Leaving& l : leaving_) {
-      if (l.handle == handle && !l.release) {
-        l.to = segment;
-        l.to_first = first_page;
-      }
-    }
-  }
+  if (moved) Retarget(handle, segment, first_page);
   ++cache_.stats().num_maps;
   AddReserved(segment->pool, static_cast<std::int64_t>(pages * page_size_));
   // A capture's growth is not held: it goes back at the first growth after.
@@ -667,15 +659,11 @@ absl::Status GrowableSegments::Reap() {
       // failed unmap): it is held and counted here again, free in its hole,
       // and a later trim gives it back.
       --stats.num_device_free;
-      for (std::size_t p = it->first; p < it->first + it->pages; ++p) segment->pages[p] = it->handle;
-      segment->leaving_pages -= it->pages;
-      segment->mapped_pages += it->pages;
-      AddReserved(segment->pool, static_cast<std::int64_t>(it->pages * page_size_));
+      HoldAgain(*it);
       leaving_.erase(it);
       continue;
     }
-    for (std::size_t p = it->first; p < it->first + it->pages; ++p) segment->pages[p] = 0;
-    segment->leaving_pages -= it->pages;
+    segment->Unmapped(it->first, it->pages);
     segment->TrimMappedEnd();
     if (it->release && !r.released.ok()) {
       --stats.num_device_free;
@@ -764,27 +752,37 @@ bool GrowableSegments::Return(Leaving& l, GrowableSegment* segment, std::size_t 
   if (there->stream != segment->stream && !cache_.FreeCompleted(there->stream, freed_at)) {
     return false;
   }
-  for (std::size_t p = l.first; p < l.first + l.pages; ++p) segment->pages[p] = l.handle;
-  segment->leaving_pages -= l.pages;
-  segment->mapped_pages += l.pages;
+  // Uncounted there before it is counted here: reserved never peaks on it.
   for (std::size_t p = lo; p < hi; ++p) there->pages[p] = GrowableSegment::kLeaving;
   there->leaving_pages += l.pages;
   there->mapped_pages -= l.pages;
-  const auto bytes = static_cast<std::int64_t>(l.pages * page_size_);
-  AddReserved(there->pool, -bytes);
-  AddReserved(segment->pool, bytes);
+  AddReserved(there->pool, -static_cast<std::int64_t>(l.pages * page_size_));
+  HoldAgain(l);
   ++cache_.stats().num_returns;
-  // The pages left keep the mapping now; every other old mapping of the
-  // memory points here.
+  // The pages left keep the mapping now; every old mapping of the memory
+  // (this one included) points here.
   const std::size_t back = l.first;
   l = Leaving{there, lo, l.pages, l.handle, there->stream, freed_at, 0, false, segment, back};
-  for (Leaving& other : leaving_) {
-    if (other.handle == l.handle && !other.release && &other != &l) {
-      other.to = segment;
-      other.to_first = back;
+  Retarget(l.handle, segment, back);
+  return true;
+}
+
+void GrowableSegments::HoldAgain(const Leaving& l) {
+  GrowableSegment* segment = l.segment;
+  for (std::size_t p = l.first; p < l.first + l.pages; ++p) segment->pages[p] = l.handle;
+  segment->leaving_pages -= l.pages;
+  segment->mapped_pages += l.pages;
+  AddReserved(segment->pool, static_cast<std::int64_t>(l.pages * page_size_));
+}
+
+void GrowableSegments::Retarget(PhysicalHandle handle, GrowableSegment* to,
+                                std::size_t to_first) {
+  for (Leaving& l : leaving_) {
+    if (l.handle == handle && !l.release) {
+      l.to = to;
+      l.to_first = to_first;
     }
   }
-  return true;
 }
 
 void GrowableSegments::UndoLeaving(GrowableSegment* segment, std::size_t first) {
@@ -798,10 +796,7 @@ void GrowableSegments::UndoLeaving(GrowableSegment* segment, std::size_t first) 
     (void)ReleaseChunk(it->handle);
     return;
   }
-  for (std::size_t p = it->first; p < it->first + it->pages; ++p) segment->pages[p] = it->handle;
-  segment->leaving_pages -= it->pages;
-  segment->mapped_pages += it->pages;
-  AddReserved(segment->pool, static_cast<std::int64_t>(it->pages * page_size_));
+  HoldAgain(*it);
   leaving_.erase(it);
 }
 
@@ -1051,8 +1046,7 @@ void GrowableSegments::Discard(CacheLock lock, Segment& range) {
   // (its memory, owned where it went, is released only once unmapped).
   for (const Leaving& l : leaving_) {
     (void)backend_.Unmap(l.segment->base + l.first * page_size_, l.pages * page_size_);
-    for (std::size_t p = l.first; p < l.first + l.pages; ++p) l.segment->pages[p] = 0;
-    l.segment->leaving_pages -= l.pages;
+    l.segment->Unmapped(l.first, l.pages);
   }
   leaving_.clear();
   for (std::size_t i = 0; i < segment.mapped_end;) {

@@ -162,6 +162,13 @@ struct GrowableSegment final : Segment {
     for (std::size_t p = first; p < last; ++p) newest = std::max(newest, freed[p]);
     return newest;
   }
+  // The leaving pages [first, first + pages) are unmapped: they turn 0
+  // (the caller lowers mapped_end after).
+  void Unmapped(std::size_t first, std::size_t pages_unmapped) {
+    std::fill(pages.begin() + static_cast<std::ptrdiff_t>(first),
+              pages.begin() + static_cast<std::ptrdiff_t>(first + pages_unmapped), 0);
+    leaving_pages -= pages_unmapped;
+  }
   // Lowers mapped_end past pages that are 0 at the end.
   void TrimMappedEnd() {
     while (mapped_end > 0 && pages[mapped_end - 1] == 0) --mapped_end;
@@ -249,6 +256,13 @@ class GrowableSegments final : public SegmentStore {
   // ordered before the block's (the same stream) or finished; those pages
   // then keep the mapping instead (keep_old_mappings). Returns whether it did.
   bool Return(Leaving& l, GrowableSegment* segment, std::size_t first, std::size_t last)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The leaving chunk `l` holds its memory at its pages again (counted
+  // there, no longer leaving); the caller drops or rewrites the record.
+  void HoldAgain(const Leaving& l) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Points every old mapping of `handle` (a move's, pending) at where the
+  // memory is mapped now: pages from `to_first` of `to`.
+  void Retarget(PhysicalHandle handle, GrowableSegment* to, std::size_t to_first)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Whether no block of `segment` over pages [first, last) is in use.
   static bool FreeThroughout(const GrowableSegment& segment, std::size_t page_size,
