@@ -163,28 +163,16 @@ struct Case {
 
 // Finds the batch of `c`'s steps that takes about `target_ms`.
 void Calibrate(Case& c, int target_ms) {
-  const double target_s = target_ms / 1000.0;
   c.calls_before = c.allocator->DriverCalls();
-  for (std::size_t batch = 1;; batch *= 4) {
-    const auto start = Clock::now();
-    for (std::size_t i = 0; i < batch; ++i) c.step();
-    c.steps += static_cast<std::int64_t>(batch);
-    const double took = std::chrono::duration<double>(Clock::now() - start).count();
-    if (took >= target_s / 4 || batch >= (std::size_t{1} << 24)) {
-      c.batch = std::max<std::size_t>(
-          1, static_cast<std::size_t>(target_s / (took / static_cast<double>(batch))));
-      return;
-    }
-  }
+  const Calibration cal = CalibrateBatch(c.step, target_ms);
+  c.batch = cal.batch;
+  c.steps += static_cast<std::int64_t>(cal.steps);
 }
 
 // One timed batch of `c`: host ns per operation.
 void TimeOnce(Case& c) {
-  const auto start = Clock::now();
-  for (std::size_t i = 0; i < c.batch; ++i) c.step();
-  const double took = std::chrono::duration<double, std::nano>(Clock::now() - start).count();
+  c.m.reps.push_back(TimeBatch(c.step, c.batch, c.ops_per_step));
   c.steps += static_cast<std::int64_t>(c.batch);
-  c.m.reps.push_back(took / (static_cast<double>(c.batch) * c.ops_per_step));
 }
 
 double Median(std::vector<double> v) {

@@ -69,33 +69,50 @@ inline ChurnSchedule MakeChurnSchedule(int window, std::size_t steps = kChurnSte
   return s;
 }
 
+// The batch of `step`s that takes about `target_ms` (steps run 1, 4, 16, ...
+// at a time until a run takes a quarter of that), and how many steps the
+// calibration ran.
+struct Calibration {
+  std::size_t batch = 1;
+  std::size_t steps = 0;
+};
+template <typename Step>
+Calibration CalibrateBatch(Step&& step, int target_ms) {
+  using Clock = std::chrono::steady_clock;
+  const double target_s = target_ms / 1000.0;
+  Calibration c;
+  for (std::size_t batch = 1;; batch *= 4) {
+    const auto start = Clock::now();
+    for (std::size_t i = 0; i < batch; ++i) step();
+    c.steps += batch;
+    const double took = std::chrono::duration<double>(Clock::now() - start).count();
+    if (took >= target_s / 4 || batch >= (std::size_t{1} << 24)) {
+      const double per_step = took / static_cast<double>(batch);
+      c.batch = std::max<std::size_t>(1, static_cast<std::size_t>(target_s / per_step));
+      return c;
+    }
+  }
+}
+
+// Runs `batch` steps of `ops_per_step` operations; host ns per operation.
+template <typename Step>
+double TimeBatch(Step&& step, std::size_t batch, double ops_per_step) {
+  using Clock = std::chrono::steady_clock;
+  const auto start = Clock::now();
+  for (std::size_t i = 0; i < batch; ++i) step();
+  const double took = std::chrono::duration<double, std::nano>(Clock::now() - start).count();
+  return took / (static_cast<double>(batch) * ops_per_step);
+}
+
 // Times `step` (which performs `ops_per_step` operations) the same way in
 // every benchmark: a calibration finds the batch of steps that takes about
 // `target_ms`, then `reps` such batches are timed. Returns host nanoseconds
 // per operation for each batch.
 template <typename Step>
 std::vector<double> TimeSteps(Step&& step, double ops_per_step, int reps, int target_ms) {
-  using Clock = std::chrono::steady_clock;
-  const double target_s = target_ms / 1000.0;
-  std::size_t batch = 1;
-  for (;;) {
-    const auto start = Clock::now();
-    for (std::size_t i = 0; i < batch; ++i) step();
-    const double took = std::chrono::duration<double>(Clock::now() - start).count();
-    if (took >= target_s / 4 || batch >= (std::size_t{1} << 24)) {
-      const double per_step = took / static_cast<double>(batch);
-      batch = std::max<std::size_t>(1, static_cast<std::size_t>(target_s / per_step));
-      break;
-    }
-    batch *= 4;
-  }
+  const std::size_t batch = CalibrateBatch(step, target_ms).batch;
   std::vector<double> out;
-  for (int r = 0; r < reps; ++r) {
-    const auto start = Clock::now();
-    for (std::size_t i = 0; i < batch; ++i) step();
-    const double took = std::chrono::duration<double, std::nano>(Clock::now() - start).count();
-    out.push_back(took / (static_cast<double>(batch) * ops_per_step));
-  }
+  for (int r = 0; r < reps; ++r) out.push_back(TimeBatch(step, batch, ops_per_step));
   return out;
 }
 
