@@ -66,6 +66,10 @@ struct Options {
   // would need pages mapped is placed instead where free memory is already
   // mapped (the smallest such stretch of any free block of its stream that
   // holds it), so no move is made for it. False: best fit by size alone.
+  // Off by default: it takes the checkpointed LM from ~1.03-1.13x to
+  // ~1.00x expandable_segments' step time (H200: 153 chunks mapped a step
+  // instead of ~262), but two streams then peak at 1.013 reserved/allocated
+  // (bench/results/h200_mapped_fit_ab.json).
   bool mapped_fit = false;
   // Growable segments (unpin_edges_mb, 0 = only beyond the high mark): a
   // block that would leave at least this much of a mapped chunk unused in
