@@ -1271,6 +1271,21 @@ bool GrowableSegments::Validate(CacheLock lock, std::size_t segments,
         }
         return false;
       }
+      // ... and the memory is mapped there, as the chunk it was here:
+      // Return takes it back from those pages.
+      const PhysicalHandle* to_pages = l.to->pages.data() + l.to_first;
+      const bool held_there =
+          std::all_of(to_pages, to_pages + l.pages, [&](PhysicalHandle h) { return h == l.handle; }) &&
+          (l.to_first == 0 || to_pages[-1] != l.handle) &&
+          (l.to_first + l.pages == l.to->pages.size() || to_pages[l.pages] != l.handle);
+      if (!held_there) {
+        if (why != nullptr) {
+          *why = absl::StrCat("an old mapping at page ", l.first, " of ", Hex(l.segment->base),
+                              " points at page ", l.to_first, " of ", Hex(l.to->base),
+                              ", which does not hold its memory");
+        }
+        return false;
+      }
     }
   }
   for (const auto& [base, segment] : ranges_) {
