@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <cstddef>
 #include <cstdint>
 #include <random>
 #include <string>
@@ -18,6 +19,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "bench/patterns.h"
 #include "stats/trace.h"
 
 namespace ccalloc::scenarios {
@@ -445,8 +447,25 @@ Trace TwoStreams(const TwoStreamsOptions& o) {
   return std::move(b).Finish();
 }
 
+Trace Churn(const ChurnOptions& o) {
+  const bench::ChurnSchedule schedule = bench::MakeChurnSchedule(
+      o.window, static_cast<std::size_t>(o.churn_steps), o.seed);
+  TraceBuilder b("churn");
+  std::vector<uint64_t> slots;
+  slots.reserve(schedule.prefill.size());
+  for (const std::size_t bytes : schedule.prefill) slots.push_back(b.Alloc(bytes));
+  for (std::size_t i = 0; i < schedule.sizes.size(); ++i) {
+    uint64_t& slot = slots[schedule.victims[i]];
+    b.Free(slot);
+    slot = b.Alloc(schedule.sizes[i]);
+  }
+  Trace t = std::move(b).Finish();
+  t.steps = o.churn_steps / 1000;
+  return t;
+}
+
 std::vector<std::string> ScenarioNames() {
-  return {"transformer", "growing", "pinned", "small-huge", "two-streams"};
+  return {"transformer", "growing", "pinned", "small-huge", "two-streams", "churn"};
 }
 
 absl::StatusOr<Trace> MakeScenario(std::string_view name, uint64_t seed) {
@@ -455,6 +474,7 @@ absl::StatusOr<Trace> MakeScenario(std::string_view name, uint64_t seed) {
   if (name == "pinned") return PinnedAmongShortLived({.seed = seed});
   if (name == "small-huge") return SmallWithOccasionalHuge({.seed = seed});
   if (name == "two-streams") return TwoStreams({.seed = seed});
+  if (name == "churn") return Churn({.seed = seed});
   return absl::InvalidArgumentError(
       absl::StrCat("unknown scenario '", std::string(name),
                    "'; known: ", absl::StrJoin(ScenarioNames(), ", ")));

@@ -103,8 +103,23 @@ struct TwoStreamsOptions {
 };
 Trace TwoStreams(const TwoStreamsOptions& options = {});
 
+// The micro-benchmarks' churn (bench/patterns.h): `window` blocks of
+// log-uniform sizes (512 B .. 32 MiB) live, and each churn step frees one
+// chosen at random and allocates another in its place, with no training
+// step's rhythm at all. ccalloc-bench and ccalloc-gpu-bench time exactly this
+// sequence for seed 42 + window (bench/patterns.h); as a trace it shows what
+// the churn costs in driver calls and modelled driver time (the replay's
+// figures "per step" are per 1,000 churn steps: Trace::steps is
+// churn_steps / 1000).
+struct ChurnOptions {
+  int window = 1000;
+  int churn_steps = 65536;  // bench/patterns.h: kChurnSteps
+  uint64_t seed = 1;
+};
+Trace Churn(const ChurnOptions& options = {});
+
 // The names MakeScenario accepts: "transformer", "growing", "pinned",
-// "small-huge", "two-streams".
+// "small-huge", "two-streams", "churn".
 std::vector<std::string> ScenarioNames();
 
 // The named scenario with default options and the given seed;

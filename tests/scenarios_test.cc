@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "bench/patterns.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "stats/trace.h"
@@ -105,7 +106,7 @@ INSTANTIATE_TEST_SUITE_P(All, EveryScenarioTest,
 TEST(ScenariosTest, NamesAreTheDocumentedOnes) {
   EXPECT_THAT(ScenarioNames(),
               ::testing::ElementsAre("transformer", "growing", "pinned",
-                                     "small-huge", "two-streams"));
+                                     "small-huge", "two-streams", "churn"));
 }
 
 TEST(ScenariosTest, UnknownNameListsTheKnownOnes) {
@@ -215,6 +216,40 @@ TEST(ScenariosTest, TwoStreamsAllocatesOnBothAndCrossesStreams) {
     if (t.events[i].stream != t.events[i - 1].stream) ++switches;
   }
   EXPECT_GT(switches, static_cast<int>(t.events.size() / 4));
+}
+
+TEST(ScenariosTest, ChurnIsTheBenchmarksScheduleWithAFixedWindow) {
+  const ChurnOptions options{.window = 100, .churn_steps = 5000, .seed = 42 + 100};
+  const Trace t = Churn(options);
+  ASSERT_TRUE(ValidateTrace(t).ok()) << ValidateTrace(t);
+  EXPECT_EQ(t.steps, 5);
+  // The prefill, then a free and an allocation per churn step, then the
+  // window freed at the end.
+  ASSERT_EQ(t.events.size(), 2u * (100 + 5000));
+  const bench::ChurnSchedule schedule = bench::MakeChurnSchedule(100, 5000, 42 + 100);
+  for (int i = 0; i < 100; ++i) {
+    ASSERT_EQ(t.events[i].op, TraceEvent::Op::kAlloc);
+    EXPECT_EQ(t.events[i].bytes, schedule.prefill[i]);
+  }
+  // Step i frees the block in slot victims[i] and allocates sizes[i] there;
+  // the window never changes size.
+  std::vector<uint64_t> slots(100);
+  for (uint64_t k = 0; k < 100; ++k) slots[k] = k;
+  std::set<uint64_t> live(slots.begin(), slots.end());
+  for (std::size_t i = 0; i < 5000; ++i) {
+    const TraceEvent& f = t.events[100 + 2 * i];
+    const TraceEvent& a = t.events[100 + 2 * i + 1];
+    ASSERT_EQ(f.op, TraceEvent::Op::kFree);
+    ASSERT_EQ(f.id, slots[schedule.victims[i]]);
+    ASSERT_EQ(a.op, TraceEvent::Op::kAlloc);
+    ASSERT_EQ(a.bytes, schedule.sizes[i]);
+    live.erase(f.id);
+    live.insert(a.id);
+    slots[schedule.victims[i]] = a.id;
+    ASSERT_EQ(live.size(), 100u);
+    ASSERT_GE(a.bytes, bench::kChurnMinBytes);
+    ASSERT_LE(a.bytes, bench::kChurnMaxBytes);
+  }
 }
 
 }  // namespace
