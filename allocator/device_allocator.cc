@@ -206,11 +206,16 @@ absl::StatusOr<Block*> DeviceAllocator::TryAllocate(std::size_t rounded,
     block = AddSegment(*std::move(segment))->head;
   }
   // Growable segments (mapped_fit): where the best fit would need pages
-  // mapped, the smallest stretch of already mapped free memory of any
-  // larger free block serves instead; no driver call is made for it.
+  // mapped, already mapped free memory of a larger free block serves
+  // instead; no driver call is made for it. Always (True), or only while
+  // the cache holds memory beyond its marks (auto): Options says why.
   DevicePtr at = block->ptr;
-  if (growable_ && options_.mapped_fit && block->segment->expandable) {
-    block = HeldFit(free_blocks, block, rounded, &at);
+  if (growable_ && block->segment->expandable &&
+      (options_.mapped_fit == Options::MappedFit::kAlways ||
+       (options_.mapped_fit == Options::MappedFit::kWhenSlack &&
+        store_->HoldsSlack(Locked())))) {
+    block = HeldFit(free_blocks, block, rounded,
+                    /*first_found=*/options_.mapped_fit == Options::MappedFit::kWhenSlack, &at);
   }
   // Make the block's bytes usable before handing it out; on failure the
   // block is still free and indexed, so there is nothing to undo.
@@ -367,13 +372,19 @@ Block* DeviceAllocator::Carve(Block* block, std::size_t rounded, std::size_t req
 }
 
 Block* DeviceAllocator::HeldFit(const BlockPool& free_blocks, Block* best, std::size_t rounded,
-                                DevicePtr* at) {
+                                bool first_found, DevicePtr* at) {
+  // Mapped where best fit puts it (most requests): nothing to search.
+  if (store_->HeldBytesIn(Locked(), *best->segment, best->ptr, best->ptr + rounded) == rounded) {
+    return best;
+  }
   auto [start, len] =
       store_->HeldStretch(Locked(), *best->segment, best->ptr, best->end(), rounded);
-  if (len != 0 && start == best->ptr) return best;  // mapped where best fit puts it
+  if (len != 0 && start == best->ptr) return best;
   Block* host = len == 0 ? nullptr : best;
-  for (auto it = free_blocks.After(best);
-       it != free_blocks.end() && (*it)->stream == best->stream && len != rounded; ++it) {
+  for (auto it = free_blocks.After(best); it != free_blocks.end() &&
+                                          (*it)->stream == best->stream && len != rounded &&
+                                          !(first_found && host != nullptr);
+       ++it) {
     auto [s, l] = store_->HeldStretch(Locked(), *(*it)->segment, (*it)->ptr, (*it)->end(),
                                       rounded);
     if (l != 0 && (len == 0 || l < len)) {

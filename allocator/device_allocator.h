@@ -273,10 +273,12 @@ class DeviceAllocator final : private SegmentCache {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // mapped_fit: the free block to place `rounded` bytes in instead of `best`
   // (the best fit by size) so that no page needs mapping, with the place
-  // in *at; `best` (and *at untouched) when no free block of its stream
-  // holds such a stretch or `best` holds it at its start.
-  Block* HeldFit(const BlockPool& free_blocks, Block* best, std::size_t rounded, DevicePtr* at)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // in *at: the smallest such stretch of any free block of its stream, or
+  // with `first_found` the smallest in the first block (by size) that has
+  // one. `best` (and *at untouched) when none does or `best` holds one at
+  // its start.
+  Block* HeldFit(const BlockPool& free_blocks, Block* best, std::size_t rounded,
+                 bool first_found, DevicePtr* at) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Takes [ptr, ptr + rounded) of the free, indexed `block` out of its pool
   // (the free rest on either side stays indexed) and marks it allocated.
   Block* CarveAt(Block* block, DevicePtr ptr, std::size_t rounded, std::size_t requested)

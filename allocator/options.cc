@@ -249,7 +249,15 @@ absl::StatusOr<Options> ParseOptions(absl::string_view conf, const Options& base
     } else if (key == "hold_reserved") {
       if (absl::Status s = ParseBool(key, value, &options.hold_reserved); !s.ok()) return s;
     } else if (key == "mapped_fit") {
-      if (absl::Status s = ParseBool(key, value, &options.mapped_fit); !s.ok()) return s;
+      if (value == "auto") {
+        options.mapped_fit = Options::MappedFit::kWhenSlack;
+      } else {
+        bool always = false;
+        if (!ParseBool(key, value, &always).ok()) {
+          return BadValue(key, value, "expected True, False or auto");
+        }
+        options.mapped_fit = always ? Options::MappedFit::kAlways : Options::MappedFit::kNever;
+      }
     } else if (key == "background_unmap") {
       if (absl::Status s = ParseBool(key, value, &options.background_unmap); !s.ok()) return s;
     } else if (key == "keep_old_mappings") {
@@ -300,7 +308,10 @@ std::string Options::ToString() const {
                                  ",unpin_edges_mb:", unpin_edges / kMiB,
                                  ",unwaited_moves:", unwaited_moves ? "True" : "False",
                                  ",hold_reserved:", hold_reserved ? "True" : "False",
-                                 ",mapped_fit:", mapped_fit ? "True" : "False",
+                                 ",mapped_fit:",
+                                 mapped_fit == MappedFit::kAlways  ? "True"
+                                 : mapped_fit == MappedFit::kNever ? "False"
+                                                                   : "auto",
                                  ",background_unmap:", background_unmap ? "True" : "False",
                                  ",keep_old_mappings:", keep_old_mappings ? "True" : "False",
                                  ",backup_batch_mb:", backup_batch / kMiB);

@@ -64,13 +64,28 @@ struct Options {
   bool hold_reserved = true;
   // Growable segments (mapped_fit): a request whose best-fitting free block
   // would need pages mapped is placed instead where free memory is already
-  // mapped (the smallest such stretch of any free block of its stream that
-  // holds it), so no move is made for it. False: best fit by size alone.
-  // Off by default: it takes the checkpointed LM from ~1.03-1.13x to
-  // ~1.00x expandable_segments' step time (H200: 153 chunks mapped a step
-  // instead of ~262), but two streams then peak at 1.013 reserved/allocated
-  // (bench/results/h200_mapped_fit_ab.json).
-  bool mapped_fit = false;
+  // mapped in a larger free block of its stream, so no move is made for it.
+  // It costs memory where memory is tight: such placements cut into mapped
+  // chunks that the best fit would have left whole, and the free rest of a
+  // chunk a live block covers in part cannot move at the next peak.
+  //   kAlways (mapped_fit:True): on every such request, on the smallest
+  //     mapped stretch. The checkpointed LM then trains at expandable_
+  //     segments' speed (H200: 1.007x and 1.000x against 1.128x and 1.033x,
+  //     153 chunks mapped a step instead of ~262), but two streams peak at
+  //     1.013 reserved/allocated (bench/results/h200_mapped_fit_ab.json).
+  //   kWhenSlack (mapped_fit:auto, the default): only while the cache holds
+  //     clearly more than the high mark allows above the peak allocated
+  //     (memory held once, hold_reserved: GrowableSegments::HoldsSlack), so
+  //     the memory it costs is memory the cache holds anyway, and on the
+  //     first larger free block that has such a stretch (a bounded search).
+  //     A training loop's peaks keep the cache within the marks, and there
+  //     it is the best fit; a churn whose live bytes swing below the peak
+  //     maps half as often (H200, churn W=1000: 410-424 host ns an
+  //     operation against 473-510 in the same call,
+  //     bench/results/h200_churn_mapped_fit_when_slack.json).
+  //   kNever (mapped_fit:False): best fit by size alone.
+  enum class MappedFit : std::uint8_t { kNever, kWhenSlack, kAlways };
+  MappedFit mapped_fit = MappedFit::kWhenSlack;
   // Growable segments (unpin_edges_mb, 0 = only beyond the high mark): a
   // block that would leave at least this much of a mapped chunk unused in
   // its free hole (pinned until the block is freed) gets that chunk unmapped

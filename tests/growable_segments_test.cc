@@ -675,7 +675,7 @@ TEST_F(GrowableSegmentsTest, MappedFitPlacesOnHeldMemoryWithoutACall) {
     options.release_slack = 0;
     options.release_slack_max = 0;
     options.hold_reserved = false;
-    options.mapped_fit = mapped_fit;
+    options.mapped_fit = mapped_fit ? Options::MappedFit::kAlways : Options::MappedFit::kNever;
     Make(options);
     const DevicePtr a = AllocateOk(16 * kMiB, 0);
     const DevicePtr k1 = AllocateOk(kPage, 0);

@@ -15,6 +15,7 @@
 namespace ccalloc {
 namespace {
 
+using ::testing::AllOf;
 using ::testing::HasSubstr;
 
 // Parses on top of PyTorch's defaults, failing the test on an error.
@@ -226,9 +227,18 @@ TEST(OptionsTest, UnpinEdges) {
   EXPECT_FALSE(ParseOk("keep_old_mappings:False").keep_old_mappings);
   EXPECT_THAT(ParseError("keep_old_mappings:sometimes"), HasSubstr("keep_old_mappings"));
   EXPECT_THAT(DefaultOptions().ToString(), HasSubstr("keep_old_mappings:True"));
-  EXPECT_FALSE(DefaultOptions().mapped_fit);
-  EXPECT_TRUE(ParseOk("mapped_fit:True").mapped_fit);
-  EXPECT_THAT(ParseError("mapped_fit:yes please"), HasSubstr("mapped_fit"));
+  EXPECT_THAT(DefaultOptions().ToString(), HasSubstr("mapped_fit:auto"));
+  // ToString names each setting as it is written.
+  for (const char* conf : {"mapped_fit:True", "mapped_fit:False", "mapped_fit:auto"}) {
+    EXPECT_THAT(ParseOk(conf).ToString(), HasSubstr(conf));
+  }
+  EXPECT_EQ(DefaultOptions().mapped_fit, Options::MappedFit::kWhenSlack);
+  EXPECT_EQ(ParseOk("mapped_fit:True").mapped_fit, Options::MappedFit::kAlways);
+  EXPECT_EQ(ParseOk("mapped_fit:False").mapped_fit, Options::MappedFit::kNever);
+  EXPECT_EQ(ParseOk("mapped_fit:True,mapped_fit:auto").mapped_fit,
+            Options::MappedFit::kWhenSlack);
+  EXPECT_THAT(ParseError("mapped_fit:yes please"),
+              AllOf(HasSubstr("mapped_fit"), HasSubstr("auto")));
   EXPECT_EQ(DefaultOptions().unpin_edges, 0u) << "unpinning is opt-in until measured on a GPU";
   for (const char* bad : {"unpin_edges_mb:-1", "unpin_edges_mb:x", "unpin_edges_mb:1.5"}) {
     EXPECT_THAT(ParseError(bad), HasSubstr("unpin_edges_mb")) << bad;

@@ -284,6 +284,40 @@ TEST(ReplayTest, LaggingGpuMakesTrimsWaitAndCountsWhatTheyWaitedFor) {
   EXPECT_THAT(FormatDriverTable({lags}), HasSubstr("waited ev"));
 }
 
+ReplayResult ReplayConf(const Trace& trace, absl::string_view conf) {
+  absl::StatusOr<Policy> p = CustomPolicy(conf);
+  EXPECT_TRUE(p.ok()) << p.status();
+  if (!p.ok()) return {};
+  ReplayConfig config;
+  config.timing_repetitions = 0;
+  absl::StatusOr<ReplayResult> r = Replay(trace, *p, config);
+  EXPECT_TRUE(r.ok()) << r.status();
+  return r.ok() ? *std::move(r) : ReplayResult{};
+}
+
+// mapped_fit's default (auto): a churn, whose live bytes swing below a peak
+// the cache keeps holding, places requests on memory already mapped and
+// maps far less than best fit alone; a training trace, whose peaks keep the
+// cache within its marks, replays exactly as with best fit alone.
+TEST(ReplayTest, MappedFitWhenSlackCutsChurnMapsAndLeavesTrainingAlone) {
+  absl::StatusOr<Trace> churn = LoadTrace("scenario:churn:1042");
+  ASSERT_TRUE(churn.ok()) << churn.status();
+  const ReplayResult best_fit = ReplayConf(*churn, "mapped_fit:False");
+  const ReplayResult ours = ReplayWith(*churn, "ccalloc");
+  ASSERT_GT(best_fit.late_mapped_chunks, 50) << "the churn maps too little to tell";
+  EXPECT_LT(ours.late_mapped_chunks * 2, best_fit.late_mapped_chunks);
+  EXPECT_LT(ours.maps, best_fit.maps);
+  // The memory it costs is within what the cache holds anyway.
+  EXPECT_LE(ours.ratio, best_fit.ratio + 0.01);
+
+  const Trace gpt2 = LoadBundled("gpt2");
+  ASSERT_FALSE(gpt2.events.empty());
+  const ReplayResult gpt2_best_fit = ReplayConf(gpt2, "mapped_fit:False");
+  const ReplayResult gpt2_ours = ReplayWith(gpt2, "ccalloc");
+  EXPECT_EQ(gpt2_ours.maps, gpt2_best_fit.maps);
+  EXPECT_EQ(gpt2_ours.peak_reserved_bytes, gpt2_best_fit.peak_reserved_bytes);
+}
+
 TEST(ReplayTest, JsonHasOneObjectPerPolicyWithTheRequiredKeys) {
   const Trace t = Handmade("json-\"quoted\"", {{true, 0, 12345}, {false, 0, 0}});
   ReplayConfig config;

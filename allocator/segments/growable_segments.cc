@@ -1106,6 +1106,22 @@ std::pair<DevicePtr, std::size_t> GrowableSegments::HeldStretch(CacheLock lock,
   return best;
 }
 
+bool GrowableSegments::HoldsSlack(CacheLock lock) const {
+  AssertHeld(lock);
+  // Twice the high mark's slack: between the marks and a little past the
+  // high one the cache is at a peak or trimming to it (memory another
+  // stream still uses cannot go back at once), and placements there decide
+  // what the next peak can move.
+  const double slack = std::max(options_.release_slack, options_.release_slack_max);
+  const std::size_t peak =
+      std::max(peak_allocated_,
+               static_cast<std::size_t>(cache_.stats().allocated_bytes[kStatAll].peak));
+  const std::size_t mark =
+      peak + std::max<std::size_t>(static_cast<std::size_t>(2 * slack * static_cast<double>(peak)),
+                                   4 * page_size_);
+  return reserved() > mark;
+}
+
 void GrowableSegments::Describe(CacheLock lock, const Segment& range,
                                 SegmentInfo* info) const {
   const GrowableSegment& segment = Of(range);

@@ -205,6 +205,7 @@ class GrowableSegments final : public SegmentStore {
   std::pair<DevicePtr, std::size_t> HeldStretch(CacheLock lock, const Segment& segment,
                                                 DevicePtr begin, DevicePtr end,
                                                 std::size_t bytes) const override;
+  bool HoldsSlack(CacheLock lock) const override;
   void Describe(CacheLock lock, const Segment& segment, SegmentInfo* info) const override;
 
   std::pair<DevicePtr, std::size_t> SharedRange(CacheLock lock,

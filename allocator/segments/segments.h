@@ -177,6 +177,14 @@ class SegmentStore {
   virtual std::pair<DevicePtr, std::size_t> HeldStretch(CacheLock lock, const Segment& segment,
                                                         DevicePtr begin, DevicePtr end,
                                                         std::size_t bytes) const = 0;
+  // The cache holds clearly more memory than its marks allow above the peak
+  // allocated (memory held once and kept: hold_reserved), so a placement
+  // that costs memory costs none the device would get back (mapped_fit
+  // auto). Stores that hold no such slack say false.
+  virtual bool HoldsSlack(CacheLock lock) const {
+    (void)lock;
+    return false;
+  }
   // Fills what a snapshot says of `segment`'s memory (mapped size and ranges).
   virtual void Describe(CacheLock lock, const Segment& segment, SegmentInfo* info) const = 0;
 
