@@ -38,6 +38,18 @@
 //   then maps nothing for each swing (churn W=1000 on the simulated card:
 //   0.75 maps per 1,000 operations instead of 6.7).
 //
+// * Placement on held memory (mapped_fit, DeviceAllocator::HeldFit). The
+//   cache places a request by best fit over address space, and Prepare maps
+//   whatever pages under it are missing, moving free chunks from elsewhere.
+//   Where the cache holds clearly more than its marks allow (HoldsSlack:
+//   memory held once and kept, as under a churn whose live bytes swing
+//   below the peak), a request whose best fit would map is placed instead
+//   on mapped free memory of the first larger free block that has enough:
+//   no call, and the pinning it may add costs memory the cache holds
+//   anyway. Within the marks (a training loop's peaks) best fit stays:
+//   there, placing on mapped memory cuts into chunks the next peak must
+//   move (mapped_fit:True, always: two streams peaked at 1.013).
+//
 // * Freed memory and queued work. A chunk is unmapped from under a hole only
 //   once the work queued before the newest free of a block that lay on it has
 //   finished (cuMemUnmap does not wait for it); each page keeps that free's
