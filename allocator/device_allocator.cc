@@ -213,7 +213,8 @@ absl::StatusOr<Block*> DeviceAllocator::TryAllocate(std::size_t rounded,
   if (growable_ && block->segment->expandable &&
       (options_.mapped_fit == Options::MappedFit::kAlways ||
        (options_.mapped_fit == Options::MappedFit::kWhenSlack &&
-        store_->HoldsSlack(Locked())))) {
+        ((options_.mapped_fit_min > 0 && rounded >= options_.mapped_fit_min) ||
+         store_->HoldsSlack(Locked()))))) {
     block = HeldFit(free_blocks, block, rounded,
                     /*first_found=*/options_.mapped_fit == Options::MappedFit::kWhenSlack, &at);
   }

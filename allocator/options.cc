@@ -262,6 +262,12 @@ absl::StatusOr<Options> ParseOptions(absl::string_view conf, const Options& base
       if (absl::Status s = ParseBool(key, value, &options.background_unmap); !s.ok()) return s;
     } else if (key == "keep_old_mappings") {
       if (absl::Status s = ParseBool(key, value, &options.keep_old_mappings); !s.ok()) return s;
+    } else if (key == "mapped_fit_min_mb") {
+      std::size_t mb = 0;
+      if (!absl::SimpleAtoi(value, &mb) || mb > (std::size_t{1} << 20)) {
+        return BadValue(key, value, "must be a whole number of MiB (0: never)");
+      }
+      options.mapped_fit_min = mb * kMiB;
     } else if (key == "unpin_edges_mb") {
       std::size_t mb = 0;
       if (!absl::SimpleAtoi(value, &mb) || mb > (std::size_t{1} << 20)) {
@@ -281,6 +287,7 @@ absl::StatusOr<Options> ParseOptions(absl::string_view conf, const Options& base
           "garbage_collection_threshold, expandable_segments, backend, memory_limit, "
           "memory_fraction, release_slack, release_slack_max, max_map_chunk_mb, "
           "map_chunk_divisor, unpin_edges_mb, unwaited_moves, hold_reserved, mapped_fit, "
+          "mapped_fit_min_mb, "
           "background_unmap, keep_old_mappings, backup_batch_mb)"));
     }
   }
@@ -312,6 +319,7 @@ std::string Options::ToString() const {
                                  mapped_fit == MappedFit::kAlways  ? "True"
                                  : mapped_fit == MappedFit::kNever ? "False"
                                                                    : "auto",
+                                 ",mapped_fit_min_mb:", mapped_fit_min / kMiB,
                                  ",background_unmap:", background_unmap ? "True" : "False",
                                  ",keep_old_mappings:", keep_old_mappings ? "True" : "False",
                                  ",backup_batch_mb:", backup_batch / kMiB);

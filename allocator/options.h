@@ -86,6 +86,10 @@ struct Options {
   //   kNever (mapped_fit:False): best fit by size alone.
   enum class MappedFit : std::uint8_t { kNever, kWhenSlack, kAlways };
   MappedFit mapped_fit = MappedFit::kWhenSlack;
+  // ... and with auto, for requests of at least this size whatever the
+  // cache holds (mapped_fit_min_mb, 0: none): each such move maps many
+  // chunks, and the block pins at most its two edge chunks.
+  std::size_t mapped_fit_min = 0;
   // Growable segments (unpin_edges_mb, 0 = only beyond the high mark): a
   // block that would leave at least this much of a mapped chunk unused in
   // its free hole (pinned until the block is freed) gets that chunk unmapped

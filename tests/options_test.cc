@@ -228,6 +228,11 @@ TEST(OptionsTest, UnpinEdges) {
   EXPECT_THAT(ParseError("keep_old_mappings:sometimes"), HasSubstr("keep_old_mappings"));
   EXPECT_THAT(DefaultOptions().ToString(), HasSubstr("keep_old_mappings:True"));
   EXPECT_THAT(DefaultOptions().ToString(), HasSubstr("mapped_fit:auto"));
+  EXPECT_EQ(DefaultOptions().mapped_fit_min, 0u);
+  EXPECT_EQ(ParseOk("mapped_fit_min_mb:32").mapped_fit_min, 32 * kMiB);
+  EXPECT_THAT(ParseOk("mapped_fit_min_mb:32").ToString(), HasSubstr("mapped_fit_min_mb:32"));
+  EXPECT_THAT(ParseError("mapped_fit_min_mb:-1"), HasSubstr("mapped_fit_min_mb"));
+  EXPECT_THAT(ParseError("mapped_fit_min_mb:big"), HasSubstr("mapped_fit_min_mb"));
   // ToString names each setting as it is written.
   for (const char* conf : {"mapped_fit:True", "mapped_fit:False", "mapped_fit:auto"}) {
     EXPECT_THAT(ParseOk(conf).ToString(), HasSubstr(conf));

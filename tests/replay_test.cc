@@ -318,6 +318,19 @@ TEST(ReplayTest, MappedFitWhenSlackCutsChurnMapsAndLeavesTrainingAlone) {
   EXPECT_EQ(gpt2_ours.peak_reserved_bytes, gpt2_best_fit.peak_reserved_bytes);
 }
 
+// mapped_fit_min_mb: requests of at least that size go on memory already
+// mapped whatever the cache holds. On the checkpointed LM, whose huge
+// logits blocks move dozens of chunks each, its second half maps fewer
+// chunks, and the memory stays within 1%.
+TEST(ReplayTest, MappedFitForLargeRequestsMovesLessOnTheCheckpointedLm) {
+  const Trace trace = LoadBundled("ckpt_lm");
+  ASSERT_FALSE(trace.events.empty());
+  const ReplayResult ours = ReplayWith(trace, "ccalloc");
+  const ReplayResult large = ReplayConf(trace, "mapped_fit_min_mb:32");
+  EXPECT_LT(large.late_mapped_chunks, ours.late_mapped_chunks);
+  EXPECT_LE(large.ratio, 1.01);
+}
+
 TEST(ReplayTest, JsonHasOneObjectPerPolicyWithTheRequiredKeys) {
   const Trace t = Handmade("json-\"quoted\"", {{true, 0, 12345}, {false, 0, 0}});
   ReplayConfig config;
