@@ -210,11 +210,7 @@ absl::StatusOr<Block*> DeviceAllocator::TryAllocate(std::size_t rounded,
   // instead; no driver call is made for it. Always (True), or only while
   // the cache holds memory beyond its marks (auto): Options says why.
   DevicePtr at = block->ptr;
-  if (growable_ && block->segment->expandable &&
-      (options_.mapped_fit == Options::MappedFit::kAlways ||
-       (options_.mapped_fit == Options::MappedFit::kWhenSlack &&
-        ((options_.mapped_fit_min > 0 && rounded >= options_.mapped_fit_min) ||
-         store_->HoldsSlack(Locked()))))) {
+  if (growable_ && block->segment->expandable && WantsHeldFit(rounded)) {
     block = HeldFit(free_blocks, block, rounded,
                     /*first_found=*/options_.mapped_fit == Options::MappedFit::kWhenSlack, &at);
   }
@@ -370,6 +366,19 @@ Block* DeviceAllocator::Carve(Block* block, std::size_t rounded, std::size_t req
   }
   MarkAllocated(block, requested);
   return block;
+}
+
+bool DeviceAllocator::WantsHeldFit(std::size_t rounded) const {
+  switch (options_.mapped_fit) {
+    case Options::MappedFit::kNever:
+      return false;
+    case Options::MappedFit::kAlways:
+      return true;
+    case Options::MappedFit::kWhenSlack:
+      return (options_.mapped_fit_min > 0 && rounded >= options_.mapped_fit_min) ||
+             store_->HoldsSlack(Locked());
+  }
+  return false;
 }
 
 Block* DeviceAllocator::HeldFit(const BlockPool& free_blocks, Block* best, std::size_t rounded,

@@ -88,7 +88,11 @@ struct Options {
   MappedFit mapped_fit = MappedFit::kWhenSlack;
   // ... and with auto, for requests of at least this size whatever the
   // cache holds (mapped_fit_min_mb, 0: none): each such move maps many
-  // chunks, and the block pins at most its two edge chunks.
+  // chunks, and the block pins at most its two edge chunks. Off by
+  // default: at 32 MiB the checkpointed LM maps 165 chunks a step instead
+  // of 268 (H200: 0.969x against 1.008x expandable_segments' step time) but
+  // GPT-2 twice as many (1.103x against 0.967x),
+  // bench/results/h200_mapped_fit_min_ab.json.
   std::size_t mapped_fit_min = 0;
   // Growable segments (unpin_edges_mb, 0 = only beyond the high mark): a
   // block that would leave at least this much of a mapped chunk unused in
