@@ -389,7 +389,6 @@ Block* DeviceAllocator::HeldFit(const BlockPool& free_blocks, Block* best, std::
   }
   auto [start, len] =
       store_->HeldStretch(Locked(), *best->segment, best->ptr, best->end(), rounded);
-  if (len != 0 && start == best->ptr) return best;
   Block* host = len == 0 ? nullptr : best;
   for (auto it = free_blocks.After(best); it != free_blocks.end() &&
                                           (*it)->stream == best->stream && len != rounded &&

@@ -278,8 +278,8 @@ class DeviceAllocator final : private SegmentCache {
   // (the best fit by size) so that no page needs mapping, with the place
   // in *at: the smallest such stretch of any free block of its stream, or
   // with `first_found` the smallest in the first block (by size) that has
-  // one. `best` (and *at untouched) when none does or `best` holds one at
-  // its start.
+  // one. `best` (and *at untouched) when none does or `best` is mapped
+  // where best fit puts the block.
   Block* HeldFit(const BlockPool& free_blocks, Block* best, std::size_t rounded,
                  bool first_found, DevicePtr* at) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Takes [ptr, ptr + rounded) of the free, indexed `block` out of its pool

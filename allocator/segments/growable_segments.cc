@@ -734,15 +734,8 @@ bool GrowableSegments::Return(Leaving& l, GrowableSegment* segment, std::size_t 
   // into by a captured graph), only the whole chunk, not from under the
   // block itself, and only where it is still held (a later move or a
   // release left this mapping behind).
-  if (there->owner != nullptr || hi > there->pages.size() ||
-      (there == segment && lo <= last && hi > first)) {
-    return false;
-  }
-  for (std::size_t p = lo; p < hi; ++p) {
-    if (there->pages[p] != l.handle) return false;
-  }
-  if ((lo > 0 && there->pages[lo - 1] == l.handle) ||
-      (hi < there->pages.size() && there->pages[hi] == l.handle)) {
+  if (there->owner != nullptr || (there == segment && lo <= last && hi > first) ||
+      !there->HoldsChunk(lo, l.pages, l.handle)) {
     return false;
   }
   if (!FreeThroughout(*there, page_size_, lo, hi)) return false;
@@ -1289,12 +1282,7 @@ bool GrowableSegments::Validate(CacheLock lock, std::size_t segments,
       }
       // ... and the memory is mapped there, as the chunk it was here:
       // Return takes it back from those pages.
-      const PhysicalHandle* to_pages = l.to->pages.data() + l.to_first;
-      const bool held_there =
-          std::all_of(to_pages, to_pages + l.pages, [&](PhysicalHandle h) { return h == l.handle; }) &&
-          (l.to_first == 0 || to_pages[-1] != l.handle) &&
-          (l.to_first + l.pages == l.to->pages.size() || to_pages[l.pages] != l.handle);
-      if (!held_there) {
+      if (!l.to->HoldsChunk(l.to_first, l.pages, l.handle)) {
         if (why != nullptr) {
           *why = absl::StrCat("an old mapping at page ", l.first, " of ", Hex(l.segment->base),
                               " points at page ", l.to_first, " of ", Hex(l.to->base),

@@ -174,6 +174,16 @@ struct GrowableSegment final : Segment {
     for (std::size_t p = first; p < last; ++p) newest = std::max(newest, freed[p]);
     return newest;
   }
+  // Pages [first, first + n) hold `handle`, and it is mapped nowhere
+  // beside them: the whole chunk, as a move's old mapping expects it.
+  bool HoldsChunk(std::size_t first, std::size_t n, PhysicalHandle handle) const {
+    if (first + n > pages.size()) return false;
+    for (std::size_t p = first; p < first + n; ++p) {
+      if (pages[p] != handle) return false;
+    }
+    return (first == 0 || pages[first - 1] != handle) &&
+           (first + n == pages.size() || pages[first + n] != handle);
+  }
   // The leaving pages [first, first + pages) are unmapped: they turn 0
   // (the caller lowers mapped_end after).
   void Unmapped(std::size_t first, std::size_t pages_unmapped) {
