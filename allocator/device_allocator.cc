@@ -442,6 +442,7 @@ Block* DeviceAllocator::SplitFreeAt(Block* block, DevicePtr at) {
 
 void DeviceAllocator::MarkAllocated(Block* block, std::size_t requested) {
   block->state = BlockState::kAllocated;
+  if (growable_) store_->NoteAllocated(Locked(), *block->segment, block->ptr, block->size);
   block->requested = requested;
   allocated_.emplace(block->ptr, block);
 

@@ -893,6 +893,38 @@ TEST_F(KeptMappingsTest, MemoryInUseWhereItWentIsNotTakenBack) {
   EXPECT_EQ(Device().bytes_in_use, 0u);
 }
 
+// A block freed where the memory went but still pending (record_stream'ed
+// to a stream whose work has not finished) holds it as surely as a live
+// one: the memory does not come back, the block gets memory of its own.
+TEST_F(KeptMappingsTest, MemoryUnderAPendingBlockIsNotTakenBack) {
+  if (!env_.CanHoldEvents()) GTEST_SKIP() << "needs events that stay incomplete";
+  MakeKeeping();
+  const Moved m = MoveAToB();
+  const std::size_t moved = 16 * kMiB - MappedBytes(m.keep, m.a, 16 * kMiB);
+  ASSERT_GT(moved, 0u);
+  env_.CompleteAll();  // the old mappings' work is done
+  ASSERT_TRUE(alloc_->RecordStream(m.b, 1).ok());
+  FreeOk(m.b);  // pending on stream 1's event
+  const MemoryStats before = alloc_->GetStats();
+  const DevicePtr again = AllocateOk(16 * kMiB, 0);
+  EXPECT_EQ(again, m.a);
+  const MemoryStats after = alloc_->GetStats();
+  EXPECT_EQ(after.num_returns, before.num_returns) << "took memory a pending block holds";
+  EXPECT_EQ(MappedBytes(m.keep, m.a, 16 * kMiB), 16 * kMiB);
+  EXPECT_EQ(MappedBytes(m.keep, m.b, 24 * kMiB), 24 * kMiB) << "the pending block lost memory";
+  ExpectDeviceHoldsReserved();
+  EXPECT_TRUE(IsValid(*alloc_));
+
+  // Once its event is done it is free: a later block there may take memory.
+  env_.CompleteAll();
+  FreeOk(again);
+  FreeOk(m.keep);
+  ASSERT_TRUE(alloc_->EmptyCache().ok());
+  EXPECT_EQ(Reserved(), 0);
+  EXPECT_EQ(Device().bytes_in_use, 0u);
+  EXPECT_TRUE(IsValid(*alloc_));
+}
+
 // A failed unmap of an old mapping under a block loses nothing: the block
 // either gets its pages (the unmap tried again the worker's way) or fails
 // cleanly, and the device holds what the counters say.

@@ -2,6 +2,7 @@
 #include "allocator/segments/growable_segments.h"
 
 #include <algorithm>
+#include <bit>
 #include <optional>
 
 #include "absl/container/flat_hash_map.h"
@@ -92,6 +93,7 @@ GrowableSegments::GrowableSegments(absl::Mutex& mu, SegmentCache& cache,
                                    DeviceBackend& backend, const Options& options)
     : SegmentStore(mu, cache, backend, options),
       page_size_(backend.PageSize()),
+      page_shift_(std::has_single_bit(page_size_) ? std::countr_zero(page_size_) : -1),
       va_size_(RangeSize(backend, page_size_)),
       worker_(backend, options.background_unmap) {}
 
@@ -121,6 +123,7 @@ absl::StatusOr<std::unique_ptr<Segment>> GrowableSegments::Create(CacheLock lock
   segment->owner = owner;
   segment->pages.assign(size / page_size_, 0);
   segment->freed.assign(size / page_size_, 0);
+  segment->live.assign(size / page_size_, 0);
   ranges_.emplace(segment->base, segment.get());
   return segment;
 }
@@ -132,8 +135,8 @@ absl::Status GrowableSegments::Prepare(CacheLock lock, Segment& range, const Blo
   const std::pair<std::size_t, std::size_t> touched = PagesOf(*segment, begin, bytes);
   const std::size_t first = touched.first, last = touched.second;
   // Whether the block covers its first and last pages only in part.
-  const bool first_partial = (begin - segment->base) % page_size_ != 0;
-  const bool last_partial = (begin + bytes - segment->base) % page_size_ != 0;
+  const bool first_partial = !PageAligned(begin - segment->base);
+  const bool last_partial = !PageAligned(begin + bytes - segment->base);
   // The worker's finished unmaps are applied, and chunks moved away whose
   // old work has finished are handed to it (event queries only; a failure
   // leaves them for later). Those under this block must be unmapped before
@@ -565,6 +568,10 @@ absl::Status GrowableSegments::FinishLeaving(bool wait, const GrowableSegment* o
     }
     return status;
   }
+  // Kept old mappings stay until a block wants their pages, and memory
+  // going back is handed to the worker when it is taken (Retire): with
+  // keep_old_mappings nothing here needs a look unless a block waits.
+  if (!wait && options_.keep_old_mappings) return status;
   std::uint64_t wait_for = 0;
   for (Leaving& l : leaving_) {
     if (!wanted(l)) continue;
@@ -715,16 +722,6 @@ absl::Status GrowableSegments::ReleaseChunk(PhysicalHandle handle) {
   return absl::OkStatus();
 }
 
-bool GrowableSegments::FreeThroughout(const GrowableSegment& segment, std::size_t page_size,
-                                      std::size_t first, std::size_t last) {
-  const DevicePtr lo = segment.base + first * page_size;
-  const DevicePtr hi = segment.base + last * page_size;
-  for (const Block* b = segment.head; b != nullptr && b->ptr < hi; b = b->next) {
-    if (b->end() > lo && b->state != BlockState::kFree) return false;
-  }
-  return true;
-}
-
 bool GrowableSegments::Return(Leaving& l, GrowableSegment* segment, std::size_t first,
                               std::size_t last) {
   if (l.release || l.job != 0 || l.to == nullptr) return false;
@@ -738,7 +735,7 @@ bool GrowableSegments::Return(Leaving& l, GrowableSegment* segment, std::size_t 
       !there->HoldsChunk(lo, l.pages, l.handle)) {
     return false;
   }
-  if (!FreeThroughout(*there, page_size_, lo, hi)) return false;
+  if (!FreeThroughout(*there, lo, hi)) return false;
   // The work there on the memory must come before the block's: queued
   // earlier on the same stream, or finished.
   const std::uint64_t freed_at = there->FreedAt(lo, hi);
@@ -1016,7 +1013,15 @@ absl::Status GrowableSegments::Release(CacheLock lock, Segment& segment) {
 std::pair<std::size_t, std::size_t> GrowableSegments::PagesOf(const GrowableSegment& segment,
                                                               DevicePtr begin,
                                                               std::size_t bytes) const {
-  return {(begin - segment.base) / page_size_, (begin + bytes - 1 - segment.base) / page_size_};
+  return {PageIndex(begin - segment.base), PageIndex(begin + bytes - 1 - segment.base)};
+}
+
+void GrowableSegments::NoteAllocated(CacheLock lock, Segment& range, DevicePtr begin,
+                                     std::size_t bytes) {
+  AssertHeld(lock);
+  GrowableSegment& segment = Of(range);
+  const auto [first, last] = PagesOf(segment, begin, bytes);
+  for (std::size_t p = first; p <= last; ++p) ++segment.live[p];
 }
 
 void GrowableSegments::NoteFree(CacheLock lock, Segment& range, DevicePtr begin,
@@ -1026,6 +1031,7 @@ void GrowableSegments::NoteFree(CacheLock lock, Segment& range, DevicePtr begin,
   const auto [first, last] = PagesOf(segment, begin, bytes);
   std::fill(segment.freed.begin() + static_cast<std::ptrdiff_t>(first),
             segment.freed.begin() + static_cast<std::ptrdiff_t>(last + 1), seq);
+  for (std::size_t p = first; p <= last; ++p) --segment.live[p];
 }
 
 void GrowableSegments::Discard(CacheLock lock, Segment& range) {
@@ -1065,8 +1071,8 @@ std::size_t GrowableSegments::HeldBytesIn(CacheLock lock, const Segment& range,
   // Only the mapped part of a hole is memory held.
   const GrowableSegment& s = Of(range);
   std::size_t held = 0;
-  const std::size_t first = (begin - s.base) / page_size_;
-  const std::size_t last = std::min((end - 1 - s.base) / page_size_ + 1, s.mapped_end);
+  const std::size_t first = PageIndex(begin - s.base);
+  const std::size_t last = std::min(PageIndex(end - 1 - s.base) + 1, s.mapped_end);
   for (std::size_t i = first; i < last; ++i) {
     if (!GrowableSegment::Holds(s.pages[i])) continue;
     const DevicePtr lo = std::max(begin, s.base + i * page_size_);
@@ -1082,8 +1088,8 @@ std::pair<DevicePtr, std::size_t> GrowableSegments::HeldStretch(CacheLock lock,
                                                                 std::size_t bytes) const {
   const GrowableSegment& s = Of(range);
   std::pair<DevicePtr, std::size_t> best{0, 0};
-  const std::size_t first = (begin - s.base) / page_size_;
-  const std::size_t last = std::min((end - 1 - s.base) / page_size_ + 1, s.mapped_end);
+  const std::size_t first = PageIndex(begin - s.base);
+  const std::size_t last = std::min(PageIndex(end - 1 - s.base) + 1, s.mapped_end);
   for (std::size_t i = first; i < last;) {
     if (!GrowableSegment::Holds(s.pages[i])) {
       ++i;
@@ -1217,6 +1223,20 @@ bool GrowableSegments::ValidateSegment(CacheLock lock, const Segment& range,
   if (segment.pages.size() != segment.size / page_size_) {
     return fail(absl::StrCat("segment ", Hex(segment.base), ": the page table is not the "
                              "range's size"));
+  }
+  if (segment.live.size() != segment.pages.size()) {
+    return fail(absl::StrCat("segment ", Hex(segment.base), ": the live counts do not cover "
+                             "the pages"));
+  }
+  std::vector<std::uint32_t> live(segment.pages.size(), 0);
+  for (const Block* b = segment.head; b != nullptr; b = b->next) {
+    if (b->state == BlockState::kFree) continue;
+    const auto [first, last] = PagesOf(segment, b->ptr, b->size);
+    for (std::size_t i = first; i <= last; ++i) ++live[i];
+  }
+  if (live != segment.live) {
+    return fail(absl::StrCat("segment ", Hex(segment.base), ": the count of blocks in use "
+                             "on a page is off"));
   }
   const bool paused = segment.owner != nullptr && segment.owner->paused;
   for (const Block* b = segment.head; b != nullptr && !paused; b = b->next) {

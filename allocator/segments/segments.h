@@ -158,6 +158,13 @@ class SegmentStore {
   // counting nothing: the allocator is being destroyed.
   virtual void Discard(CacheLock lock, Segment& segment) = 0;
 
+  // The block [begin, begin + bytes) of `segment` has just been handed out
+  // (growable stores count the blocks in use on each page; the default
+  // ignores it).
+  virtual void NoteAllocated(CacheLock lock, Segment& segment, DevicePtr begin,
+                             std::size_t bytes) {
+    (void)lock, (void)segment, (void)begin, (void)bytes;
+  }
   // The block [begin, begin + bytes) of `segment` has just been freed, as
   // the cache's free numbered `seq` (growable stores date their chunks'
   // work by it; the default ignores it).
