@@ -227,6 +227,7 @@ std::string Json(const std::string& device, const std::vector<Measurement>& ms) 
 
 int Main(int argc, char** argv) {
   std::string json_path;
+  std::vector<std::string> confs;
   int reps = 7;
   int device = 0;
   for (int i = 1; i < argc; ++i) {
@@ -241,15 +242,29 @@ int Main(int argc, char** argv) {
       if (!absl::SimpleAtoi(value(), &reps) || reps < 1 || reps > 100) Die("--reps: 1..100");
     } else if (arg == "--device") {
       if (!absl::SimpleAtoi(value(), &device) || device < 0) Die("--device: an ordinal");
+    } else if (arg == "--conf") {
+      confs.push_back(value());
     } else if (arg == "-h" || arg == "--help") {
       std::printf(
-          "usage: ccalloc-gpu-bench [--json FILE] [--reps N (7)] [--device N (0)]\n"
+          "usage: ccalloc-gpu-bench [--json FILE] [--reps N (7)] [--device N (0)] [--conf CONF]...\n"
           "Host ns per allocate or free: ccalloc (both policies), cudaMalloc and\n"
-          "cudaMallocAsync, on the hot-pair and churn patterns of bench/patterns.h.\n");
+          "cudaMallocAsync, on the hot-pair and churn patterns of bench/patterns.h.\n"
+          "--conf CONF (repeatable) adds a column \"conf<i>\": ccalloc's defaults with\n"
+          "CONF (CCALLOC_CONF syntax) on top, timed in the same rounds as the rest.\n");
       return 0;
     } else {
       Die(absl::StrCat("unknown argument '", arg, "' (see --help)"));
     }
+  }
+
+  // Parsed before anything is timed: a bad CONF fails the run at once.
+  std::vector<Options> conf_options;
+  for (const std::string& conf : confs) {
+    Options base = DefaultOptions();
+    base.expandable_segments = true;
+    absl::StatusOr<Options> parsed = ParseOptions(conf, base);
+    if (!parsed.ok()) Die(absl::StrCat("--conf '", conf, "': ", parsed.status().message()));
+    conf_options.push_back(*parsed);
   }
 
   int count = 0;
@@ -268,7 +283,7 @@ int Main(int argc, char** argv) {
   Options ours = DefaultOptions();
   ours.expandable_segments = true;
   using Factory = std::function<std::unique_ptr<Allocator>()>;
-  const std::vector<Factory> factories = {
+  std::vector<Factory> factories = {
       [&] {
         return std::make_unique<CcallocAllocator>("pytorch-native", PytorchNativeOptions(), device);
       },
@@ -287,6 +302,12 @@ int Main(int argc, char** argv) {
       // driver's state), not the policy.
       [&] { return std::make_unique<CcallocAllocator>("ccalloc-again", ours, device); },
   };
+  for (std::size_t i = 0; i < conf_options.size(); ++i) {
+    factories.push_back([&, i] {
+      return std::make_unique<CcallocAllocator>(absl::StrCat("conf", i + 1), conf_options[i],
+                                                device);
+    });
+  }
 
   std::vector<std::string> patterns;
   for (std::size_t bytes : kHotPairSizes) patterns.push_back(absl::StrCat("hot_pair/", bytes));
