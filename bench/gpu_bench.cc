@@ -257,12 +257,12 @@ int Main(int argc, char** argv) {
     }
   }
 
+  Options ours = DefaultOptions();
+  ours.expandable_segments = true;
   // Parsed before anything is timed: a bad CONF fails the run at once.
   std::vector<Options> conf_options;
   for (const std::string& conf : confs) {
-    Options base = DefaultOptions();
-    base.expandable_segments = true;
-    absl::StatusOr<Options> parsed = ParseOptions(conf, base);
+    absl::StatusOr<Options> parsed = ParseOptions(conf, ours);
     if (!parsed.ok()) Die(absl::StrCat("--conf '", conf, "': ", parsed.status().message()));
     conf_options.push_back(*parsed);
   }
@@ -280,8 +280,6 @@ int Main(int argc, char** argv) {
   std::printf("device %d: %s; %d repetitions, median shown; host ns per allocate or free\n", device,
               prop.name, reps);
 
-  Options ours = DefaultOptions();
-  ours.expandable_segments = true;
   using Factory = std::function<std::unique_ptr<Allocator>()>;
   std::vector<Factory> factories = {
       [&] {

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <initializer_list>
 #include <random>
 #include <utility>
 #include <vector>
@@ -53,6 +54,15 @@ class GrowableSegmentsTest : public AllocatorTest<SimGrowable> {
   SimBackend::Counts Device() {
     if (alloc_ != nullptr) (void)alloc_->FinishBackgroundWork();
     return env_.sim()->counts();
+  }
+  // Frees `ptrs` and empties the cache: nothing is left reserved or held
+  // on the device, and the allocator is consistent.
+  void FreeAllAndExpectNothingHeld(std::initializer_list<DevicePtr> ptrs) {
+    for (DevicePtr p : ptrs) FreeOk(p);
+    EXPECT_TRUE(alloc_->EmptyCache().ok());
+    EXPECT_EQ(Reserved(), 0);
+    EXPECT_EQ(Device().bytes_in_use, 0u);
+    EXPECT_TRUE(IsValid(*alloc_));
   }
   // Once the worker's calls are done, the device holds what reserved says.
   void ExpectDeviceHoldsReserved() {
@@ -852,12 +862,7 @@ TEST_F(KeptMappingsTest, MemoryMovedAwayComesBackWithoutADriverCall) {
   EXPECT_TRUE(IsValid(*alloc_));
 
   // A trim unmaps every old mapping and gives everything free back.
-  FreeOk(again);
-  FreeOk(m.keep);
-  ASSERT_TRUE(alloc_->EmptyCache().ok());
-  EXPECT_EQ(Reserved(), 0);
-  EXPECT_EQ(Device().bytes_in_use, 0u);
-  EXPECT_TRUE(IsValid(*alloc_));
+  FreeAllAndExpectNothingHeld({again, m.keep});
   alloc_.reset();
   EXPECT_TRUE(env_.NothingOutstanding());
 }
@@ -915,14 +920,9 @@ TEST_F(KeptMappingsTest, MemoryUnderAPendingBlockIsNotTakenBack) {
   ExpectDeviceHoldsReserved();
   EXPECT_TRUE(IsValid(*alloc_));
 
-  // Once its event is done it is free: a later block there may take memory.
+  // Once its event is done, everything goes back.
   env_.CompleteAll();
-  FreeOk(again);
-  FreeOk(m.keep);
-  ASSERT_TRUE(alloc_->EmptyCache().ok());
-  EXPECT_EQ(Reserved(), 0);
-  EXPECT_EQ(Device().bytes_in_use, 0u);
-  EXPECT_TRUE(IsValid(*alloc_));
+  FreeAllAndExpectNothingHeld({again, m.keep});
 }
 
 // A failed unmap of an old mapping under a block loses nothing: the block

@@ -1228,25 +1228,23 @@ bool GrowableSegments::ValidateSegment(CacheLock lock, const Segment& range,
     return fail(absl::StrCat("segment ", Hex(segment.base), ": the live counts do not cover "
                              "the pages"));
   }
+  // One walk over the blocks in use: each page's count of them, and (unless
+  // the region is paused, its memory given back) memory under each.
+  const bool paused = segment.owner != nullptr && segment.owner->paused;
   std::vector<std::uint32_t> live(segment.pages.size(), 0);
   for (const Block* b = segment.head; b != nullptr; b = b->next) {
     if (b->state == BlockState::kFree) continue;
     const auto [first, last] = PagesOf(segment, b->ptr, b->size);
-    for (std::size_t i = first; i <= last; ++i) ++live[i];
+    for (std::size_t i = first; i <= last; ++i) {
+      ++live[i];
+      if (!paused && !GrowableSegment::Holds(segment.pages[i])) {
+        return fail(absl::StrCat("block ", Hex(b->ptr), " in use over a page holding no memory"));
+      }
+    }
   }
   if (live != segment.live) {
     return fail(absl::StrCat("segment ", Hex(segment.base), ": the count of blocks in use "
                              "on a page is off"));
-  }
-  const bool paused = segment.owner != nullptr && segment.owner->paused;
-  for (const Block* b = segment.head; b != nullptr && !paused; b = b->next) {
-    if (b->state == BlockState::kFree) continue;
-    const auto [first, last] = PagesOf(segment, b->ptr, b->size);
-    for (std::size_t i = first; i <= last; ++i) {
-      if (!GrowableSegment::Holds(segment.pages[i])) {
-        return fail(absl::StrCat("block ", Hex(b->ptr), " in use over a page holding no memory"));
-      }
-    }
   }
   return segment.Validate(why);
 }
