@@ -285,7 +285,7 @@ bool DeviceAllocator::ValidateLocked(std::string* why) const {
           const BlockPool& pool = owner != nullptr             ? owner->Of(b->pool)
                                   : b->pool == PoolKind::kSmall ? small_pool_
                                                                 : large_pool_;
-          if (!pool.Contains(const_cast<Block*>(b))) {
+          if (!pool.Contains(b)) {
             return fail(absl::StrCat("free block ", Hex(b->ptr),
                                      " is not indexed in the pool of its segment (",
                                      segment->pool_id(), ")"));

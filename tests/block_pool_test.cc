@@ -111,5 +111,50 @@ TEST_F(BlockPoolTest, RandomRekeysKeepTheIndexOrdered) {
   }
 }
 
+// BestFit remembers its answer for the carve that follows; any change to the
+// index in between must make the carve search again (a btree's iterators do
+// not survive an insert or an erase: a stale one would rekey the wrong entry).
+TEST_F(BlockPoolTest, ChangesBetweenBestFitAndRekeyAreSeen) {
+  const Options options = DefaultOptions();
+  const SizePolicy policy(options);
+  std::vector<Block*> holes;
+  for (int i = 0; i < 64; ++i) {
+    holes.push_back(Add(0x100000000ull + static_cast<DevicePtr>(i) * (64 << 20),
+                        static_cast<std::size_t>(i + 1) << 20));
+  }
+  Block* fit = pool_.BestFit(0, 20 << 20, policy, /*expandable=*/true);
+  ASSERT_EQ(fit, holes[19]);
+  // Enough inserts and erases to split and merge nodes around the answer.
+  for (int i = 0; i < 32; ++i) {
+    Add(0x200000000ull + static_cast<DevicePtr>(i) * (64 << 20), (20 << 20) + 512 * (i + 1));
+  }
+  for (int i = 0; i < 19; ++i) pool_.Erase(holes[i]);
+  pool_.Rekey(fit, fit->ptr + (1 << 20), 19 << 20);
+  ExpectValid();
+  EXPECT_TRUE(pool_.Contains(fit));
+  EXPECT_EQ(pool_.size(), 64u - 19u + 32u);
+  EXPECT_EQ(pool_.BestFit(0, 1, policy, /*expandable=*/true), fit);
+  // And the answer itself, carved away whole right after it was found.
+  Block* next = pool_.BestFit(0, 21 << 20, policy, /*expandable=*/true);
+  ASSERT_NE(next, nullptr);
+  pool_.Erase(next);
+  EXPECT_FALSE(pool_.Contains(next));
+  ExpectValid();
+}
+
+// Each index entry carries its block's key; Validate catches a block whose
+// size changed behind the index's back.
+TEST_F(BlockPoolTest, ValidateCatchesABlockChangedBehindTheIndex) {
+  Block* a = Add(0x1000, 4 << 20);
+  Add(0x2000000, 8 << 20);
+  ExpectValid();
+  a->size = 6 << 20;
+  std::string why;
+  EXPECT_FALSE(pool_.Validate(&why));
+  EXPECT_NE(why.find("key"), std::string::npos) << why;
+  a->size = 4 << 20;
+  ExpectValid();
+}
+
 }  // namespace
 }  // namespace ccalloc
