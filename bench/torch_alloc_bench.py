@@ -37,8 +37,33 @@ HOT_PAIR_SIZES = [512, 64 << 10, 4 << 20, 64 << 20]  # bench/patterns.h
 CHURN_WINDOWS = [100, 1000]
 PATTERNS = [f"hot_pair/{b}" for b in HOT_PAIR_SIZES] + [f"churn/W:{w}" for w in CHURN_WINDOWS]
 TORCH_CONFIGS = {"torch-native": None, "torch-expandable": "expandable_segments:True"}
-# Targets for ccalloc's own policy (host ns per operation).
-TARGETS = {"hot_pair": 100.0, "churn/W:1000": 250.0}
+# Targets for ccalloc's own policy: host ns per operation, or the name of an
+# allocator timed in the same run whose figure it must not exceed (PyTorch's
+# own churn figure moves by half from one machine to the next, 400-770 ns on
+# H100s, so a fixed number would judge the machine, not the allocator).
+TARGETS = {"hot_pair": 100.0, "churn/W:1000": "torch-native"}
+
+
+def check_targets(results):
+    """ccalloc's figures against TARGETS: one entry per pattern that has a
+    target and a figure (a relative target needs its allocator's figure)."""
+    ours = results.get("ccalloc:ccalloc", {})
+    out = []
+    for p in PATTERNS:
+        target = TARGETS.get(p, TARGETS.get(p.split("/")[0]))
+        v = ours.get(p, {}).get("ns_per_op")
+        if target is None or v is None:
+            continue
+        if isinstance(target, str):
+            limit = results.get(target, {}).get(p, {}).get("ns_per_op")
+            if limit is None:
+                continue
+            source = f"{target}'s, same run"
+        else:
+            limit, source = float(target), "fixed"
+        out.append({"pattern": p, "ns_per_op": v, "limit_ns": limit, "limit_from": source,
+                    "met": v <= limit})
+    return out
 
 
 def worker(reps):
@@ -162,6 +187,7 @@ def main():
                               "ccalloc:ccalloc", "cudaMalloc", "cudaMallocAsync"] if a in results]
     allocators += [a for a in results if a not in allocators]
     ratios = []
+    targets = []
     if allocators:
         print(f"host ns per allocate or free, median of {args.reps}; device: "
               f"{meta.get('device', '?')}; torch {meta.get('torch_version', '-')}")
@@ -192,13 +218,10 @@ def main():
             print(row)
         print("(ratio < 1: ccalloc takes less host time per operation than PyTorch's allocator)")
         if "ccalloc:ccalloc" in results:
-            ours = results["ccalloc:ccalloc"]
-            for p in PATTERNS:
-                limit = TARGETS.get(p) or TARGETS.get(p.split("/")[0])
-                v = ours.get(p, {}).get("ns_per_op")
-                if limit and v is not None:
-                    print(f"target {p}: {v:.1f} ns <= {limit:.0f} ns: "
-                          f"{'met' if v <= limit else 'MISSED'}")
+            targets = check_targets(results)
+            for t in targets:
+                print(f"target {t['pattern']}: {t['ns_per_op']:.1f} ns <= {t['limit_ns']:.1f} ns "
+                      f"({t['limit_from']}): {'met' if t['met'] else 'MISSED'}")
     for s in skipped:
         print(f"skipped: {s}")
     for e in problems:
@@ -210,7 +233,7 @@ def main():
         flat = [{"allocator": a, "pattern": p, "ns_per_op": r["ns_per_op"], "reps": r["reps"]}
                 for a in allocators for p, r in results[a].items()]
         out.write_text(json.dumps({**meta, "reps": args.reps, "results": flat, "ratios": ratios,
-                                   "skipped": skipped, "errors": problems}, indent=1) + "\n")
+                                   "targets": targets, "skipped": skipped, "errors": problems}, indent=1) + "\n")
         print(f"wrote {out}", file=sys.stderr)
     return 1 if problems else 0
 
