@@ -165,10 +165,11 @@ class BlockPool {
     found_block_ = nullptr;
     blocks_.insert(Entry{block->stream, block->size, block->ptr, block});
   }
+  // (A block not indexed is left alone, as erasing an absent key would.)
   void Erase(Block* block) {
     auto it = Find(block);
     found_block_ = nullptr;
-    blocks_.erase(it);
+    if (it != blocks_.end() && it->block == block) blocks_.erase(it);
   }
   // Gives the indexed `block` a new start and size. In place where the new
   // key keeps its place among its neighbours (a split off the front of the

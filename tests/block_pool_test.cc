@@ -140,6 +140,11 @@ TEST_F(BlockPoolTest, ChangesBetweenBestFitAndRekeyAreSeen) {
   pool_.Erase(next);
   EXPECT_FALSE(pool_.Contains(next));
   ExpectValid();
+  // Erasing it again (not indexed) changes nothing.
+  const std::size_t before = pool_.size();
+  pool_.Erase(next);
+  EXPECT_EQ(pool_.size(), before);
+  ExpectValid();
 }
 
 // Each index entry carries its block's key; Validate catches a block whose
