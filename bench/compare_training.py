@@ -596,9 +596,11 @@ def child_train(args):
     # that made driver calls.
     # (prepare_ns: the allocating thread's time in placements that mapped
     # memory; wait_ns: its waits for queued work; worker_ns: the unmap
-    # worker's time in its calls, off the launching thread.)
+    # worker's time in its calls, off the launching thread; the last three
+    # split wait_ns by what waited: pages under a block still mapped to moved
+    # memory, a trim beyond the marks, memory going back.)
     counters = ("num_maps", "num_unmaps", "num_stream_syncs", "prepare_ns", "wait_ns",
-                "worker_ns")
+                "worker_ns", "wait_under_block_ns", "wait_trim_ns", "wait_release_ns")
     step_calls, last = [], ct.ccalloc_counters() if ct else None
     # Where a step's time goes: the host's time to launch it (until step()
     # returns) and the span of the current stream's work on the GPU (events
@@ -976,7 +978,8 @@ def move_costs(runs):
             rs = [r for r in ok if r["workload"] == workload and r["config"] == config
                   and r.get("step_calls")]
             xs, ys = [], []
-            host = {"prepare_ns": [], "wait_ns": [], "worker_ns": []}
+            host = {"prepare_ns": [], "wait_ns": [], "worker_ns": [],
+                    "wait_under_block_ns": [], "wait_trim_ns": [], "wait_release_ns": []}
             for r in rs:
                 names = r["step_calls"].get("counters", [])
                 for i in range(r["warmup"], len(r["step_ms"])):
@@ -1245,18 +1248,24 @@ def main(argv):
         print(f"driver calls in step time: each ccalloc step's time less {BASELINE}'s on the "
               "same step (mean over its rounds), fitted to the chunks the step mapped; "
               "'prepare', 'wait' and 'worker ms' are ccalloc's own clock per step: the "
-              "launching thread in placements that mapped memory, in waits for queued work, "
-              "and the unmap worker's thread")
+              "launching thread in placements that mapped memory, in waits for queued work "
+              "(of which 'under', 'trim', 'rel': pages under a block still mapped to moved "
+              "memory, a trim beyond the marks, memory going back), and the unmap worker's "
+              "thread")
         head = (f"{'workload':11} {'allocator':18} {'steps':>5} {'maps/step':>9} "
                 f"{'extra ms':>8} {'us/map':>7} {'extra ms, no maps':>17} {'prepare ms':>10} "
-                f"{'wait ms':>7} {'worker ms':>9}")
+                f"{'wait ms':>7} {'under':>6} {'trim':>6} {'rel':>6} {'worker ms':>9}")
         print(head)
         print("-" * len(head))
         for m in moves:
             print(f"{m['workload']:11} {m['config']:18} {m['steps']:5d} {m['maps_per_step']:9.1f} "
                   f"{m['extra_ms_per_step']:8.2f} {m['us_per_map']:7.1f} "
                   f"{m['extra_ms_without_maps']:17.2f} {fmt_ms(m.get('prepare_ms_per_step')):>10} "
-                  f"{fmt_ms(m.get('wait_ms_per_step')):>7} {fmt_ms(m.get('worker_ms_per_step')):>9}")
+                  f"{fmt_ms(m.get('wait_ms_per_step')):>7} "
+                  f"{fmt_ms(m.get('wait_under_block_ms_per_step')):>6} "
+                  f"{fmt_ms(m.get('wait_trim_ms_per_step')):>6} "
+                  f"{fmt_ms(m.get('wait_release_ms_per_step')):>6} "
+                  f"{fmt_ms(m.get('worker_ms_per_step')):>9}")
     if traces:
         print()
         for t in traces:

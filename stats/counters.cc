@@ -51,6 +51,7 @@ void MemoryStats::ResetAccumulated() {
   num_device_alloc = num_device_free = 0;
   num_maps = num_unmaps = num_returns = num_allocs = num_stream_syncs = 0;
   prepare_ns = wait_ns = worker_ns = 0;
+  wait_under_block_ns = wait_trim_ns = wait_release_ns = 0;
 }
 
 bool MemoryStats::Validate() const {
@@ -98,6 +99,9 @@ std::vector<std::pair<std::string, std::int64_t>> Flatten(const MemoryStats& s) 
   out.emplace_back("ccalloc.prepare_ns", s.prepare_ns);
   out.emplace_back("ccalloc.wait_ns", s.wait_ns);
   out.emplace_back("ccalloc.worker_ns", s.worker_ns);
+  out.emplace_back("ccalloc.wait_under_block_ns", s.wait_under_block_ns);
+  out.emplace_back("ccalloc.wait_trim_ns", s.wait_trim_ns);
+  out.emplace_back("ccalloc.wait_release_ns", s.wait_release_ns);
   out.emplace_back("ccalloc.paused_bytes", s.paused_bytes);
   out.emplace_back("ccalloc.backup_bytes", s.backup_bytes);
   out.emplace_back("ccalloc.backup_host_bytes", s.backup_host_bytes);

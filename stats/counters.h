@@ -93,6 +93,14 @@ struct MemoryStats {
   std::int64_t prepare_ns = 0;
   std::int64_t wait_ns = 0;
   std::int64_t worker_ns = 0;
+  // wait_ns by what waited: a block's pages still mapped to memory moved
+  // away whose old work had not finished (wait_under_block_ns), memory
+  // taken by a trim or a move beyond the marks before its work finished
+  // (wait_trim_ns), memory going back to the device (wait_release_ns).
+  // What is left of wait_ns is waits for the unmap worker's calls.
+  std::int64_t wait_under_block_ns = 0;
+  std::int64_t wait_trim_ns = 0;
+  std::int64_t wait_release_ns = 0;
   // Memory given back by Pause and not yet taken again by Resume (a gauge:
   // not reset with the accumulated counters).
   std::int64_t paused_bytes = 0;

@@ -403,6 +403,11 @@ TEST_F(GrowableSegmentsTest, UnmappingWaitsForTheStreamOnlyForBlocksFreedSinceTh
   EXPECT_EQ(stats.num_stream_syncs, 1);
   EXPECT_GT(stats.wait_ns, 0) << "the wait's host time";
   EXPECT_GE(stats.prepare_ns, stats.wait_ns) << "a wait made by a placement is within its time";
+  // It was a trim's (memory taken from holes for another stream), and is
+  // counted as one.
+  EXPECT_EQ(stats.wait_trim_ns, stats.wait_ns);
+  EXPECT_EQ(stats.wait_under_block_ns, 0);
+  EXPECT_EQ(stats.wait_release_ns, 0);
   // More memory for stream 1: what is left under a and b was freed before
   // that wait, so it goes back without another one.
   const std::int64_t unmaps = stats.num_unmaps;
@@ -1001,9 +1006,15 @@ TEST_F(GrowableSegmentsTest, ABlockOverPagesAMoveJustLeftWaitsAndGetsItsOwnMemor
   EXPECT_EQ(e, keep - 24 * kMiB);
   const MemoryStats stats = alloc_->GetStats();
   EXPECT_EQ(stats.num_stream_syncs, 1);
-  // The wait for those pages is the placement's time too.
+  // The wait for those pages is the placement's time too, and counted as a
+  // wait under a block (its unmap on the worker, waited for after it, only
+  // in wait_ns).
   EXPECT_GT(stats.wait_ns, before.wait_ns);
   EXPECT_GE(stats.prepare_ns - before.prepare_ns, stats.wait_ns - before.wait_ns);
+  EXPECT_GT(stats.wait_under_block_ns, before.wait_under_block_ns);
+  EXPECT_LE(stats.wait_under_block_ns - before.wait_under_block_ns,
+            stats.wait_ns - before.wait_ns);
+  EXPECT_EQ(stats.wait_trim_ns, before.wait_trim_ns);
   ExpectDeviceHoldsReserved();
   EXPECT_EQ(stats.reserved_bytes[kStatAll].current, static_cast<std::int64_t>(72 * kMiB));
   EXPECT_TRUE(IsValid(*alloc_));

@@ -580,7 +580,9 @@ absl::Status GrowableSegments::FinishLeaving(bool wait, const GrowableSegment* o
       if (!wait && options_.keep_old_mappings && !l.release) continue;
       if (!cache_.FreeCompleted(l.stream, l.freed_at)) {
         if (!wait) continue;
-        if (absl::Status s = cache_.WaitForFree(l.stream, l.freed_at); !s.ok()) return s;
+        if (absl::Status s = WaitForFree(l.stream, l.freed_at, WaitSite::kUnderBlock); !s.ok()) {
+          return s;
+        }
       }
       Submit(l);
     }
@@ -604,6 +606,26 @@ absl::Status GrowableSegments::FinishLeaving(bool wait, const GrowableSegment* o
   return status.ok() ? reaped : status;
 }
 
+absl::Status GrowableSegments::WaitForFree(StreamId stream, std::uint64_t freed_at,
+                                           WaitSite site) {
+  MemoryStats& stats = cache_.stats();
+  const std::int64_t before = stats.wait_ns;
+  absl::Status s = cache_.WaitForFree(stream, freed_at);
+  const std::int64_t waited = stats.wait_ns - before;
+  switch (site) {
+    case WaitSite::kUnderBlock:
+      stats.wait_under_block_ns += waited;
+      break;
+    case WaitSite::kTrim:
+      stats.wait_trim_ns += waited;
+      break;
+    case WaitSite::kRelease:
+      stats.wait_release_ns += waited;
+      break;
+  }
+  return s;
+}
+
 void GrowableSegments::Submit(Leaving& l) {
   l.job = worker_.Submit(l.segment->base + l.first * page_size_, l.pages * page_size_,
                          l.release ? l.handle : 0);
@@ -622,7 +644,9 @@ absl::Status GrowableSegments::Retire(GrowableSegment* segment, std::size_t firs
     for (Leaving& l : leaving_) {
       if (l.handle != handle || l.job != 0) continue;
       if (!cache_.FreeCompleted(l.stream, l.freed_at)) {
-        if (absl::Status s = cache_.WaitForFree(l.stream, l.freed_at); !s.ok()) return s;
+        if (absl::Status s = WaitForFree(l.stream, l.freed_at, WaitSite::kRelease); !s.ok()) {
+          return s;
+        }
       }
       Submit(l);
     }
@@ -712,7 +736,9 @@ absl::Status GrowableSegments::ReleaseChunk(PhysicalHandle handle) {
           "memory moved away is still mapped there and a stream capture refuses unmapping");
     }
     if (!cache_.FreeCompleted(l.stream, l.freed_at)) {
-      if (absl::Status s = cache_.WaitForFree(l.stream, l.freed_at); !s.ok()) return s;
+      if (absl::Status s = WaitForFree(l.stream, l.freed_at, WaitSite::kRelease); !s.ok()) {
+        return s;
+      }
     }
     Submit(l);
   }
@@ -882,7 +908,7 @@ absl::StatusOr<std::size_t> GrowableSegments::UnmapFreeChunks(
     if (released >= target) break;
     // Work queued before the chunk's blocks were freed may still touch it
     // (a wait for an older free may have covered it already: then none).
-    if (absl::Status s = cache_.WaitForFree(c.stream, c.freed_at); !s.ok()) return s;
+    if (absl::Status s = WaitForFree(c.stream, c.freed_at, WaitSite::kTrim); !s.ok()) return s;
     if (absl::Status s = TakeChunk(c, /*leave=*/false, place, &released); !s.ok()) return s;
   }
   return released;

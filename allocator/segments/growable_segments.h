@@ -269,6 +269,11 @@ class GrowableSegments final : public SegmentStore {
     GrowableSegment* to = nullptr;
     std::size_t to_first = 0;
   };
+  // The cache's WaitForFree, its time also counted by what waited
+  // (MemoryStats::wait_under_block_ns and the two after it).
+  enum class WaitSite { kUnderBlock, kTrim, kRelease };
+  absl::Status WaitForFree(StreamId stream, std::uint64_t freed_at, WaitSite site)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Hands the unmap of leaving chunk `l` (and its release) to the worker and
   // counts the calls.
   void Submit(Leaving& l) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);

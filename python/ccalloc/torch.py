@@ -320,8 +320,9 @@ def ccalloc_counters(device=None):
     """The counters torch has no name for (num_maps, num_unmaps,
     num_stream_syncs, and the host time of the driver work: prepare_ns on the
     allocating thread, wait_ns of it waiting for queued work, worker_ns on the
-    unmap worker), without the snapshot ccalloc_stats() takes: cheap enough to
-    read after every training step."""
+    unmap worker; wait_under_block_ns, wait_trim_ns and wait_release_ns split
+    the waits by what waited), without the snapshot ccalloc_stats() takes:
+    cheap enough to read after every training step."""
     raw = _require_plugin().raw_stats(_device_index(device))
     return {k[len("ccalloc."):]: v for k, v in raw.items() if k.startswith("ccalloc.")}
 

@@ -103,6 +103,21 @@ class MoveCostTest(unittest.TestCase):
         self.assertAlmostEqual(m["prepare_ms_per_step"], 4.0)  # warm-up step left out
         self.assertAlmostEqual(m["wait_ms_per_step"], 0.5)
         self.assertAlmostEqual(m["worker_ms_per_step"], 3.0)
+        self.assertIsNone(m["wait_trim_ms_per_step"])  # not read by these runs
+
+    def test_waits_are_split_by_what_waited(self):
+        runs = [self.steps("native_expandable", 0, [60.0, 80.0], [0, 0]),
+                self.steps("ccalloc", 0, [61.0, 90.0], [1, 100])]
+        runs[1]["step_calls"] = {
+            "counters": ["num_maps", "num_unmaps", "num_stream_syncs", "prepare_ns", "wait_ns",
+                         "worker_ns", "wait_under_block_ns", "wait_trim_ns", "wait_release_ns"],
+            "steps": [[999] * 9, [1, 1, 0, 1e6, 0, 2e6, 0, 0, 0],
+                      [100, 100, 2, 9e6, 6e6, 4e6, 1e6, 4e6, 0]]}
+        (m,) = compare_training.move_costs(runs)
+        self.assertAlmostEqual(m["wait_ms_per_step"], 3.0)
+        self.assertAlmostEqual(m["wait_under_block_ms_per_step"], 0.5)
+        self.assertAlmostEqual(m["wait_trim_ms_per_step"], 2.0)
+        self.assertAlmostEqual(m["wait_release_ms_per_step"], 0.0)
 
     def test_a_configuration_that_hardly_maps_gets_no_fit(self):
         runs = [self.steps("native_expandable", 0, [60.0, 61.0], [0, 0]),
