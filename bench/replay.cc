@@ -502,6 +502,9 @@ absl::StatusOr<ReplayResult> Replay(const Trace& trace, const Policy& policy,
     r.driver_calls_total = calls.Total();
     r.mapped_chunks = calls.MappedChunks((*allocator)->backend().PageSize());
     r.stream_waits = stats.num_stream_syncs;
+    r.waits_under_block = stats.num_waits_under_block;
+    r.waits_trim = stats.num_waits_trim;
+    r.waits_release = stats.num_waits_release;
     if (sim != nullptr) r.waited_events = sim->counts().waited_ticks;
     if (config.driver_costs != nullptr) {
       const DriverTimeModel model = ModelDriverTime(calls, *config.driver_costs);
@@ -1056,6 +1059,8 @@ std::string ResultsToJson(const std::vector<ReplayResult>& results) {
       absl::StrAppend(&out, "\"driver_calls\": {", absl::StrJoin(calls, ", "),
                       "}, \"driver_calls_total\": ", r.driver_calls_total,
                       ", \"stream_waits\": ", r.stream_waits,
+                      ", \"stream_waits_by_site\": {\"under_block\": ", r.waits_under_block,
+                      ", \"trim\": ", r.waits_trim, ", \"release\": ", r.waits_release, "}",
                       ", \"waited_events\": ", r.waited_events, ",\n   ");
       absl::StrAppend(&out, "\"steps\": ", r.steps,
                       ", \"steps_source\": ", JsonString(r.steps_source),

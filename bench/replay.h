@@ -140,6 +140,10 @@ struct ReplayResult {
   // Chunks those calls mapped (a stretch maps several in one map_run call).
   std::int64_t mapped_chunks = 0;
   std::int64_t stream_waits = 0;  // num_stream_syncs: waits on a stream before unmapping
+  // ... by what waited (MemoryStats::num_waits_under_block and the two after).
+  std::int64_t waits_under_block = 0;
+  std::int64_t waits_trim = 0;
+  std::int64_t waits_release = 0;
   // With ReplayConfig::gpu_lag: the trace events the waits left the GPU to
   // catch up on, together (the host stood still meanwhile).
   std::uint64_t waited_events = 0;

@@ -101,6 +101,10 @@ struct MemoryStats {
   std::int64_t wait_under_block_ns = 0;
   std::int64_t wait_trim_ns = 0;
   std::int64_t wait_release_ns = 0;
+  // ... and num_stream_syncs the same way.
+  std::int64_t num_waits_under_block = 0;
+  std::int64_t num_waits_trim = 0;
+  std::int64_t num_waits_release = 0;
   // Memory given back by Pause and not yet taken again by Resume (a gauge:
   // not reset with the accumulated counters).
   std::int64_t paused_bytes = 0;

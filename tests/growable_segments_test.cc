@@ -408,6 +408,8 @@ TEST_F(GrowableSegmentsTest, UnmappingWaitsForTheStreamOnlyForBlocksFreedSinceTh
   EXPECT_EQ(stats.wait_trim_ns, stats.wait_ns);
   EXPECT_EQ(stats.wait_under_block_ns, 0);
   EXPECT_EQ(stats.wait_release_ns, 0);
+  EXPECT_EQ(stats.num_waits_trim, 1);
+  EXPECT_EQ(stats.num_waits_under_block + stats.num_waits_release, 0);
   // More memory for stream 1: what is left under a and b was freed before
   // that wait, so it goes back without another one.
   const std::int64_t unmaps = stats.num_unmaps;
@@ -1015,6 +1017,8 @@ TEST_F(GrowableSegmentsTest, ABlockOverPagesAMoveJustLeftWaitsAndGetsItsOwnMemor
   EXPECT_LE(stats.wait_under_block_ns - before.wait_under_block_ns,
             stats.wait_ns - before.wait_ns);
   EXPECT_EQ(stats.wait_trim_ns, before.wait_trim_ns);
+  EXPECT_EQ(stats.num_waits_under_block, before.num_waits_under_block + 1);
+  EXPECT_EQ(stats.num_waits_trim, before.num_waits_trim);
   ExpectDeviceHoldsReserved();
   EXPECT_EQ(stats.reserved_bytes[kStatAll].current, static_cast<std::int64_t>(72 * kMiB));
   EXPECT_TRUE(IsValid(*alloc_));

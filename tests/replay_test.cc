@@ -281,6 +281,9 @@ TEST(ReplayTest, LaggingGpuMakesTrimsWaitAndCountsWhatTheyWaitedFor) {
   EXPECT_GT(lags.waited_events, 0u);
   // No wait is longer than the lag.
   EXPECT_LE(lags.waited_events, static_cast<std::uint64_t>(lags.stream_waits) * 200);
+  // Every wait is counted by what waited.
+  EXPECT_EQ(lags.waits_under_block + lags.waits_trim + lags.waits_release, lags.stream_waits);
+  EXPECT_THAT(ResultsToJson({lags}), HasSubstr("\"stream_waits_by_site\": {\"under_block\": "));
   EXPECT_THAT(FormatDriverTable({lags}), HasSubstr("waited ev"));
 }
 

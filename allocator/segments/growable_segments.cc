@@ -609,18 +609,23 @@ absl::Status GrowableSegments::FinishLeaving(bool wait, const GrowableSegment* o
 absl::Status GrowableSegments::WaitForFree(StreamId stream, std::uint64_t freed_at,
                                            WaitSite site) {
   MemoryStats& stats = cache_.stats();
-  const std::int64_t before = stats.wait_ns;
+  const std::int64_t ns_before = stats.wait_ns;
+  const std::int64_t syncs_before = stats.num_stream_syncs;
   absl::Status s = cache_.WaitForFree(stream, freed_at);
-  const std::int64_t waited = stats.wait_ns - before;
+  const std::int64_t ns = stats.wait_ns - ns_before;
+  const std::int64_t syncs = stats.num_stream_syncs - syncs_before;
   switch (site) {
     case WaitSite::kUnderBlock:
-      stats.wait_under_block_ns += waited;
+      stats.wait_under_block_ns += ns;
+      stats.num_waits_under_block += syncs;
       break;
     case WaitSite::kTrim:
-      stats.wait_trim_ns += waited;
+      stats.wait_trim_ns += ns;
+      stats.num_waits_trim += syncs;
       break;
     case WaitSite::kRelease:
-      stats.wait_release_ns += waited;
+      stats.wait_release_ns += ns;
+      stats.num_waits_release += syncs;
       break;
   }
   return s;
