@@ -116,6 +116,13 @@ CONFIGS = {
 }
 WORKLOADS = ("gpt2", "resnet50", "seq2seq", "unet", "vit", "ckpt_lm", "two_streams")
 BASELINE = "native_expandable"   # what ccalloc's step time is compared with
+# ccalloc's own clocks read after every step (ns): the launching thread's time
+# in placements that mapped memory, its waits for queued work, the unmap
+# worker's time in its calls (off the launching thread), and the waits split
+# by what waited: pages under a block still mapped to moved memory, a trim
+# beyond the marks, memory going back.
+HOST_CLOCKS = ("prepare_ns", "wait_ns", "worker_ns", "wait_under_block_ns", "wait_trim_ns",
+               "wait_release_ns")
 # The device the workloads run on; only a host-side smoke test changes it.
 DEVICE = "cuda"
 
@@ -593,14 +600,8 @@ def child_train(args):
     times, loss = [], None
     # ccalloc's driver work in each step (maps, unmaps, waits for queued
     # work), read between steps, so a slow step can be told apart from one
-    # that made driver calls.
-    # (prepare_ns: the allocating thread's time in placements that mapped
-    # memory; wait_ns: its waits for queued work; worker_ns: the unmap
-    # worker's time in its calls, off the launching thread; the last three
-    # split wait_ns by what waited: pages under a block still mapped to moved
-    # memory, a trim beyond the marks, memory going back.)
-    counters = ("num_maps", "num_unmaps", "num_stream_syncs", "prepare_ns", "wait_ns",
-                "worker_ns", "wait_under_block_ns", "wait_trim_ns", "wait_release_ns")
+    # that made driver calls (and ccalloc's own clocks, HOST_CLOCKS).
+    counters = ("num_maps", "num_unmaps", "num_stream_syncs") + HOST_CLOCKS
     step_calls, last = [], ct.ccalloc_counters() if ct else None
     # Where a step's time goes: the host's time to launch it (until step()
     # returns) and the span of the current stream's work on the GPU (events
@@ -978,8 +979,7 @@ def move_costs(runs):
             rs = [r for r in ok if r["workload"] == workload and r["config"] == config
                   and r.get("step_calls")]
             xs, ys = [], []
-            host = {"prepare_ns": [], "wait_ns": [], "worker_ns": [],
-                    "wait_under_block_ns": [], "wait_trim_ns": [], "wait_release_ns": []}
+            host = {k: [] for k in HOST_CLOCKS}
             for r in rs:
                 names = r["step_calls"].get("counters", [])
                 for i in range(r["warmup"], len(r["step_ms"])):

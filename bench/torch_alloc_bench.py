@@ -233,7 +233,8 @@ def main():
         flat = [{"allocator": a, "pattern": p, "ns_per_op": r["ns_per_op"], "reps": r["reps"]}
                 for a in allocators for p, r in results[a].items()]
         out.write_text(json.dumps({**meta, "reps": args.reps, "results": flat, "ratios": ratios,
-                                   "targets": targets, "skipped": skipped, "errors": problems}, indent=1) + "\n")
+                                   "targets": targets, "skipped": skipped, "errors": problems},
+                                  indent=1) + "\n")
         print(f"wrote {out}", file=sys.stderr)
     return 1 if problems else 0
 

@@ -568,16 +568,14 @@ absl::Status GrowableSegments::FinishLeaving(bool wait, const GrowableSegment* o
     }
     return status;
   }
-  // Kept old mappings stay until a block wants their pages, and memory
-  // going back is handed to the worker when it is taken (Retire): with
-  // keep_old_mappings nothing here needs a look unless a block waits.
+  // Kept old mappings stay until a block wants their pages or a trim, and
+  // memory going back is handed to the worker when it is taken (Retire):
+  // with keep_old_mappings nothing here needs a look unless a block waits.
   if (!wait && options_.keep_old_mappings) return status;
   std::uint64_t wait_for = 0;
   for (Leaving& l : leaving_) {
     if (!wanted(l)) continue;
     if (l.job == 0) {
-      // A move's old mapping is kept until a block wants its pages or a trim.
-      if (!wait && options_.keep_old_mappings && !l.release) continue;
       if (!cache_.FreeCompleted(l.stream, l.freed_at)) {
         if (!wait) continue;
         if (absl::Status s = WaitForFree(l.stream, l.freed_at, WaitSite::kUnderBlock); !s.ok()) {
