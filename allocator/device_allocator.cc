@@ -214,9 +214,14 @@ absl::StatusOr<Block*> DeviceAllocator::TryAllocate(std::size_t rounded,
     block = HeldFit(free_blocks, block, rounded,
                     /*first_found=*/options_.mapped_fit == Options::MappedFit::kWhenSlack, &at);
   }
+  // The store may move the block within its free block, off pages that
+  // would make it wait (growable: old mappings still in use).
+  ++prepare_epoch_;  // FreeCompleted polls each stream once per Prepare
+  if (growable_ && block->segment->expandable && at == block->ptr) {
+    at = store_->Place(Locked(), *block, at, rounded);
+  }
   // Make the block's bytes usable before handing it out; on failure the
   // block is still free and indexed, so there is nothing to undo.
-  ++prepare_epoch_;  // FreeCompleted polls each stream once per Prepare
   if (absl::Status s = store_->Prepare(Locked(), *block->segment, *block, at, rounded);
       !s.ok()) {
     return s;

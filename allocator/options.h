@@ -119,6 +119,13 @@ struct Options {
   // unmapped only when a block wants its pages and cannot take it back, at
   // a trim, or before a capture. False: unmapped once its work is done.
   bool keep_old_mappings = true;
+  // Growable segments (skip_busy_pages): a block whose place in its free
+  // block lies over old mappings it would have to wait for (memory moved
+  // away while work queued on it may still run there, which cannot come
+  // back: keep_old_mappings) starts past them instead, where that free
+  // block has room: the pages are unmapped later by the worker, with no
+  // wait on the allocating thread. False: the block waits for that work.
+  bool skip_busy_pages = true;
   // Growable segments: the largest physical chunk mapped at once
   // (max_map_chunk_mb). Fewer, larger chunks cost fewer driver calls (the
   // driver charges per handle) and kernels read memory mapped in chunks of

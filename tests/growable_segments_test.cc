@@ -1028,6 +1028,58 @@ TEST_F(GrowableSegmentsTest, ABlockOverPagesAMoveJustLeftWaitsAndGetsItsOwnMemor
   EXPECT_TRUE(env_.NothingOutstanding());
 }
 
+// skip_busy_pages (the default): a block whose place in its free block lies
+// over pages a move has just left, with the old work still queued, starts
+// past them where the free block has room, and nothing waits; without it
+// the block waits for that work there.
+TEST_F(GrowableSegmentsTest, ABlockStartsPastPagesAMoveJustLeftWhereItsHoleHasRoom) {
+  for (const bool skip : {true, false}) {
+    SCOPED_TRACE(skip ? "skip_busy_pages:True" : "skip_busy_pages:False");
+    Options options = Mechanics();
+    ASSERT_TRUE(options.skip_busy_pages) << "skipping is the default";
+    options.release_slack = options.release_slack_max = 0;
+    options.hold_reserved = false;
+    options.skip_busy_pages = skip;
+    Make(options);
+    // [a 16 MiB][a2 16 MiB][keep 8 MiB]: a2 freed and its memory given
+    // back, then a freed with its work still queued; 40 MiB (no fit in their
+    // 32 MiB hole) moves a's memory, still mapped where it was.
+    const DevicePtr a = AllocateOk(16 * kMiB, 0);
+    const DevicePtr a2 = AllocateOk(16 * kMiB, 0);
+    const DevicePtr keep = AllocateOk(8 * kMiB, 0);
+    ASSERT_EQ(a2, a + 16 * kMiB);
+    FreeOk(a2);
+    ASSERT_TRUE(alloc_->EmptyCache().ok());
+    FreeOk(a);
+    const DevicePtr c = AllocateOk(40 * kMiB, 0);
+    ASSERT_EQ(MappedBytes(keep, a, 32 * kMiB), 0u) << "the hole kept memory";
+
+    // 16 MiB fits the 32 MiB hole best; its first half is busy.
+    const MemoryStats before = alloc_->GetStats();
+    const DevicePtr e = AllocateOk(16 * kMiB, 0);
+    const MemoryStats after = alloc_->GetStats();
+    if (skip) {
+      EXPECT_EQ(e, a2) << "placed over the busy pages";
+      EXPECT_EQ(after.num_waits_under_block, before.num_waits_under_block);
+      EXPECT_EQ(after.num_stream_syncs, before.num_stream_syncs) << "waited";
+    } else {
+      EXPECT_EQ(e, a);
+      EXPECT_EQ(after.num_waits_under_block, before.num_waits_under_block + 1);
+    }
+    EXPECT_EQ(MappedBytes(keep, e, 16 * kMiB), 16 * kMiB);
+    // The same memory either way: the block maps as many pages.
+    EXPECT_EQ(after.reserved_bytes[kStatAll].current, static_cast<std::int64_t>(64 * kMiB));
+    ExpectDeviceHoldsReserved();
+    EXPECT_TRUE(IsValid(*alloc_));
+    for (DevicePtr p : {keep, c, e}) FreeOk(p);
+    env_.CompleteAll();
+    ASSERT_TRUE(alloc_->EmptyCache().ok());
+    EXPECT_EQ(Device().bytes_in_use, 0u);
+    alloc_.reset();
+    EXPECT_TRUE(env_.NothingOutstanding());
+  }
+}
+
 // A moved chunk that cannot be mapped at its new address stays where it was
 // (its old mapping was never undone): nothing lost, nothing counted twice,
 // and the out-of-memory path's retry then succeeds. An old mapping whose

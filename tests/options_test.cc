@@ -227,6 +227,10 @@ TEST(OptionsTest, UnpinEdges) {
   EXPECT_FALSE(ParseOk("keep_old_mappings:False").keep_old_mappings);
   EXPECT_THAT(ParseError("keep_old_mappings:sometimes"), HasSubstr("keep_old_mappings"));
   EXPECT_THAT(DefaultOptions().ToString(), HasSubstr("keep_old_mappings:True"));
+  EXPECT_TRUE(DefaultOptions().skip_busy_pages);
+  EXPECT_FALSE(ParseOk("skip_busy_pages:False").skip_busy_pages);
+  EXPECT_THAT(ParseError("skip_busy_pages:maybe"), HasSubstr("skip_busy_pages"));
+  EXPECT_THAT(DefaultOptions().ToString(), HasSubstr("skip_busy_pages:True"));
   EXPECT_THAT(DefaultOptions().ToString(), HasSubstr("mapped_fit:auto"));
   EXPECT_EQ(DefaultOptions().mapped_fit_min, 0u);
   EXPECT_EQ(ParseOk("mapped_fit_min_mb:32").mapped_fit_min, 32 * kMiB);

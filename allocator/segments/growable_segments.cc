@@ -751,10 +751,10 @@ absl::Status GrowableSegments::ReleaseChunk(PhysicalHandle handle) {
   return absl::OkStatus();
 }
 
-bool GrowableSegments::Return(Leaving& l, GrowableSegment* segment, std::size_t first,
-                              std::size_t last) {
+bool GrowableSegments::CanReturn(const Leaving& l, const GrowableSegment* segment,
+                                 std::size_t first, std::size_t last) {
   if (l.release || l.job != 0 || l.to == nullptr) return false;
-  GrowableSegment* there = l.to;
+  const GrowableSegment* there = l.to;
   const std::size_t lo = l.to_first, hi = l.to_first + l.pages;
   // Only memory of the default pool moves (a private pool's may be replayed
   // into by a captured graph), only the whole chunk, not from under the
@@ -767,10 +767,16 @@ bool GrowableSegments::Return(Leaving& l, GrowableSegment* segment, std::size_t 
   if (!FreeThroughout(*there, lo, hi)) return false;
   // The work there on the memory must come before the block's: queued
   // earlier on the same stream, or finished.
+  return there->stream == segment->stream ||
+         cache_.FreeCompleted(there->stream, there->FreedAt(lo, hi));
+}
+
+bool GrowableSegments::Return(Leaving& l, GrowableSegment* segment, std::size_t first,
+                              std::size_t last) {
+  if (!CanReturn(l, segment, first, last)) return false;
+  GrowableSegment* there = l.to;
+  const std::size_t lo = l.to_first, hi = l.to_first + l.pages;
   const std::uint64_t freed_at = there->FreedAt(lo, hi);
-  if (there->stream != segment->stream && !cache_.FreeCompleted(there->stream, freed_at)) {
-    return false;
-  }
   // Uncounted there before it is counted here: reserved never peaks on it.
   for (std::size_t p = lo; p < hi; ++p) there->pages[p] = GrowableSegment::kLeaving;
   there->leaving_pages += l.pages;
@@ -784,6 +790,68 @@ bool GrowableSegments::Return(Leaving& l, GrowableSegment* segment, std::size_t 
   l = Leaving{there, lo, l.pages, l.handle, there->stream, freed_at, 0, false, segment, back};
   Retarget(l.handle, segment, back);
   return true;
+}
+
+bool GrowableSegments::WouldWait(const Leaving& l, const GrowableSegment* segment,
+                                 std::size_t first, std::size_t last, bool first_partial,
+                                 bool last_partial) {
+  if (l.job != 0) return false;
+  // As Prepare takes memory back: only a chunk wholly under the block, and
+  // one of several pages not over a page the block covers only partly.
+  const std::size_t l_last = l.first + l.pages - 1;
+  const bool wholly = l.first >= first && l_last <= last &&
+                      (l.pages == 1 || !((first_partial && l.first == first) ||
+                                         (last_partial && l_last == last)));
+  if (wholly && options_.keep_old_mappings && CanReturn(l, segment, first, last)) return false;
+  return !cache_.FreeCompleted(l.stream, l.freed_at);
+}
+
+DevicePtr GrowableSegments::Place(CacheLock lock, const Block& hole, DevicePtr at,
+                                  std::size_t bytes) {
+  AssertHeld(lock);
+  const GrowableSegment& segment = Of(*hole.segment);
+  if (!options_.skip_busy_pages || segment.leaving_pages == 0 || cache_.capturing() ||
+      bytes == 0) {
+    return at;
+  }
+  // Old mappings under the place whose work may still run make Prepare wait
+  // for the GPU to reach their free (the queue's depth: tens of ms on a
+  // step that runs ahead of it). Past them the hole's pages are either
+  // unmapped or mapped free memory: the block costs about the same maps
+  // there, and the old mappings go later (the worker, or a block that can
+  // take their memory back). A few tries, each past the busy pages found,
+  // then the place as it was (the wait). A place needing more pages mapped
+  // (unmapped or leaving) than the first would cost more maps than the wait
+  // saves: the first stays then.
+  const PhysicalHandle* pages = segment.pages.data();
+  auto missing = [&](DevicePtr p) {
+    const auto [first, last] = PagesOf(segment, p, bytes);
+    return static_cast<std::size_t>(std::count_if(
+        pages + first, pages + last + 1,
+        [](PhysicalHandle h) { return !GrowableSegment::Holds(h); }));
+  };
+  DevicePtr place = at;
+  for (int tries = 0; tries < 4; ++tries) {
+    const auto [first, last] = PagesOf(segment, place, bytes);
+    if (std::find(pages + first, pages + last + 1, GrowableSegment::kLeaving) ==
+        pages + last + 1) {
+      return place == at || missing(place) <= missing(at) ? place : at;
+    }
+    const bool first_partial = !PageAligned(place - segment.base);
+    const bool last_partial = !PageAligned(place + bytes - segment.base);
+    std::size_t busy_end = 0;  // one past the last busy page, 0: none
+    for (const Leaving& l : leaving_) {
+      if (l.segment != &segment || l.first > last || l.first + l.pages <= first) continue;
+      if (WouldWait(l, &segment, first, last, first_partial, last_partial)) {
+        busy_end = std::max(busy_end, l.first + l.pages);
+      }
+    }
+    if (busy_end == 0) return place == at || missing(place) <= missing(at) ? place : at;
+    const DevicePtr past = segment.base + busy_end * page_size_;
+    if (past + bytes > hole.end()) return at;
+    place = past;
+  }
+  return at;
 }
 
 void GrowableSegments::HoldAgain(const Leaving& l) {

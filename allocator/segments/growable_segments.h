@@ -235,6 +235,7 @@ class GrowableSegments final : public SegmentStore {
                                                 DevicePtr begin, DevicePtr end,
                                                 std::size_t bytes) const override;
   bool HoldsSlack(CacheLock lock) const override;
+  DevicePtr Place(CacheLock lock, const Block& hole, DevicePtr at, std::size_t bytes) override;
   void Describe(CacheLock lock, const Segment& segment, SegmentInfo* info) const override;
 
   std::pair<DevicePtr, std::size_t> SharedRange(CacheLock lock,
@@ -291,6 +292,17 @@ class GrowableSegments final : public SegmentStore {
   // ordered before the block's (the same stream) or finished; those pages
   // then keep the mapping instead (keep_old_mappings). Returns whether it did.
   bool Return(Leaving& l, GrowableSegment* segment, std::size_t first, std::size_t last)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Whether Return would take `l` back for such a block (changing nothing).
+  bool CanReturn(const Leaving& l, const GrowableSegment* segment, std::size_t first,
+                 std::size_t last) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Whether a block over pages [first, last] of `segment` would wait for
+  // the queued work of the old mapping `l` that lies under it (Prepare): its
+  // memory cannot come back (Return), nor has the work on it finished. Not
+  // for a mapping already queued for the worker (a wait for the worker's
+  // unmap, not for the GPU).
+  bool WouldWait(const Leaving& l, const GrowableSegment* segment, std::size_t first,
+                 std::size_t last, bool first_partial, bool last_partial)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // The leaving chunk `l` holds its memory at its pages again (counted
   // there, no longer leaving); the caller drops or rewrites the record.

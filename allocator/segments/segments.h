@@ -184,6 +184,17 @@ class SegmentStore {
   virtual std::pair<DevicePtr, std::size_t> HeldStretch(CacheLock lock, const Segment& segment,
                                                         DevicePtr begin, DevicePtr end,
                                                         std::size_t bytes) const = 0;
+  // Where in the free block `hole` a block of `bytes` that the cache would
+  // place at `at` had better start. Stores with nothing against a place say
+  // `at`; growable segments move it past pages it would have to wait for
+  // (skip_busy_pages). The answer lies in the hole, with the block's
+  // alignment.
+  virtual DevicePtr Place(CacheLock lock, const Block& hole, DevicePtr at, std::size_t bytes) {
+    (void)lock;
+    (void)hole;
+    (void)bytes;
+    return at;
+  }
   // The cache holds clearly more memory than its marks allow above the peak
   // allocated (memory held once and kept: hold_reserved), so a placement
   // that costs memory costs none the device would get back (mapped_fit
