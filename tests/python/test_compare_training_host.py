@@ -3,15 +3,11 @@
     python3 tests/python/test_compare_training_host.py   # or: python3 -m pytest tests/python
 """
 
-import importlib.util
-import os
 import unittest
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-_spec = importlib.util.spec_from_file_location(
-    "compare_training", os.path.join(ROOT, "bench", "compare_training.py"))
-compare_training = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(compare_training)
+from bench_module import load
+
+compare_training = load("compare_training")
 
 
 class WarmEveryShapeTest(unittest.TestCase):

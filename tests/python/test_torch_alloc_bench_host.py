@@ -3,15 +3,11 @@
     python3 tests/python/test_torch_alloc_bench_host.py
 """
 
-import importlib.util
-import os
 import unittest
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-_spec = importlib.util.spec_from_file_location(
-    "torch_alloc_bench", os.path.join(ROOT, "bench", "torch_alloc_bench.py"))
-torch_alloc_bench = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(torch_alloc_bench)
+from bench_module import load
+
+torch_alloc_bench = load("torch_alloc_bench")
 
 
 def results(ours_churn, theirs_churn=None, hot=60.0):
