@@ -1028,6 +1028,51 @@ TEST_F(GrowableSegmentsTest, ABlockOverPagesAMoveJustLeftWaitsAndGetsItsOwnMemor
   EXPECT_TRUE(env_.NothingOutstanding());
 }
 
+// partial_runs (the default): beyond the high mark, one-page chunks freed
+// moments ago fill part of a growth's two-page runs, left mapped where they
+// were, instead of the growth waiting for their work to give them back.
+TEST_F(GrowableSegmentsTest, OnePageChunksStillInUseFillPartOfATwoPageRunWithoutAWait) {
+  for (const bool partial : {true, false}) {
+    SCOPED_TRACE(partial ? "partial_runs:True" : "partial_runs:False");
+    Options options = Mechanics();
+    ASSERT_TRUE(options.partial_runs) << "partial runs are the default";
+    options.release_slack = options.release_slack_max = 0;
+    options.hold_reserved = false;
+    options.max_map_chunk = 4 * kMiB;  // two pages
+    options.partial_runs = partial;
+    Make(options);
+    // Three one-page holes between kept one-page blocks, freed just now.
+    std::vector<DevicePtr> kept, holes;
+    for (int i = 0; i < 3; ++i) {
+      holes.push_back(AllocateOk(2 * kMiB, 0));
+      kept.push_back(AllocateOk(2 * kMiB, 0));
+    }
+    for (DevicePtr p : holes) FreeOk(p);
+    // 8 MiB (two two-page runs) fits no hole; 2 MiB past the marks.
+    const MemoryStats before = alloc_->GetStats();
+    const DevicePtr grown = AllocateOk(8 * kMiB, 0);
+    const MemoryStats after = alloc_->GetStats();
+    if (partial) {
+      EXPECT_EQ(after.num_waits_trim, before.num_waits_trim) << "waited";
+      EXPECT_EQ(after.num_stream_syncs, before.num_stream_syncs);
+      EXPECT_EQ(after.num_unmaps, before.num_unmaps) << "unmapped a chunk still in use";
+    } else {
+      EXPECT_EQ(after.num_waits_trim, before.num_waits_trim + 1);
+    }
+    EXPECT_EQ(MappedBytes(kept[0], grown, 8 * kMiB), 8 * kMiB);
+    // Within the marks either way: 6 MiB allocated before, 14 at the peak.
+    EXPECT_LE(after.reserved_bytes[kStatAll].current, static_cast<std::int64_t>(18 * kMiB));
+    EXPECT_TRUE(IsValid(*alloc_));
+    FreeOk(grown);
+    for (DevicePtr p : kept) FreeOk(p);
+    env_.CompleteAll();
+    ASSERT_TRUE(alloc_->EmptyCache().ok());
+    EXPECT_EQ(Device().bytes_in_use, 0u);
+    alloc_.reset();
+    EXPECT_TRUE(env_.NothingOutstanding());
+  }
+}
+
 // skip_busy_pages (the default): a block whose place in its free block lies
 // over pages a move has just left, with the old work still queued, starts
 // past them where the free block has room, and nothing waits; without it

@@ -53,11 +53,20 @@ struct GrowableSegments::Placement {
   std::vector<Run> runs;
   std::vector<Move> moves;
 
-  Run* Fit(std::size_t pages) {
+  // An empty run of exactly `pages`: the chunk maps as the one handle the
+  // run would have had. With `partial`, else the run with the least room
+  // left that has room for it: the run then maps as several handles.
+  Run* Fit(std::size_t pages, bool partial = false) {
     for (Run& r : runs) {
       if (r.filled == 0 && r.pages == pages) return &r;
     }
-    return nullptr;
+    if (!partial) return nullptr;
+    Run* best = nullptr;
+    for (Run& r : runs) {
+      const std::size_t room = r.pages - r.filled;
+      if (room >= pages && (best == nullptr || room < best->pages - best->filled)) best = &r;
+    }
+    return best;
   }
   void Add(Run* run, PhysicalHandle handle, std::size_t pages, GrowableSegment* from,
            std::size_t from_first) {
@@ -958,7 +967,12 @@ absl::StatusOr<std::size_t> GrowableSegments::UnmapFreeChunks(
           continue;
         }
         const bool finished = hole_finished || cache_.FreeCompleted(stream, chunk.freed_at);
-        Placement::Run* run = place != nullptr ? place->Fit(end - start) : nullptr;
+        // A chunk that would have to wait to go back may fill part of a run
+        // instead (TakeChunk): no wait, as many bytes mapped.
+        Placement::Run* run =
+            place != nullptr
+                ? place->Fit(end - start, options_.partial_runs && !finished && may_leave)
+                : nullptr;
         const bool leave = !finished && run != nullptr && may_leave;
         if (!finished && !leave) {
           waiting.push_back(chunk);
@@ -989,7 +1003,10 @@ absl::Status GrowableSegments::TakeChunk(const Chunk& c, bool leave, Placement* 
                                          std::size_t* released) {
   GrowableSegment* segment = c.segment;
   const std::size_t pages = c.end - c.start;
-  Placement::Run* run = place != nullptr ? place->Fit(pages) : nullptr;
+  // A move left mapped where it was may fill part of a run (see
+  // UnmapFreeChunks); the others only a run of their size.
+  Placement::Run* run =
+      place != nullptr ? place->Fit(pages, options_.partial_runs && leave) : nullptr;
   const PhysicalHandle handle = segment->pages[c.start];
   if (leave) {
     for (std::size_t p = c.start; p < c.end; ++p) segment->pages[p] = GrowableSegment::kLeaving;
