@@ -215,10 +215,27 @@ absl::StatusOr<Block*> DeviceAllocator::TryAllocate(std::size_t rounded,
                     /*first_found=*/options_.mapped_fit == Options::MappedFit::kWhenSlack, &at);
   }
   // The store may move the block within its free block, off pages that
-  // would make it wait (growable: old mappings still in use).
+  // would make it wait (growable: old mappings still in use, skip_busy_pages);
+  // where it still would, the next few free blocks by size are asked for a
+  // place that does not, at no more cost (best fit's next choices:
+  // skip_busy_holes).
   ++prepare_epoch_;  // FreeCompleted polls each stream once per Prepare
   if (growable_ && block->segment->expandable && at == block->ptr) {
-    at = store_->Place(Locked(), *block, at, rounded);
+    const SegmentStore::Placing placing = store_->Place(Locked(), *block, at, rounded);
+    at = placing.at;
+    if (placing.waits && options_.skip_busy_holes) {
+      int asked = 0;
+      for (auto it = free_blocks.After(block);
+           it != free_blocks.end() && (*it)->stream == stream && asked < kBusyAlternatives;
+           ++it, ++asked) {
+        if (std::optional<DevicePtr> p =
+                store_->PlaceElsewhere(Locked(), *block, at, rounded, **it)) {
+          block = *it;
+          at = *p;
+          break;
+        }
+      }
+    }
   }
   // Make the block's bytes usable before handing it out; on failure the
   // block is still free and indexed, so there is nothing to undo.

@@ -262,6 +262,8 @@ absl::StatusOr<Options> ParseOptions(absl::string_view conf, const Options& base
       if (absl::Status s = ParseBool(key, value, &options.background_unmap); !s.ok()) return s;
     } else if (key == "keep_old_mappings") {
       if (absl::Status s = ParseBool(key, value, &options.keep_old_mappings); !s.ok()) return s;
+    } else if (key == "skip_busy_holes") {
+      if (absl::Status s = ParseBool(key, value, &options.skip_busy_holes); !s.ok()) return s;
     } else if (key == "partial_runs") {
       if (absl::Status s = ParseBool(key, value, &options.partial_runs); !s.ok()) return s;
     } else if (key == "skip_busy_pages") {
@@ -292,7 +294,8 @@ absl::StatusOr<Options> ParseOptions(absl::string_view conf, const Options& base
           "memory_fraction, release_slack, release_slack_max, max_map_chunk_mb, "
           "map_chunk_divisor, unpin_edges_mb, unwaited_moves, hold_reserved, mapped_fit, "
           "mapped_fit_min_mb, "
-          "background_unmap, keep_old_mappings, skip_busy_pages, partial_runs, backup_batch_mb)"));
+          "background_unmap, keep_old_mappings, skip_busy_pages, skip_busy_holes, partial_runs, "
+          "backup_batch_mb)"));
     }
   }
   return options;
@@ -327,6 +330,7 @@ std::string Options::ToString() const {
                                  ",background_unmap:", background_unmap ? "True" : "False",
                                  ",keep_old_mappings:", keep_old_mappings ? "True" : "False",
                                  ",skip_busy_pages:", skip_busy_pages ? "True" : "False",
+                                 ",skip_busy_holes:", skip_busy_holes ? "True" : "False",
                                  ",partial_runs:", partial_runs ? "True" : "False",
                                  ",backup_batch_mb:", backup_batch / kMiB);
   return out;

@@ -998,7 +998,11 @@ TEST_F(KeptMappingsTest, MemoryAnotherStreamMayStillUseIsNotTakenBack) {
 // mapping gone: that one case waits for the old work, and the block gets
 // memory of its own (not the moved chunk's, which another block now holds).
 TEST_F(GrowableSegmentsTest, ABlockOverPagesAMoveJustLeftWaitsAndGetsItsOwnMemory) {
-  MakeWithSlack(0, 0);
+  // (skip_busy_holes would place it past `c`: the next test.)
+  Options options = Mechanics();
+  options.release_slack = options.release_slack_max = 0;
+  options.skip_busy_holes = false;
+  Make(options);
   const auto [keep, c] = GrowOverARecentFree();
   ASSERT_EQ(alloc_->GetStats().num_stream_syncs, 0);
   // Best fit puts 24 MiB in the freed 24 MiB's hole (right before `keep`),
@@ -1071,6 +1075,33 @@ TEST_F(GrowableSegmentsTest, OnePageChunksStillInUseFillPartOfATwoPageRunWithout
     alloc_.reset();
     EXPECT_TRUE(env_.NothingOutstanding());
   }
+}
+
+// skip_busy_holes (the default), where the hole has no room past the busy
+// pages: the next free block by size that takes the block without a wait,
+// and maps no more for it, does (here the range's tail, past `c`).
+TEST_F(GrowableSegmentsTest, ABlockThatWouldWaitInItsHoleGoesToTheNextFreeBlockThatDoesNot) {
+  MakeWithSlack(0, 0);
+  ASSERT_TRUE(alloc_->options().skip_busy_holes) << "the default";
+  const auto [keep, c] = GrowOverARecentFree();
+  const MemoryStats before = alloc_->GetStats();
+  const DevicePtr e = AllocateOk(24 * kMiB, 0);
+  const MemoryStats stats = alloc_->GetStats();
+  EXPECT_EQ(e, c + 40 * kMiB) << "not placed past c";
+  EXPECT_EQ(stats.num_stream_syncs, before.num_stream_syncs) << "waited";
+  EXPECT_EQ(stats.wait_ns, before.wait_ns);
+  EXPECT_EQ(stats.num_waits_under_block, before.num_waits_under_block);
+  // As much memory as the wait would have given it.
+  EXPECT_EQ(stats.reserved_bytes[kStatAll].current, static_cast<std::int64_t>(72 * kMiB));
+  EXPECT_EQ(MappedBytes(keep, e, 24 * kMiB), 24 * kMiB);
+  ExpectDeviceHoldsReserved();
+  EXPECT_TRUE(IsValid(*alloc_));
+  for (DevicePtr p : {keep, c, e}) FreeOk(p);
+  env_.CompleteAll();
+  ASSERT_TRUE(alloc_->EmptyCache().ok());
+  EXPECT_EQ(Device().bytes_in_use, 0u);
+  alloc_.reset();
+  EXPECT_TRUE(env_.NothingOutstanding());
 }
 
 // skip_busy_pages (the default): a block whose place in its free block lies

@@ -231,6 +231,10 @@ TEST(OptionsTest, UnpinEdges) {
   EXPECT_FALSE(ParseOk("skip_busy_pages:False").skip_busy_pages);
   EXPECT_THAT(ParseError("skip_busy_pages:maybe"), HasSubstr("skip_busy_pages"));
   EXPECT_THAT(DefaultOptions().ToString(), HasSubstr("skip_busy_pages:True"));
+  EXPECT_TRUE(DefaultOptions().skip_busy_holes);
+  EXPECT_FALSE(ParseOk("skip_busy_holes:False").skip_busy_holes);
+  EXPECT_THAT(ParseError("skip_busy_holes:often"), HasSubstr("skip_busy_holes"));
+  EXPECT_THAT(DefaultOptions().ToString(), HasSubstr("skip_busy_holes:True"));
   EXPECT_TRUE(DefaultOptions().partial_runs);
   EXPECT_FALSE(ParseOk("partial_runs:False").partial_runs);
   EXPECT_THAT(ParseError("partial_runs:1.5"), HasSubstr("partial_runs"));

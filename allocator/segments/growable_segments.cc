@@ -815,36 +815,27 @@ bool GrowableSegments::WouldWait(const Leaving& l, const GrowableSegment* segmen
   return !cache_.FreeCompleted(l.stream, l.freed_at);
 }
 
-DevicePtr GrowableSegments::Place(CacheLock lock, const Block& hole, DevicePtr at,
-                                  std::size_t bytes) {
-  AssertHeld(lock);
-  const GrowableSegment& segment = Of(*hole.segment);
-  if (!options_.skip_busy_pages || segment.leaving_pages == 0 || cache_.capturing() ||
-      bytes == 0) {
-    return at;
-  }
-  // Old mappings under the place whose work may still run make Prepare wait
-  // for the GPU to reach their free (the queue's depth: tens of ms on a
-  // step that runs ahead of it). Past them the hole's pages are either
-  // unmapped or mapped free memory: the block costs about the same maps
-  // there, and the old mappings go later (the worker, or a block that can
-  // take their memory back). A few tries, each past the busy pages found,
-  // then the place as it was (the wait). A place needing more pages mapped
-  // (unmapped or leaving) than the first would cost more maps than the wait
-  // saves: the first stays then.
+std::size_t GrowableSegments::MissingPages(const GrowableSegment& segment, DevicePtr begin,
+                                          std::size_t bytes) const {
+  const auto [first, last] = PagesOf(segment, begin, bytes);
   const PhysicalHandle* pages = segment.pages.data();
-  auto missing = [&](DevicePtr p) {
-    const auto [first, last] = PagesOf(segment, p, bytes);
-    return static_cast<std::size_t>(std::count_if(
-        pages + first, pages + last + 1,
-        [](PhysicalHandle h) { return !GrowableSegment::Holds(h); }));
-  };
+  return static_cast<std::size_t>(
+      std::count_if(pages + first, pages + last + 1,
+                    [](PhysicalHandle h) { return !GrowableSegment::Holds(h); }));
+}
+
+std::optional<DevicePtr> GrowableSegments::OffBusy(const GrowableSegment& segment,
+                                                   const Block& hole, DevicePtr at,
+                                                   std::size_t bytes) {
+  // A few tries, each past the busy pages found; then none.
   DevicePtr place = at;
+  const PhysicalHandle* pages = segment.pages.data();
   for (int tries = 0; tries < 4; ++tries) {
     const auto [first, last] = PagesOf(segment, place, bytes);
-    if (std::find(pages + first, pages + last + 1, GrowableSegment::kLeaving) ==
-        pages + last + 1) {
-      return place == at || missing(place) <= missing(at) ? place : at;
+    if (segment.leaving_pages == 0 ||
+        std::find(pages + first, pages + last + 1, GrowableSegment::kLeaving) ==
+            pages + last + 1) {
+      return place;
     }
     const bool first_partial = !PageAligned(place - segment.base);
     const bool last_partial = !PageAligned(place + bytes - segment.base);
@@ -855,12 +846,53 @@ DevicePtr GrowableSegments::Place(CacheLock lock, const Block& hole, DevicePtr a
         busy_end = std::max(busy_end, l.first + l.pages);
       }
     }
-    if (busy_end == 0) return place == at || missing(place) <= missing(at) ? place : at;
+    if (busy_end == 0) return place;
     const DevicePtr past = segment.base + busy_end * page_size_;
-    if (past + bytes > hole.end()) return at;
+    if (past + bytes > hole.end()) return std::nullopt;
     place = past;
   }
-  return at;
+  return std::nullopt;
+}
+
+SegmentStore::Placing GrowableSegments::Place(CacheLock lock, const Block& hole, DevicePtr at,
+                                              std::size_t bytes) {
+  AssertHeld(lock);
+  const GrowableSegment& segment = Of(*hole.segment);
+  if (!options_.skip_busy_pages || segment.leaving_pages == 0 || cache_.capturing() ||
+      bytes == 0) {
+    return {at, false};
+  }
+  // Old mappings under the place whose work may still run make Prepare wait
+  // for the GPU to reach their free: the queue's depth, 11-16 ms a wait on
+  // an H100 running the seq2seq model and the UNet, whose GPU then idles
+  // while the host queues work again. Past them the hole's pages are either
+  // unmapped or mapped free memory: the block maps about as much there, and
+  // the old mappings go later (the worker, or a block that takes their
+  // memory back). A place that needs more pages mapped (unmapped or
+  // leaving) than the first would cost more maps than the wait saves.
+  const std::optional<DevicePtr> shifted = OffBusy(segment, hole, at, bytes);
+  if (shifted == at) return {at, false};
+  if (shifted.has_value() &&
+      MissingPages(segment, *shifted, bytes) <= MissingPages(segment, at, bytes)) {
+    return {*shifted, false};
+  }
+  return {at, true};
+}
+
+std::optional<DevicePtr> GrowableSegments::PlaceElsewhere(CacheLock lock, const Block& hole,
+                                                          DevicePtr at, std::size_t bytes,
+                                                          const Block& other) {
+  AssertHeld(lock);
+  if (!options_.skip_busy_holes || other.size < bytes || !other.segment->expandable) {
+    return std::nullopt;
+  }
+  const GrowableSegment& there = Of(*other.segment);
+  const std::optional<DevicePtr> place = OffBusy(there, other, other.ptr, bytes);
+  if (!place.has_value() ||
+      MissingPages(there, *place, bytes) > MissingPages(Of(*hole.segment), at, bytes)) {
+    return std::nullopt;
+  }
+  return place;
 }
 
 void GrowableSegments::HoldAgain(const Leaving& l) {

@@ -127,6 +127,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -235,7 +236,9 @@ class GrowableSegments final : public SegmentStore {
                                                 DevicePtr begin, DevicePtr end,
                                                 std::size_t bytes) const override;
   bool HoldsSlack(CacheLock lock) const override;
-  DevicePtr Place(CacheLock lock, const Block& hole, DevicePtr at, std::size_t bytes) override;
+  Placing Place(CacheLock lock, const Block& hole, DevicePtr at, std::size_t bytes) override;
+  std::optional<DevicePtr> PlaceElsewhere(CacheLock lock, const Block& hole, DevicePtr at,
+                                          std::size_t bytes, const Block& other) override;
   void Describe(CacheLock lock, const Segment& segment, SegmentInfo* info) const override;
 
   std::pair<DevicePtr, std::size_t> SharedRange(CacheLock lock,
@@ -304,6 +307,16 @@ class GrowableSegments final : public SegmentStore {
   bool WouldWait(const Leaving& l, const GrowableSegment* segment, std::size_t first,
                  std::size_t last, bool first_partial, bool last_partial)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Where from `at` in the free block `hole` of `segment` a block of
+  // `bytes` waits for no old mapping's work (WouldWait), moving past busy
+  // pages a few times; nullopt where the hole has no such place.
+  std::optional<DevicePtr> OffBusy(const GrowableSegment& segment, const Block& hole,
+                                   DevicePtr at, std::size_t bytes)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Pages under [begin, begin + bytes) of `segment` that hold no memory
+  // (unmapped or leaving): what a block placed there maps.
+  std::size_t MissingPages(const GrowableSegment& segment, DevicePtr begin,
+                           std::size_t bytes) const;
   // The leaving chunk `l` holds its memory at its pages again (counted
   // there, no longer leaving); the caller drops or rewrites the record.
   void HoldAgain(const Leaving& l) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);

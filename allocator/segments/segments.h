@@ -26,6 +26,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -185,15 +186,31 @@ class SegmentStore {
                                                         DevicePtr begin, DevicePtr end,
                                                         std::size_t bytes) const = 0;
   // Where in the free block `hole` a block of `bytes` that the cache would
-  // place at `at` had better start. Stores with nothing against a place say
-  // `at`; growable segments move it past pages it would have to wait for
-  // (skip_busy_pages). The answer lies in the hole, with the block's
-  // alignment.
-  virtual DevicePtr Place(CacheLock lock, const Block& hole, DevicePtr at, std::size_t bytes) {
+  // place at `at` had better start (with the block's alignment), and
+  // whether it would still wait there for queued work. Stores with nothing
+  // against a place say {at, false}; growable segments move it past pages
+  // it would have to wait for (skip_busy_pages).
+  struct Placing {
+    DevicePtr at;
+    bool waits;
+  };
+  virtual Placing Place(CacheLock lock, const Block& hole, DevicePtr at, std::size_t bytes) {
     (void)lock;
     (void)hole;
     (void)bytes;
-    return at;
+    return {at, false};
+  }
+  // For a block that would wait at `at` in `hole` (Place): where in the free
+  // block `other` it would not, at no more cost; nullopt where it would.
+  virtual std::optional<DevicePtr> PlaceElsewhere(CacheLock lock, const Block& hole,
+                                                  DevicePtr at, std::size_t bytes,
+                                                  const Block& other) {
+    (void)lock;
+    (void)hole;
+    (void)at;
+    (void)bytes;
+    (void)other;
+    return std::nullopt;
   }
   // The cache holds clearly more memory than its marks allow above the peak
   // allocated (memory held once and kept: hold_reserved), so a placement
