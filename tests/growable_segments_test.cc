@@ -64,6 +64,16 @@ class GrowableSegmentsTest : public AllocatorTest<SimGrowable> {
     EXPECT_EQ(Device().bytes_in_use, 0u);
     EXPECT_TRUE(IsValid(*alloc_));
   }
+  // Frees `ptrs`, lets the queued work finish, empties the cache and ends
+  // the allocator: the device holds nothing and nothing is outstanding.
+  void FreeEmptyAndEnd(const std::vector<DevicePtr>& ptrs) {
+    for (DevicePtr p : ptrs) FreeOk(p);
+    env_.CompleteAll();
+    ASSERT_TRUE(alloc_->EmptyCache().ok());
+    EXPECT_EQ(Device().bytes_in_use, 0u);
+    alloc_.reset();
+    EXPECT_TRUE(env_.NothingOutstanding());
+  }
   // Once the worker's calls are done, the device holds what reserved says.
   void ExpectDeviceHoldsReserved() {
     const std::int64_t device = static_cast<std::int64_t>(Device().bytes_in_use);
@@ -1067,13 +1077,8 @@ TEST_F(GrowableSegmentsTest, OnePageChunksStillInUseFillPartOfATwoPageRunWithout
     // Within the marks either way: 6 MiB allocated before, 14 at the peak.
     EXPECT_LE(after.reserved_bytes[kStatAll].current, static_cast<std::int64_t>(18 * kMiB));
     EXPECT_TRUE(IsValid(*alloc_));
-    FreeOk(grown);
-    for (DevicePtr p : kept) FreeOk(p);
-    env_.CompleteAll();
-    ASSERT_TRUE(alloc_->EmptyCache().ok());
-    EXPECT_EQ(Device().bytes_in_use, 0u);
-    alloc_.reset();
-    EXPECT_TRUE(env_.NothingOutstanding());
+    kept.push_back(grown);
+    FreeEmptyAndEnd(kept);
   }
 }
 
@@ -1096,12 +1101,7 @@ TEST_F(GrowableSegmentsTest, ABlockThatWouldWaitInItsHoleGoesToTheNextFreeBlockT
   EXPECT_EQ(MappedBytes(keep, e, 24 * kMiB), 24 * kMiB);
   ExpectDeviceHoldsReserved();
   EXPECT_TRUE(IsValid(*alloc_));
-  for (DevicePtr p : {keep, c, e}) FreeOk(p);
-  env_.CompleteAll();
-  ASSERT_TRUE(alloc_->EmptyCache().ok());
-  EXPECT_EQ(Device().bytes_in_use, 0u);
-  alloc_.reset();
-  EXPECT_TRUE(env_.NothingOutstanding());
+  FreeEmptyAndEnd({keep, c, e});
 }
 
 // skip_busy_pages (the default): a block whose place in its free block lies
@@ -1147,12 +1147,7 @@ TEST_F(GrowableSegmentsTest, ABlockStartsPastPagesAMoveJustLeftWhereItsHoleHasRo
     EXPECT_EQ(after.reserved_bytes[kStatAll].current, static_cast<std::int64_t>(64 * kMiB));
     ExpectDeviceHoldsReserved();
     EXPECT_TRUE(IsValid(*alloc_));
-    for (DevicePtr p : {keep, c, e}) FreeOk(p);
-    env_.CompleteAll();
-    ASSERT_TRUE(alloc_->EmptyCache().ok());
-    EXPECT_EQ(Device().bytes_in_use, 0u);
-    alloc_.reset();
-    EXPECT_TRUE(env_.NothingOutstanding());
+    FreeEmptyAndEnd({keep, c, e});
   }
 }
 

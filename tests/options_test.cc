@@ -6,9 +6,11 @@
 #include <cstdint>
 #include <cstdlib>
 #include <string>
+#include <utility>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -223,22 +225,21 @@ TEST(OptionsTest, UnpinEdges) {
   EXPECT_TRUE(DefaultOptions().hold_reserved);
   EXPECT_FALSE(ParseOk("hold_reserved:False").hold_reserved);
   EXPECT_THAT(ParseError("hold_reserved:2"), HasSubstr("hold_reserved"));
-  EXPECT_TRUE(DefaultOptions().keep_old_mappings);
-  EXPECT_FALSE(ParseOk("keep_old_mappings:False").keep_old_mappings);
-  EXPECT_THAT(ParseError("keep_old_mappings:sometimes"), HasSubstr("keep_old_mappings"));
-  EXPECT_THAT(DefaultOptions().ToString(), HasSubstr("keep_old_mappings:True"));
-  EXPECT_TRUE(DefaultOptions().skip_busy_pages);
-  EXPECT_FALSE(ParseOk("skip_busy_pages:False").skip_busy_pages);
-  EXPECT_THAT(ParseError("skip_busy_pages:maybe"), HasSubstr("skip_busy_pages"));
-  EXPECT_THAT(DefaultOptions().ToString(), HasSubstr("skip_busy_pages:True"));
-  EXPECT_TRUE(DefaultOptions().skip_busy_holes);
-  EXPECT_FALSE(ParseOk("skip_busy_holes:False").skip_busy_holes);
-  EXPECT_THAT(ParseError("skip_busy_holes:often"), HasSubstr("skip_busy_holes"));
-  EXPECT_THAT(DefaultOptions().ToString(), HasSubstr("skip_busy_holes:True"));
-  EXPECT_TRUE(DefaultOptions().partial_runs);
-  EXPECT_FALSE(ParseOk("partial_runs:False").partial_runs);
-  EXPECT_THAT(ParseError("partial_runs:1.5"), HasSubstr("partial_runs"));
-  EXPECT_THAT(DefaultOptions().ToString(), HasSubstr("partial_runs:True"));
+  // Switches on by default: each parses, refuses a non-boolean by name and
+  // is printed.
+  const std::pair<const char*, bool Options::*> switches[] = {
+      {"keep_old_mappings", &Options::keep_old_mappings},
+      {"skip_busy_pages", &Options::skip_busy_pages},
+      {"skip_busy_holes", &Options::skip_busy_holes},
+      {"partial_runs", &Options::partial_runs},
+  };
+  for (const auto& [name, field] : switches) {
+    SCOPED_TRACE(name);
+    EXPECT_TRUE(DefaultOptions().*field);
+    EXPECT_FALSE(ParseOk(absl::StrCat(name, ":False")).*field);
+    EXPECT_THAT(ParseError(absl::StrCat(name, ":sometimes")), HasSubstr(name));
+    EXPECT_THAT(DefaultOptions().ToString(), HasSubstr(absl::StrCat(name, ":True")));
+  }
   EXPECT_THAT(DefaultOptions().ToString(), HasSubstr("mapped_fit:auto"));
   EXPECT_EQ(DefaultOptions().mapped_fit_min, 0u);
   EXPECT_EQ(ParseOk("mapped_fit_min_mb:32").mapped_fit_min, 32 * kMiB);
