@@ -586,7 +586,25 @@ def kernel_time(torch, step, shapes):
             "device_ops_per_step": launches / len(shapes)}
 
 
+def host_reference_ms(repeats=5, iterations=200_000):
+    """The host's speed in this process: the fastest of `repeats` timings of
+    a fixed pure-Python loop, in ms. Host-bound steps move with it: one
+    process of an allocator can run every step 10-20% slower than the next
+    (bench/results/h100_partial_runs_ab.json), and this says whether the
+    host itself was slower then, the allocator aside."""
+    best = None
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        acc = 0
+        for i in range(iterations):
+            acc += i & 7
+        elapsed = (time.perf_counter() - t0) * 1e3
+        best = elapsed if best is None else min(best, elapsed)
+    return best
+
+
 def child_train(args):
+    host_ref_before = host_reference_ms()
     ct = setup_allocator(args.config, args.library)
     import torch
     torch.backends.cudnn.benchmark = False   # same algorithms for every allocator
@@ -637,8 +655,11 @@ def child_train(args):
     timed = times[warmup:]
     # After the timed steps (it slows the steps it watches): the GPU time of
     # the kernels themselves, with no idle gaps, over the last timed shapes.
+    # Again after the steps: both ends of the run (the minimum of the two).
+    host_ref = min(host_ref_before, host_reference_ms())
     kernel = kernel_time(torch, step, shapes[-args.kernel_profile:]) if args.kernel_profile else None
     result = {
+        "host_ref_ms": host_ref,
         "config": args.config, "workload": args.workload, "steps": len(shapes),
         "warmup": warmup, "shapes": shapes,
         "step_ms": [t * 1e3 for t in times],
@@ -951,6 +972,9 @@ def summarize(runs):
                 "mean_gpu_span_ms": mean_of(rs, lambda r: r.get("mean_gpu_span_ms")),
                 "kernel_ms_per_step": mean_of(
                     rs, lambda r: (r.get("kernel_profile") or {}).get("kernel_ms_per_step")),
+                # Each run's host speed (host_reference_ms), by round.
+                "host_ref_ms": mean_of(rs, lambda r: r.get("host_ref_ms")),
+                "host_ref_ms_rounds": [r.get("host_ref_ms") for r in rs],
             })
     return out
 
@@ -1063,16 +1087,18 @@ def print_summary(summary, worst, rounds):
         print("where the time goes, means over rounds: 'launch' is the host's time until the "
               "step's last launch returned, 'gpu span' the current stream's time from the "
               "step's first to its last work (idle gaps included), 'kernels' the GPU time of "
-              "the kernels alone (--kernel-profile). launch near step: host bound.")
+              "the kernels alone (--kernel-profile). launch near step: host bound. 'host ref' "
+              "is a fixed pure-Python loop timed in each run (host_reference_ms): a round whose "
+              "host ran slow shows there, whatever the allocator.")
         head = (f"{'workload':11} {'allocator':18} {'step ms':>8} {'launch':>8} {'gpu span':>8} "
-                f"{'kernels':>8}")
+                f"{'kernels':>8} {'host ref':>8}")
         print(head)
         print("-" * len(head))
         fmt = lambda v: "-" if v is None else f"{v:.1f}"
         for r in summary:
             print(f"{r['workload']:11} {r['config']:18} {r['mean_step_ms']:8.1f} "
                   f"{fmt(r['mean_launch_ms']):>8} {fmt(r['mean_gpu_span_ms']):>8} "
-                  f"{fmt(r['kernel_ms_per_step']):>8}")
+                  f"{fmt(r['kernel_ms_per_step']):>8} {fmt(r.get('host_ref_ms')):>8}")
     print()
     print("memory, worst round: peak reserved / peak allocated from torch.cuda.max_memory_reserved() "
           "/ max_memory_allocated(); 'device gap' is the largest |device memory in use - in use "

@@ -64,6 +64,23 @@ class SummaryTest(unittest.TestCase):
         rows = compare_training.summarize([run("native_expandable", 0, 60.0)])
         self.assertIsNone(rows[0]["mean_launch_ms"])
         self.assertIsNone(rows[0]["kernel_ms_per_step"])
+        self.assertIsNone(rows[0]["host_ref_ms"])
+
+    def test_each_runs_host_reference_is_kept_by_round_and_averaged(self):
+        a, b = run("ccalloc", 0, 60.0), run("ccalloc", 1, 70.0)
+        a["host_ref_ms"], b["host_ref_ms"] = 10.0, 14.0
+        row = compare_training.summarize([a, b])[0]
+        self.assertEqual(row["host_ref_ms_rounds"], [10.0, 14.0])
+        self.assertAlmostEqual(row["host_ref_ms"], 12.0)
+
+
+class HostReferenceTest(unittest.TestCase):
+    def test_the_reference_times_the_loop_and_grows_with_it(self):
+        short = compare_training.host_reference_ms(repeats=3, iterations=20_000)
+        long = compare_training.host_reference_ms(repeats=3, iterations=400_000)
+        self.assertGreater(short, 0.0)
+        # Twenty times the work: well over twice the time on any host.
+        self.assertGreater(long, 2 * short)
 
 
 
