@@ -229,7 +229,7 @@ absl::StatusOr<Block*> DeviceAllocator::TryAllocate(std::size_t rounded,
            it != free_blocks.end() && (*it)->stream == stream && asked < kBusyAlternatives;
            ++it, ++asked) {
         if (std::optional<DevicePtr> p =
-                store_->PlaceElsewhere(Locked(), *block, at, rounded, **it)) {
+                store_->PlaceElsewhere(Locked(), **it, rounded, placing.pages_to_map)) {
           block = *it;
           at = *p;
           break;

@@ -159,13 +159,7 @@ absl::Status GrowableSegments::Prepare(CacheLock lock, Segment& range, const Blo
   if (unreaped_ > 0 || (!leaving_.empty() && !options_.keep_old_mappings)) {
     (void)FinishLeaving(/*wait=*/false);
   }
-  auto leaving_under = [&] {
-    const PhysicalHandle* pages = segment->pages.data();
-    return segment->leaving_pages > 0 &&
-           std::find(pages + first, pages + last + 1, GrowableSegment::kLeaving) !=
-               pages + last + 1;
-  };
-  if (leaving_under()) {
+  if (segment->LeavingIn(first, last)) {
     timed.emplace(&cache_.stats().prepare_ns);
     // A move's old mapping under the block takes its memory back when it is
     // free where it went (the step after a move often wants the old place
@@ -176,10 +170,8 @@ absl::Status GrowableSegments::Prepare(CacheLock lock, Segment& range, const Blo
       // several pages not over a page the block covers only partly (a
       // neighbour there would pin the rest: such pages get a chunk each).
       for (Leaving& l : leaving_) {
-        const std::size_t l_last = l.first + l.pages - 1;
-        if (l.segment == segment && l.first >= first && l_last <= last &&
-            (l.pages == 1 ||
-             !((first_partial && l.first == first) || (last_partial && l_last == last)))) {
+        if (l.segment == segment &&
+            TakeableUnder(l, first, last, first_partial, last_partial)) {
           (void)Return(l, segment, first, last);
         }
       }
@@ -188,7 +180,7 @@ absl::Status GrowableSegments::Prepare(CacheLock lock, Segment& range, const Blo
     // block needs the pages now, and handing them to the worker would add
     // its queue to the wait. Those still in use, and any unmap that fails
     // here, go the worker's way (FinishLeaving waits for them).
-    if (leaving_under() && !cache_.capturing()) {
+    if (segment->LeavingIn(first, last) && !cache_.capturing()) {
       for (auto it = leaving_.begin(); it != leaving_.end();) {
         Leaving& l = *it;
         if (l.segment != segment || l.first > last || l.first + l.pages <= first ||
@@ -207,7 +199,7 @@ absl::Status GrowableSegments::Prepare(CacheLock lock, Segment& range, const Blo
       }
       segment->TrimMappedEnd();
     }
-    if (leaving_under()) {
+    if (segment->LeavingIn(first, last)) {
       if (absl::Status s = FinishLeaving(/*wait=*/true, segment, first, last); !s.ok()) return s;
     }
   }
@@ -585,13 +577,8 @@ absl::Status GrowableSegments::FinishLeaving(bool wait, const GrowableSegment* o
   for (Leaving& l : leaving_) {
     if (!wanted(l)) continue;
     if (l.job == 0) {
-      if (!cache_.FreeCompleted(l.stream, l.freed_at)) {
-        if (!wait) continue;
-        if (absl::Status s = WaitForFree(l.stream, l.freed_at, WaitSite::kUnderBlock); !s.ok()) {
-          return s;
-        }
-      }
-      Submit(l);
+      if (!wait && !cache_.FreeCompleted(l.stream, l.freed_at)) continue;
+      if (absl::Status s = SubmitWhenDone(l, WaitSite::kUnderBlock); !s.ok()) return s;
     }
     wait_for = std::max(wait_for, l.job);
   }
@@ -638,6 +625,14 @@ absl::Status GrowableSegments::WaitForFree(StreamId stream, std::uint64_t freed_
   return s;
 }
 
+absl::Status GrowableSegments::SubmitWhenDone(Leaving& l, WaitSite site) {
+  if (!cache_.FreeCompleted(l.stream, l.freed_at)) {
+    if (absl::Status s = WaitForFree(l.stream, l.freed_at, site); !s.ok()) return s;
+  }
+  Submit(l);
+  return absl::OkStatus();
+}
+
 void GrowableSegments::Submit(Leaving& l) {
   l.job = worker_.Submit(l.segment->base + l.first * page_size_, l.pages * page_size_,
                          l.release ? l.handle : 0);
@@ -655,12 +650,7 @@ absl::Status GrowableSegments::Retire(GrowableSegment* segment, std::size_t firs
   if (release) {
     for (Leaving& l : leaving_) {
       if (l.handle != handle || l.job != 0) continue;
-      if (!cache_.FreeCompleted(l.stream, l.freed_at)) {
-        if (absl::Status s = WaitForFree(l.stream, l.freed_at, WaitSite::kRelease); !s.ok()) {
-          return s;
-        }
-      }
-      Submit(l);
+      if (absl::Status s = SubmitWhenDone(l, WaitSite::kRelease); !s.ok()) return s;
     }
   }
   for (std::size_t p = first; p < first + pages; ++p) segment->pages[p] = GrowableSegment::kLeaving;
@@ -747,12 +737,7 @@ absl::Status GrowableSegments::ReleaseChunk(PhysicalHandle handle) {
       return absl::FailedPreconditionError(
           "memory moved away is still mapped there and a stream capture refuses unmapping");
     }
-    if (!cache_.FreeCompleted(l.stream, l.freed_at)) {
-      if (absl::Status s = WaitForFree(l.stream, l.freed_at, WaitSite::kRelease); !s.ok()) {
-        return s;
-      }
-    }
-    Submit(l);
+    if (absl::Status s = SubmitWhenDone(l, WaitSite::kRelease); !s.ok()) return s;
   }
   worker_.Submit(0, 0, handle);
   ++unreaped_;
@@ -805,13 +790,12 @@ bool GrowableSegments::WouldWait(const Leaving& l, const GrowableSegment* segmen
                                  std::size_t first, std::size_t last, bool first_partial,
                                  bool last_partial) {
   if (l.job != 0) return false;
-  // As Prepare takes memory back: only a chunk wholly under the block, and
-  // one of several pages not over a page the block covers only partly.
-  const std::size_t l_last = l.first + l.pages - 1;
-  const bool wholly = l.first >= first && l_last <= last &&
-                      (l.pages == 1 || !((first_partial && l.first == first) ||
-                                         (last_partial && l_last == last)));
-  if (wholly && options_.keep_old_mappings && CanReturn(l, segment, first, last)) return false;
+  // What Prepare would take back instead (Return) waits for nothing.
+  if (options_.keep_old_mappings &&
+      TakeableUnder(l, first, last, first_partial, last_partial) &&
+      CanReturn(l, segment, first, last)) {
+    return false;
+  }
   return !cache_.FreeCompleted(l.stream, l.freed_at);
 }
 
@@ -829,14 +813,9 @@ std::optional<DevicePtr> GrowableSegments::OffBusy(const GrowableSegment& segmen
                                                    std::size_t bytes) {
   // A few tries, each past the busy pages found; then none.
   DevicePtr place = at;
-  const PhysicalHandle* pages = segment.pages.data();
   for (int tries = 0; tries < 4; ++tries) {
     const auto [first, last] = PagesOf(segment, place, bytes);
-    if (segment.leaving_pages == 0 ||
-        std::find(pages + first, pages + last + 1, GrowableSegment::kLeaving) ==
-            pages + last + 1) {
-      return place;
-    }
+    if (!segment.LeavingIn(first, last)) return place;
     const bool first_partial = !PageAligned(place - segment.base);
     const bool last_partial = !PageAligned(place + bytes - segment.base);
     std::size_t busy_end = 0;  // one past the last busy page, 0: none
@@ -872,24 +851,23 @@ SegmentStore::Placing GrowableSegments::Place(CacheLock lock, const Block& hole,
   // leaving) than the first would cost more maps than the wait saves.
   const std::optional<DevicePtr> shifted = OffBusy(segment, hole, at, bytes);
   if (shifted == at) return {at, false};
-  if (shifted.has_value() &&
-      MissingPages(segment, *shifted, bytes) <= MissingPages(segment, at, bytes)) {
+  const std::size_t to_map = MissingPages(segment, at, bytes);
+  if (shifted.has_value() && MissingPages(segment, *shifted, bytes) <= to_map) {
     return {*shifted, false};
   }
-  return {at, true};
+  return {at, true, to_map};
 }
 
-std::optional<DevicePtr> GrowableSegments::PlaceElsewhere(CacheLock lock, const Block& hole,
-                                                          DevicePtr at, std::size_t bytes,
-                                                          const Block& other) {
+std::optional<DevicePtr> GrowableSegments::PlaceElsewhere(CacheLock lock, const Block& other,
+                                                          std::size_t bytes,
+                                                          std::size_t max_pages_to_map) {
   AssertHeld(lock);
   if (!options_.skip_busy_holes || other.size < bytes || !other.segment->expandable) {
     return std::nullopt;
   }
   const GrowableSegment& there = Of(*other.segment);
   const std::optional<DevicePtr> place = OffBusy(there, other, other.ptr, bytes);
-  if (!place.has_value() ||
-      MissingPages(there, *place, bytes) > MissingPages(Of(*hole.segment), at, bytes)) {
+  if (!place.has_value() || MissingPages(there, *place, bytes) > max_pages_to_map) {
     return std::nullopt;
   }
   return place;

@@ -211,6 +211,12 @@ struct GrowableSegment final : Segment {
               pages.begin() + static_cast<std::ptrdiff_t>(first + pages_unmapped), 0);
     leaving_pages -= pages_unmapped;
   }
+  // Whether any of pages [first, last] is leaving.
+  bool LeavingIn(std::size_t first, std::size_t last) const {
+    const PhysicalHandle* begin = pages.data() + first;
+    const PhysicalHandle* end = pages.data() + last + 1;
+    return leaving_pages > 0 && std::find(begin, end, kLeaving) != end;
+  }
   // Lowers mapped_end past pages that are 0 at the end.
   void TrimMappedEnd() {
     while (mapped_end > 0 && pages[mapped_end - 1] == 0) --mapped_end;
@@ -251,8 +257,8 @@ class GrowableSegments final : public SegmentStore {
                                                 std::size_t bytes) const override;
   bool HoldsSlack(CacheLock lock) const override;
   Placing Place(CacheLock lock, const Block& hole, DevicePtr at, std::size_t bytes) override;
-  std::optional<DevicePtr> PlaceElsewhere(CacheLock lock, const Block& hole, DevicePtr at,
-                                          std::size_t bytes, const Block& other) override;
+  std::optional<DevicePtr> PlaceElsewhere(CacheLock lock, const Block& other, std::size_t bytes,
+                                          std::size_t max_pages_to_map) override;
   void Describe(CacheLock lock, const Segment& segment, SegmentInfo* info) const override;
 
   std::pair<DevicePtr, std::size_t> SharedRange(CacheLock lock,
@@ -295,6 +301,9 @@ class GrowableSegments final : public SegmentStore {
   // Hands the unmap of leaving chunk `l` (and its release) to the worker and
   // counts the calls.
   void Submit(Leaving& l) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Submits the pending `l` once the work queued before its free has
+  // finished: an event query, else a wait counted as `site`.
+  absl::Status SubmitWhenDone(Leaving& l, WaitSite site) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Takes the wholly free chunk at pages [first, first + pages) of
   // `segment`, whose frees have finished, off its pages: they turn kLeaving
   // and the worker unmaps them (then releases `handle` when `release`).
@@ -310,6 +319,17 @@ class GrowableSegments final : public SegmentStore {
   // then keep the mapping instead (keep_old_mappings). Returns whether it did.
   bool Return(Leaving& l, GrowableSegment* segment, std::size_t first, std::size_t last)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Whether the old mapping `l` lies wholly under the pages [first, last] of
+  // a block and, of several pages, not over a page the block covers only
+  // partly (a neighbour there would pin the rest): the ones a block may take
+  // back (Return). The caller checks the segment.
+  static bool TakeableUnder(const Leaving& l, std::size_t first, std::size_t last,
+                            bool first_partial, bool last_partial) {
+    const std::size_t l_last = l.first + l.pages - 1;
+    return l.first >= first && l_last <= last &&
+           (l.pages == 1 ||
+            !((first_partial && l.first == first) || (last_partial && l_last == last)));
+  }
   // Whether Return would take `l` back for such a block (changing nothing).
   bool CanReturn(const Leaving& l, const GrowableSegment* segment, std::size_t first,
                  std::size_t last) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);

@@ -187,12 +187,14 @@ class SegmentStore {
                                                         std::size_t bytes) const = 0;
   // Where in the free block `hole` a block of `bytes` that the cache would
   // place at `at` had better start (with the block's alignment), and
-  // whether it would still wait there for queued work. Stores with nothing
-  // against a place say {at, false}; growable segments move it past pages
-  // it would have to wait for (skip_busy_pages).
+  // whether it would still wait there for queued work, then with the pages
+  // it maps there. Stores with nothing against a place say {at, false};
+  // growable segments move it past pages it would have to wait for
+  // (skip_busy_pages).
   struct Placing {
     DevicePtr at;
     bool waits;
+    std::size_t pages_to_map = 0;  // where it waits
   };
   virtual Placing Place(CacheLock lock, const Block& hole, DevicePtr at, std::size_t bytes) {
     (void)lock;
@@ -200,16 +202,16 @@ class SegmentStore {
     (void)bytes;
     return {at, false};
   }
-  // For a block that would wait at `at` in `hole` (Place): where in the free
-  // block `other` it would not, at no more cost; nullopt where it would.
-  virtual std::optional<DevicePtr> PlaceElsewhere(CacheLock lock, const Block& hole,
-                                                  DevicePtr at, std::size_t bytes,
-                                                  const Block& other) {
+  // For a block that would wait where Place put it: where in the free block
+  // `other` it would not, mapping at most `max_pages_to_map` pages there
+  // (Placing::pages_to_map); nullopt where there is no such place.
+  virtual std::optional<DevicePtr> PlaceElsewhere(CacheLock lock, const Block& other,
+                                                  std::size_t bytes,
+                                                  std::size_t max_pages_to_map) {
     (void)lock;
-    (void)hole;
-    (void)at;
-    (void)bytes;
     (void)other;
+    (void)bytes;
+    (void)max_pages_to_map;
     return std::nullopt;
   }
   // The cache holds clearly more memory than its marks allow above the peak
