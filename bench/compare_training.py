@@ -120,9 +120,10 @@ BASELINE = "native_expandable"   # what ccalloc's step time is compared with
 # in placements that mapped memory, its waits for queued work, the unmap
 # worker's time in its calls (off the launching thread), and the waits split
 # by what waited: pages under a block still mapped to moved memory, a trim
-# beyond the marks, memory going back.
+# beyond the marks, memory going back; and the launching thread's own unmaps
+# (within prepare_ns).
 HOST_CLOCKS = ("prepare_ns", "wait_ns", "worker_ns", "wait_under_block_ns", "wait_trim_ns",
-               "wait_release_ns")
+               "wait_release_ns", "foreground_unmap_ns")
 # The device the workloads run on; only a host-side smoke test changes it.
 DEVICE = "cuda"
 
@@ -619,7 +620,7 @@ def child_train(args):
     # ccalloc's driver work in each step (maps, unmaps, waits for queued
     # work), read between steps, so a slow step can be told apart from one
     # that made driver calls (and ccalloc's own clocks, HOST_CLOCKS).
-    counters = ("num_maps", "num_unmaps", "num_stream_syncs") + HOST_CLOCKS
+    counters = ("num_maps", "num_unmaps", "num_stream_syncs", "num_foreground_unmaps") + HOST_CLOCKS
     step_calls, last = [], ct.ccalloc_counters() if ct else None
     # Where a step's time goes: the host's time to launch it (until step()
     # returns) and the span of the current stream's work on the GPU (events
@@ -1002,7 +1003,7 @@ def move_costs(runs):
         for config in dict.fromkeys(r["config"] for r in ok if r["workload"] == workload):
             rs = [r for r in ok if r["workload"] == workload and r["config"] == config
                   and r.get("step_calls")]
-            xs, ys = [], []
+            xs, ys, fg = [], [], []
             host = {k: [] for k in HOST_CLOCKS}
             for r in rs:
                 names = r["step_calls"].get("counters", [])
@@ -1014,6 +1015,8 @@ def move_costs(runs):
                         for k, v in host.items():
                             if k in names:
                                 v.append(r["step_calls"]["steps"][i][names.index(k)] / 1e6)
+                        if "num_foreground_unmaps" in names:
+                            fg.append(r["step_calls"]["steps"][i][names.index("num_foreground_unmaps")])
             # A fit needs different counts, and maps enough to be a cost.
             if len(set(xs)) < 2 or sum(xs) < len(xs):
                 continue
@@ -1023,6 +1026,7 @@ def move_costs(runs):
             out.append({"workload": workload, "config": config, "steps": len(xs),
                         "maps_per_step": mx, "extra_ms_per_step": my,
                         "us_per_map": slope * 1e3, "extra_ms_without_maps": my - slope * mx,
+                        "foreground_unmaps_per_step": statistics.fmean(fg) if fg else None,
                         # ccalloc's own clock: host ms per step in placements
                         # that mapped, in waits, and on the unmap worker.
                         **{k.replace("_ns", "_ms_per_step"): statistics.fmean(v) if v else None
@@ -1276,11 +1280,13 @@ def main(argv):
               "'prepare', 'wait' and 'worker ms' are ccalloc's own clock per step: the "
               "launching thread in placements that mapped memory, in waits for queued work "
               "(of which 'under', 'trim', 'rel': pages under a block still mapped to moved "
-              "memory, a trim beyond the marks, memory going back), and the unmap worker's "
-              "thread")
+              "memory, a trim beyond the marks, memory going back), the unmap worker's "
+              "thread, and the unmaps the launching thread made itself ('fg unmaps', "
+              "their ms within 'prepare')")
         head = (f"{'workload':11} {'allocator':18} {'steps':>5} {'maps/step':>9} "
                 f"{'extra ms':>8} {'us/map':>7} {'extra ms, no maps':>17} {'prepare ms':>10} "
-                f"{'wait ms':>7} {'under':>6} {'trim':>6} {'rel':>6} {'worker ms':>9}")
+                f"{'wait ms':>7} {'under':>6} {'trim':>6} {'rel':>6} {'worker ms':>9} "
+                f"{'fg unmaps':>9} {'fg ms':>6}")
         print(head)
         print("-" * len(head))
         for m in moves:
@@ -1291,7 +1297,9 @@ def main(argv):
                   f"{fmt_ms(m.get('wait_under_block_ms_per_step')):>6} "
                   f"{fmt_ms(m.get('wait_trim_ms_per_step')):>6} "
                   f"{fmt_ms(m.get('wait_release_ms_per_step')):>6} "
-                  f"{fmt_ms(m.get('worker_ms_per_step')):>9}")
+                  f"{fmt_ms(m.get('worker_ms_per_step')):>9} "
+                  f"{fmt_ms(m.get('foreground_unmaps_per_step')):>9} "
+                  f"{fmt_ms(m.get('foreground_unmap_ms_per_step')):>6}")
     if traces:
         print()
         for t in traces:

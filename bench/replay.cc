@@ -502,6 +502,7 @@ absl::StatusOr<ReplayResult> Replay(const Trace& trace, const Policy& policy,
     r.driver_calls_total = calls.Total();
     r.mapped_chunks = calls.MappedChunks((*allocator)->backend().PageSize());
     r.stream_waits = stats.num_stream_syncs;
+    r.foreground_unmaps = stats.num_foreground_unmaps;
     r.waits_under_block = stats.num_waits_under_block;
     r.waits_trim = stats.num_waits_trim;
     r.waits_release = stats.num_waits_release;
@@ -521,6 +522,11 @@ absl::StatusOr<ReplayResult> Replay(const Trace& trace, const Policy& policy,
     }
     r.late_mapped_chunks =
         r.mapped_chunks - half_calls.MappedChunks((*allocator)->backend().PageSize());
+    for (int k = 0; k < kNumDriverCalls; ++k) {
+      const auto call = static_cast<DriverCall>(k);
+      r.late_driver_calls[k] = calls.Total(call) - half_calls.Total(call);
+      r.late_background_calls[k] = background.Total(call) - half_background.Total(call);
+    }
   }
 
   // --- Fragmentation when reserved peaked: replay up to that event. --------
@@ -1048,6 +1054,7 @@ std::string ResultsToJson(const std::vector<ReplayResult>& results) {
                     ", \"device_frees\": ", r.device_frees, ", \"maps\": ", r.maps,
                     ", \"unmaps\": ", r.unmaps,
                     ", \"returns\": ", r.returns,
+                    ", \"foreground_unmaps\": ", r.foreground_unmaps,
                     ", \"maps_per_1k_allocs\": ", JsonNumber(r.maps_per_1k_allocs),
                     ", \"unmaps_per_1k_allocs\": ", JsonNumber(r.unmaps_per_1k_allocs), ",\n   ");
     {
@@ -1056,6 +1063,12 @@ std::string ResultsToJson(const std::vector<ReplayResult>& results) {
         calls.push_back(absl::StrCat(JsonString(DriverCallName(static_cast<DriverCall>(c))), ": ",
                                      r.driver_calls[c]));
       }
+      std::vector<std::string> late;
+      for (int c = 0; c < kNumDriverCalls; ++c) {
+        late.push_back(absl::StrCat(JsonString(DriverCallName(static_cast<DriverCall>(c))), ": [",
+                                    r.late_driver_calls[c], ", ", r.late_background_calls[c], "]"));
+      }
+      absl::StrAppend(&out, "\"late_driver_calls\": {", absl::StrJoin(late, ", "), "},\n   ");
       absl::StrAppend(&out, "\"driver_calls\": {", absl::StrJoin(calls, ", "),
                       "}, \"driver_calls_total\": ", r.driver_calls_total,
                       ", \"stream_waits\": ", r.stream_waits,

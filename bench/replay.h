@@ -139,6 +139,7 @@ struct ReplayResult {
   std::int64_t driver_calls_total = 0;
   // Chunks those calls mapped (a stretch maps several in one map_run call).
   std::int64_t mapped_chunks = 0;
+  std::int64_t foreground_unmaps = 0;  // of the unmaps, the allocating thread's own
   std::int64_t stream_waits = 0;  // num_stream_syncs: waits on a stream before unmapping
   // ... by what waited (MemoryStats::num_waits_under_block and the two after).
   std::int64_t waits_under_block = 0;
@@ -170,6 +171,10 @@ struct ReplayResult {
   double late_driver_us = 0;             // priced calls made in the second half
   double late_background_driver_us = 0;  // of those, off the allocating thread
   std::int64_t late_mapped_chunks = 0;
+  // The second half's calls by kind (DriverCall order), and of those the
+  // ones off the allocating thread: which calls a warm step pays for.
+  std::array<std::int64_t, kNumDriverCalls> late_driver_calls{};
+  std::array<std::int64_t, kNumDriverCalls> late_background_calls{};
   double late_driver_ms_per_step() const;
   double late_foreground_driver_ms_per_step() const;
   // The part of it on the allocating thread (what a training step waits for).

@@ -79,6 +79,12 @@ struct MemoryStats {
   // Growable segments: moved memory taken back to pages that kept its old
   // mapping (keep_old_mappings), each instead of a map there and an unmap.
   std::int64_t num_returns = 0;
+  // Of num_unmaps, those the allocating thread made itself (an old mapping
+  // under a block it prepares, a chunk's free rest cut from under a block's
+  // edge) rather than the unmap worker, and their host time: step time on
+  // host-bound training, the part an earlier unmap could save.
+  std::int64_t num_foreground_unmaps = 0;
+  std::int64_t foreground_unmap_ns = 0;
   std::int64_t num_allocs = 0;   // successful Allocate calls (for rates)
   std::int64_t num_stream_syncs = 0;  // waits on one stream before unmapping
   // Where the driver work's host time goes (ns, growable segments), so a

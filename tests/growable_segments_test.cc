@@ -870,6 +870,7 @@ TEST_F(KeptMappingsTest, MemoryMovedAwayComesBackWithoutADriverCall) {
       << "each chunk moved comes back";
   EXPECT_EQ(after.num_maps, before.num_maps) << "a return maps nothing";
   EXPECT_EQ(after.num_unmaps, before.num_unmaps) << "a return unmaps nothing";
+  EXPECT_EQ(after.num_foreground_unmaps, before.num_foreground_unmaps);
   EXPECT_EQ(after.num_device_alloc, before.num_device_alloc);
   EXPECT_EQ(after.reserved_bytes[kStatAll].current, before.reserved_bytes[kStatAll].current);
   EXPECT_EQ(MappedBytes(m.keep, m.a, 16 * kMiB), 16 * kMiB);
@@ -900,7 +901,10 @@ TEST_F(KeptMappingsTest, MemoryInUseWhereItWentIsNotTakenBack) {
   EXPECT_EQ(after.num_unmaps - before.num_unmaps, static_cast<std::int64_t>(moved / (4 * kMiB)))
       << "the old mappings under the block were not unmapped";
   // Their work was done: this thread unmapped them itself, with no wait for
-  // the worker (or for queued work).
+  // the worker (or for queued work), and counted them as its own.
+  EXPECT_EQ(after.num_foreground_unmaps - before.num_foreground_unmaps,
+            after.num_unmaps - before.num_unmaps);
+  EXPECT_GE(after.foreground_unmap_ns, before.foreground_unmap_ns);
   EXPECT_EQ(after.wait_ns, before.wait_ns) << "waited to unmap the old mappings";
   EXPECT_EQ(after.num_stream_syncs, before.num_stream_syncs);
   EXPECT_EQ(MappedBytes(m.keep, m.a, 16 * kMiB), 16 * kMiB);

@@ -188,13 +188,11 @@ absl::Status GrowableSegments::Prepare(CacheLock lock, Segment& range, const Blo
           ++it;
           continue;
         }
-        worker_.NoteForegroundCall();
-        if (!backend_.Unmap(segment->base + l.first * page_size_, l.pages * page_size_).ok()) {
+        if (!UnmapHere(segment->base + l.first * page_size_, l.pages * page_size_).ok()) {
           ++it;
           continue;
         }
         segment->Unmapped(l.first, l.pages);
-        ++cache_.stats().num_unmaps;
         it = leaving_.erase(it);
       }
       segment->TrimMappedEnd();
@@ -440,16 +438,29 @@ void GrowableSegments::UnpinEdges(GrowableSegment* segment, const Block& hole, D
     const PhysicalHandle handle = segment->pages[page];
     // A failed unmap leaves the chunk mapped and counted: it only stays pinned.
     // (Made here: the block's own pages are mapped again right after.)
-    worker_.NoteForegroundCall();
-    if (!backend_.Unmap(va, chunk).ok()) return;
+    if (!UnmapHere(va, chunk).ok()) return;
     for (std::size_t p = lo; p < hi; ++p) segment->pages[p] = 0;
     segment->mapped_pages -= hi - lo;
     segment->TrimMappedEnd();
-    ++cache_.stats().num_unmaps;
     AddReserved(segment->pool, -static_cast<std::int64_t>(chunk));
     spares->emplace_back(handle, hi - lo);
     if (first == last) break;
   }
+}
+
+absl::Status GrowableSegments::UnmapHere(DevicePtr va, std::size_t bytes) {
+  worker_.NoteForegroundCall();
+  MemoryStats& stats = cache_.stats();
+  absl::Status s;
+  {
+    const ElapsedNs timed(&stats.foreground_unmap_ns);
+    s = backend_.Unmap(va, bytes);
+  }
+  if (s.ok()) {
+    ++stats.num_unmaps;
+    ++stats.num_foreground_unmaps;
+  }
+  return s;
 }
 
 absl::StatusOr<PhysicalHandle> GrowableSegments::CreateChunk(std::size_t bytes,

@@ -293,6 +293,9 @@ class GrowableSegments final : public SegmentStore {
     GrowableSegment* to = nullptr;
     std::size_t to_first = 0;
   };
+  // Unmaps [va, va + bytes) on the allocating thread, counting it (and its
+  // host time) as a foreground unmap when it succeeds.
+  absl::Status UnmapHere(DevicePtr va, std::size_t bytes) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // The cache's WaitForFree, its time also counted by what waited
   // (MemoryStats::wait_under_block_ns and the two after it).
   enum class WaitSite { kUnderBlock, kTrim, kRelease };
