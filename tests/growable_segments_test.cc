@@ -39,6 +39,14 @@ class GrowableSegmentsTest : public AllocatorTest<SimGrowable> {
     options.keep_old_mappings = false;
     return options;
   }
+  // Mechanics with no slack and no memory held once taken again freely
+  // (hold_reserved): every growth past the peak allocated moves or trims.
+  Options NoSlackMechanics() const {
+    Options options = Mechanics();
+    options.release_slack = options.release_slack_max = 0;
+    options.hold_reserved = false;
+    return options;
+  }
   DevicePtr AllocateOk(std::size_t size, StreamId stream = 0) {
     absl::StatusOr<DevicePtr> p = alloc_->Allocate(size, stream);
     EXPECT_TRUE(p.ok()) << p.status();
@@ -698,10 +706,7 @@ TEST_F(GrowableSegmentsTest, HoldingWhatWasHeldSavesMovesUnderChurn) {
 // request maps (moving memory back).
 TEST_F(GrowableSegmentsTest, MappedFitPlacesOnHeldMemoryWithoutACall) {
   auto run = [&](bool mapped_fit) {
-    Options options = Mechanics();
-    options.release_slack = 0;
-    options.release_slack_max = 0;
-    options.hold_reserved = false;
+    Options options = NoSlackMechanics();
     options.mapped_fit = mapped_fit ? Options::MappedFit::kAlways : Options::MappedFit::kNever;
     Make(options);
     const DevicePtr a = AllocateOk(16 * kMiB, 0);
@@ -1052,10 +1057,8 @@ TEST_F(GrowableSegmentsTest, ABlockOverPagesAMoveJustLeftWaitsAndGetsItsOwnMemor
 TEST_F(GrowableSegmentsTest, OnePageChunksStillInUseFillPartOfATwoPageRunWithoutAWait) {
   for (const bool partial : {true, false}) {
     SCOPED_TRACE(partial ? "partial_runs:True" : "partial_runs:False");
-    Options options = Mechanics();
+    Options options = NoSlackMechanics();
     ASSERT_TRUE(options.partial_runs) << "partial runs are the default";
-    options.release_slack = options.release_slack_max = 0;
-    options.hold_reserved = false;
     options.max_map_chunk = 4 * kMiB;  // two pages
     options.partial_runs = partial;
     Make(options);
@@ -1115,10 +1118,8 @@ TEST_F(GrowableSegmentsTest, ABlockThatWouldWaitInItsHoleGoesToTheNextFreeBlockT
 TEST_F(GrowableSegmentsTest, ABlockStartsPastPagesAMoveJustLeftWhereItsHoleHasRoom) {
   for (const bool skip : {true, false}) {
     SCOPED_TRACE(skip ? "skip_busy_pages:True" : "skip_busy_pages:False");
-    Options options = Mechanics();
+    Options options = NoSlackMechanics();
     ASSERT_TRUE(options.skip_busy_pages) << "skipping is the default";
-    options.release_slack = options.release_slack_max = 0;
-    options.hold_reserved = false;
     options.skip_busy_pages = skip;
     Make(options);
     // [a 16 MiB][a2 16 MiB][keep 8 MiB]: a2 freed and its memory given

@@ -183,8 +183,8 @@ absl::Status GrowableSegments::Prepare(CacheLock lock, Segment& range, const Blo
     if (segment->LeavingIn(first, last) && !cache_.capturing()) {
       for (auto it = leaving_.begin(); it != leaving_.end();) {
         Leaving& l = *it;
-        if (l.segment != segment || l.first > last || l.first + l.pages <= first ||
-            l.job != 0 || l.release || !cache_.FreeCompleted(l.stream, l.freed_at)) {
+        if (!l.Under(segment, first, last) || l.job != 0 || l.release ||
+            !cache_.FreeCompleted(l.stream, l.freed_at)) {
           ++it;
           continue;
         }
@@ -567,8 +567,7 @@ absl::Status GrowableSegments::FinishBackground(CacheLock lock) {
 absl::Status GrowableSegments::FinishLeaving(bool wait, const GrowableSegment* only,
                                              std::size_t first, std::size_t last) {
   auto wanted = [&](const Leaving& l) {
-    return only == nullptr ||
-           (l.segment == only && l.first <= last && l.first + l.pages > first);
+    return only == nullptr || l.Under(only, first, last);
   };
   absl::Status status = Reap();
   if (cache_.capturing()) {
@@ -831,7 +830,7 @@ std::optional<DevicePtr> GrowableSegments::OffBusy(const GrowableSegment& segmen
     const bool last_partial = !PageAligned(place + bytes - segment.base);
     std::size_t busy_end = 0;  // one past the last busy page, 0: none
     for (const Leaving& l : leaving_) {
-      if (l.segment != &segment || l.first > last || l.first + l.pages <= first) continue;
+      if (!l.Under(&segment, first, last)) continue;
       if (WouldWait(l, &segment, first, last, first_partial, last_partial)) {
         busy_end = std::max(busy_end, l.first + l.pages);
       }

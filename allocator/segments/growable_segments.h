@@ -292,6 +292,10 @@ class GrowableSegments final : public SegmentStore {
     // so that a block wanting these pages again can take it back (Return).
     GrowableSegment* to = nullptr;
     std::size_t to_first = 0;
+    // Whether its old pages meet pages [lo, hi] of `s`.
+    bool Under(const GrowableSegment* s, std::size_t lo, std::size_t hi) const {
+      return segment == s && first <= hi && first + pages > lo;
+    }
   };
   // Unmaps [va, va + bytes) on the allocating thread, counting it (and its
   // host time) as a foreground unmap when it succeeds.
