@@ -210,6 +210,11 @@ absl::StatusOr<Block*> DeviceAllocator::TryAllocate(std::size_t rounded,
   // instead; no driver call is made for it. Always (True), or only while
   // the cache holds memory beyond its marks (auto): Options says why.
   DevicePtr at = block->ptr;
+  // Memory already mapped where best fit puts the block, with nothing for
+  // the store to do first (most cached allocations): handed out at once.
+  if (growable_ && store_->Ready(Locked(), *block->segment, at, rounded)) {
+    return Carve(block, rounded, requested);
+  }
   if (growable_ && block->segment->expandable && WantsHeldFit(rounded)) {
     block = HeldFit(free_blocks, block, rounded,
                     /*first_found=*/options_.mapped_fit == Options::MappedFit::kWhenSlack, &at);

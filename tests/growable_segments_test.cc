@@ -571,6 +571,43 @@ TEST_F(GrowableSegmentsTest, AGrowthBeyondTheHighMarkTrimsTheWholeExcess) {
   for (DevicePtr p : {keep, b, e}) FreeOk(p);
 }
 
+// A block whose pages are all mapped is handed out at once (Ready: the hot
+// path) only where Prepare would do nothing: beyond the high mark it still
+// goes through Prepare, which unmaps the free rest of the chunk under it
+// rather than let the block pin it.
+TEST_F(GrowableSegmentsTest, AMappedBlockBeyondTheHighMarkStillUnpinsTheRestOfItsChunk) {
+  Make(NoSlackMechanics());
+  const DevicePtr a = AllocateOk(64 * kMiB, 0);  // eight 8 MiB chunks
+  const DevicePtr keep = AllocateOk(2 * kMiB, 0);
+  FreeOk(a);
+  ASSERT_TRUE(alloc_->BeginAllocateToPool(7, [](StreamId s) { return s == 3; }).ok());
+  const DevicePtr b = AllocateOk(40 * kMiB, 1);  // new memory: a's may not move now
+  ASSERT_TRUE(alloc_->EndAllocateToPool(7).ok());
+  ASSERT_TRUE(alloc_->ReleasePool(7).ok());
+  // Beyond the high mark now. 12 MiB on a's mapped chunks: the free rest
+  // of the second chunk stays (a's work may still run; a mark is left).
+  const DevicePtr d = AllocateOk(12 * kMiB, 0);
+  ASSERT_EQ(d, a);
+  env_.sim()->CompleteStream(0);
+  // 8 MiB after it, all mapped: the third chunk's free rest is unmapped.
+  const DevicePtr e = AllocateOk(8 * kMiB, 0);
+  ASSERT_EQ(e, a + 12 * kMiB);
+  EXPECT_EQ(MappedBytes(keep, e, 8 * kMiB), 8 * kMiB);
+  EXPECT_EQ(MappedBytes(keep, e + 8 * kMiB, 4 * kMiB), 0u)
+      << "the block was handed out pinning the free rest of its chunk";
+  ExpectDeviceHoldsReserved();
+  EXPECT_TRUE(IsValid(*alloc_));
+  // Within the marks again, a block on mapped memory makes no call.
+  FreeOk(b);
+  env_.CompleteAll();
+  FreeOk(AllocateOk(2 * kMiB, 0));
+  const std::int64_t calls = alloc_->GetStats().num_maps + alloc_->GetStats().num_unmaps;
+  for (int i = 0; i < 3; ++i) FreeOk(AllocateOk(2 * kMiB, 0));
+  EXPECT_EQ(alloc_->GetStats().num_maps + alloc_->GetStats().num_unmaps, calls);
+  EXPECT_TRUE(IsValid(*alloc_));
+  for (DevicePtr p : {keep, d, e}) FreeOk(p);
+}
+
 // The marks follow the most ever allocated, not the counters' peak, which
 // reset_peak_memory_stats (and the profiler, at each phase boundary) sets
 // back: a growth after a reset keeps the cache that the real peak allows.

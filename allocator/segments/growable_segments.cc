@@ -137,6 +137,41 @@ absl::StatusOr<std::unique_ptr<Segment>> GrowableSegments::Create(CacheLock lock
   return segment;
 }
 
+bool GrowableSegments::Ready(CacheLock lock, const Segment& range, DevicePtr begin,
+                             std::size_t bytes) {
+  AssertHeld(lock);
+  // What Prepare would do for a block on memory already mapped: apply the
+  // worker's results or hand it old mappings (then not ready), unpin the
+  // block's edges when beyond the high mark (not ready), note the peak.
+  // A cached allocation asks only this (the hot pair: ~20 ns less host time
+  // than through Place and Prepare on the simulated card).
+  if (unreaped_ > 0 || options_.unpin_edges > 0 ||
+      (!leaving_.empty() && !options_.keep_old_mappings)) {
+    return false;
+  }
+  const GrowableSegment& segment = Of(range);
+  const auto [first, last] = PagesOf(segment, begin, bytes);
+  for (std::size_t p = first; p <= last; ++p) {
+    if (!GrowableSegment::Holds(segment.pages[p])) return false;
+  }
+  const MemoryStats& stats = cache_.stats();
+  peak_allocated_ = std::max(
+      {peak_allocated_, static_cast<std::size_t>(stats.allocated_bytes[kStatAll].peak),
+       static_cast<std::size_t>(stats.allocated_bytes[kStatAll].current) + bytes});
+  const std::size_t held = reserved();
+  const std::size_t limit = cache_.reserve_limit();
+  if (limit > 0 && held > limit) return false;
+  // Within the high mark as Prepare's budget computes it (hold_reserved
+  // included), so that Prepare would unpin nothing.
+  const double slack = std::max(options_.release_slack, options_.release_slack_max);
+  const std::size_t peak = peak_allocated_;
+  std::size_t mark =
+      peak + std::max<std::size_t>(static_cast<std::size_t>(slack * static_cast<double>(peak)),
+                                   2 * page_size_);
+  if (options_.hold_reserved) mark = std::max(mark, held_);
+  return held <= mark;
+}
+
 absl::Status GrowableSegments::Prepare(CacheLock lock, Segment& range, const Block& hole,
                                        DevicePtr begin, std::size_t bytes) {
   AssertHeld(lock);

@@ -236,6 +236,8 @@ class GrowableSegments final : public SegmentStore {
                                                   PrivatePool* owner) override;
   absl::Status Prepare(CacheLock lock, Segment& segment, const Block& hole, DevicePtr begin,
                        std::size_t bytes) override;
+  bool Ready(CacheLock lock, const Segment& segment, DevicePtr begin,
+             std::size_t bytes) override;
   absl::StatusOr<std::size_t> Trim(CacheLock lock, PrivatePool* owner) override;
   absl::StatusOr<std::size_t> Pause(CacheLock lock, Segment& segment, DevicePtr end) override;
   absl::StatusOr<std::size_t> Resume(CacheLock lock, Segment& segment) override;
@@ -476,11 +478,12 @@ class GrowableSegments final : public SegmentStore {
   absl::btree_map<DevicePtr, GrowableSegment*> ranges_ ABSL_GUARDED_BY(mu_);
   // Chunks moved away, still mapped at their old pages, oldest first.
   std::vector<Leaving> leaving_ ABSL_GUARDED_BY(mu_);
-  // The most ever allocated at once (every allocation passes Prepare): the
-  // marks' base. Not the counters' peak, which reset_peak_memory_stats (and
-  // the memory profiler, at every phase boundary) sets back to what is
-  // allocated now: marks that followed it would make each growth after a
-  // reset give back the whole cache and map it again.
+  // The most ever allocated at once (every allocation passes Prepare or
+  // Ready): the marks' base. Not the counters' peak, which
+  // reset_peak_memory_stats (and the memory profiler, at every phase
+  // boundary) sets back to what is allocated now: marks that followed it
+  // would make each growth after a reset give back the whole cache and map
+  // it again.
   std::size_t peak_allocated_ ABSL_GUARDED_BY(mu_) = 0;
   // The most reserved since the last trim (outside captures): what
   // hold_reserved lets a growth take again without moving memory.
