@@ -238,6 +238,12 @@ absl::StatusOr<Options> ParseOptions(absl::string_view conf, const Options& base
         return BadValue(key, value, "must be an integer in [1, 4096]");
       }
       options.map_chunk_divisor = d;
+    } else if (key == "map_chunk_scale") {
+      std::uint32_t d = 0;
+      if (!absl::SimpleAtoi(value, &d) || d > 4096) {
+        return BadValue(key, value, "must be an integer in [0, 4096] (0: off)");
+      }
+      options.map_chunk_scale = d;
     } else if (key == "release_slack") {
       double f = 0;
       if (!absl::SimpleAtod(value, &f) || !(f >= 0.0 && f <= 1.0)) {
@@ -292,7 +298,7 @@ absl::StatusOr<Options> ParseOptions(absl::string_view conf, const Options& base
           "' (known: max_split_size_mb, roundup_power2_divisions, "
           "garbage_collection_threshold, expandable_segments, backend, memory_limit, "
           "memory_fraction, release_slack, release_slack_max, max_map_chunk_mb, "
-          "map_chunk_divisor, unpin_edges_mb, unwaited_moves, hold_reserved, mapped_fit, "
+          "map_chunk_divisor, map_chunk_scale, unpin_edges_mb, unwaited_moves, hold_reserved, mapped_fit, "
           "mapped_fit_min_mb, "
           "background_unmap, keep_old_mappings, skip_busy_pages, skip_busy_holes, partial_runs, "
           "backup_batch_mb)"));
@@ -319,6 +325,7 @@ std::string Options::ToString() const {
       ",release_slack:", release_slack, ",release_slack_max:", release_slack_max,
       ",max_map_chunk_mb:", max_map_chunk / kMiB,
                                  ",map_chunk_divisor:", map_chunk_divisor,
+                                 ",map_chunk_scale:", map_chunk_scale,
                                  ",unpin_edges_mb:", unpin_edges / kMiB,
                                  ",unwaited_moves:", unwaited_moves ? "True" : "False",
                                  ",hold_reserved:", hold_reserved ? "True" : "False",
