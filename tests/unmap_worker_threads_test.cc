@@ -179,6 +179,50 @@ TEST_F(UnmapWorkerTest, AFailedUnmapReleasesNothingAndIsReported) {
   EXPECT_TRUE(outstanding_.Nothing()) << outstanding_.ToString();
 }
 
+// One handle mapped twice (a move's old mapping and where the memory went).
+// When the old mapping's unmap fails, the later job that unmaps the other
+// mapping and releases the memory makes the unmap but keeps the memory
+// (Result::kept): the old mapping still holds it, and freeing it then would
+// leave the device holding memory the caller no longer counts. A release of
+// other memory is not held back.
+TEST_F(UnmapWorkerTest, AReleaseWaitsWhileAnOldMappingOfItFailedToUnmap) {
+  for (const bool threaded : {true, false}) {
+    SCOPED_TRACE(threaded ? "threaded" : "inline");
+    absl::StatusOr<DevicePtr> base = backend_.ReserveAddressRange(3 * kPage);
+    ASSERT_TRUE(base.ok());
+    absl::StatusOr<PhysicalHandle> moved = backend_.CreatePhysical(kPage);
+    absl::StatusOr<PhysicalHandle> other = backend_.CreatePhysical(kPage);
+    ASSERT_TRUE(moved.ok() && other.ok());
+    ASSERT_TRUE(backend_.Map(*base, kPage, *moved).ok());          // the old mapping
+    ASSERT_TRUE(backend_.Map(*base + kPage, kPage, *moved).ok());  // where it went
+    ASSERT_TRUE(backend_.Map(*base + 2 * kPage, kPage, *other).ok());
+    {
+      UnmapWorker worker(backend_, threaded);
+      sim_.FailNth(SimOp::kUnmap, 1);
+      worker.Submit(*base, kPage, /*release=*/0, /*maps=*/*moved);
+      worker.Submit(*base + kPage, kPage, *moved);
+      worker.Submit(*base + 2 * kPage, kPage, *other);
+      worker.Drain();
+      const std::vector<UnmapWorker::Result> results = worker.TakeResults();
+      ASSERT_EQ(results.size(), 3u);
+      EXPECT_FALSE(results[0].unmapped.ok());
+      EXPECT_TRUE(results[1].unmapped.ok());
+      EXPECT_TRUE(results[1].kept);
+      EXPECT_TRUE(absl::IsFailedPrecondition(results[1].released)) << results[1].released;
+      EXPECT_FALSE(results[2].kept);
+      EXPECT_TRUE(results[2].released.ok()) << results[2].released;
+      EXPECT_TRUE(worker.Validate(nullptr));
+    }
+    // The old mapping is still there and the memory still held.
+    EXPECT_EQ(outstanding_.mappings.load(), 1);
+    EXPECT_EQ(outstanding_.physical.load(), 1);
+    EXPECT_TRUE(backend_.Unmap(*base, kPage).ok());
+    EXPECT_TRUE(backend_.ReleasePhysical(*moved).ok());
+    EXPECT_TRUE(backend_.ReleaseAddressRange(*base, 3 * kPage).ok());
+    EXPECT_TRUE(outstanding_.Nothing()) << outstanding_.ToString();
+  }
+}
+
 TEST_F(UnmapWorkerTest, InlineModeRunsJobsInSubmitAndTheDestructorFinishesQueuedOnes) {
   auto [base, handles] = MapPages(2);
   {

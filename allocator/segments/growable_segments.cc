@@ -154,8 +154,13 @@ bool GrowableSegments::Ready(CacheLock lock, const Segment& range, DevicePtr beg
   }
   const GrowableSegment& segment = Of(range);
   const auto [first, last] = PagesOf(segment, begin, bytes);
-  for (std::size_t p = first; p <= last; ++p) {
-    if (!GrowableSegment::Holds(segment.pages[p])) return false;
+  // Every page Holds: none is 0, none kLeaving (asked only where the range
+  // has leaving pages at all).
+  const PhysicalHandle* pages = segment.pages.data();
+  if (std::count(pages + first, pages + last + 1, PhysicalHandle{0}) != 0) return false;
+  if (segment.leaving_pages > 0 &&
+      std::count(pages + first, pages + last + 1, GrowableSegment::kLeaving) != 0) {
+    return false;
   }
   const MemoryStats& stats = cache_.stats();
   peak_allocated_ = std::max(
@@ -687,7 +692,7 @@ absl::Status GrowableSegments::SubmitWhenDone(Leaving& l, WaitSite site) {
 
 void GrowableSegments::Submit(Leaving& l) {
   l.job = worker_.Submit(l.segment->base + l.first * page_size_, l.pages * page_size_,
-                         l.release ? l.handle : 0);
+                         l.release ? l.handle : 0, l.release ? 0 : l.handle);
   ++unreaped_;
   ++cache_.stats().num_unmaps;
   if (l.release) ++cache_.stats().num_device_free;
@@ -723,7 +728,10 @@ absl::Status GrowableSegments::Reap() {
     auto it = std::find_if(leaving_.begin(), leaving_.end(),
                            [&](const Leaving& l) { return l.job == r.id; });
     if (it == leaving_.end()) {  // a release alone (ReleaseChunk)
-      if (!r.released.ok()) {
+      if (r.kept) {
+        --stats.num_device_free;
+        HoldWhereStillMapped(r.release);
+      } else if (!r.released.ok()) {
         --stats.num_device_free;
         unreleased_.push_back(r.release);
         if (status.ok()) status = r.released;
@@ -736,8 +744,16 @@ absl::Status GrowableSegments::Reap() {
       if (status.ok()) status = r.unmapped;
       if (!it->release) {
         // A move's old mapping: its memory is counted where it went. Still
-        // mapped here, so pending again, unmapped by a later call.
+        // mapped here, so pending again, unmapped by a later call. Where
+        // the memory is no longer mapped as that chunk (it was going back
+        // to the device: Retire unmaps every old mapping of it first, and
+        // its own unmap and release come after), it can never come back
+        // here: the record forgets where it went (Return and Validate read
+        // `to`).
         it->job = 0;
+        if (it->to != nullptr && !it->to->HoldsChunk(it->to_first, it->pages, it->handle)) {
+          it->to = nullptr;
+        }
         continue;
       }
       // Memory that was going back stays mapped (not released after a
@@ -750,14 +766,40 @@ absl::Status GrowableSegments::Reap() {
     }
     segment->Unmapped(it->first, it->pages);
     segment->TrimMappedEnd();
-    if (it->release && !r.released.ok()) {
+    const PhysicalHandle handle = it->handle;
+    const bool kept = it->release && r.kept;
+    if (it->release && !r.released.ok() && !kept) {
       --stats.num_device_free;
-      unreleased_.push_back(it->handle);
+      unreleased_.push_back(handle);
       if (status.ok()) status = r.released;
     }
     leaving_.erase(it);
+    if (kept) {
+      --stats.num_device_free;
+      HoldWhereStillMapped(handle);
+    }
   }
   return status;
+}
+
+void GrowableSegments::HoldWhereStillMapped(PhysicalHandle handle) {
+  // The memory was going back, but an old mapping of it failed to unmap and
+  // the worker kept it (UnmapWorker::Result::kept): it is held there again,
+  // counted, free in its hole, for a later trim to give back; other old
+  // mappings of it point there. With none left (a later unmap made it),
+  // the release is owed, as after a failed one.
+  auto it = std::find_if(leaving_.begin(), leaving_.end(), [&](const Leaving& l) {
+    return l.handle == handle && !l.release && l.job == 0;
+  });
+  if (it == leaving_.end()) {
+    unreleased_.push_back(handle);  // Settle releases it (and counts it)
+    return;
+  }
+  HoldAgain(*it);
+  GrowableSegment* segment = it->segment;
+  const std::size_t first = it->first;
+  leaving_.erase(it);
+  Retarget(handle, segment, first);
 }
 
 absl::Status GrowableSegments::Settle() {
@@ -1197,7 +1239,9 @@ void GrowableSegments::NoteAllocated(CacheLock lock, Segment& range, DevicePtr b
   AssertHeld(lock);
   GrowableSegment& segment = Of(range);
   const auto [first, last] = PagesOf(segment, begin, bytes);
-  for (std::size_t p = first; p <= last; ++p) ++segment.live[p];
+  // (Through a local pointer, so that the loop vectorizes.)
+  std::uint32_t* live = segment.live.data();
+  for (std::size_t p = first; p <= last; ++p) ++live[p];
 }
 
 void GrowableSegments::NoteFree(CacheLock lock, Segment& range, DevicePtr begin,
@@ -1205,9 +1249,12 @@ void GrowableSegments::NoteFree(CacheLock lock, Segment& range, DevicePtr begin,
   AssertHeld(lock);
   GrowableSegment& segment = Of(range);
   const auto [first, last] = PagesOf(segment, begin, bytes);
-  std::fill(segment.freed.begin() + static_cast<std::ptrdiff_t>(first),
-            segment.freed.begin() + static_cast<std::ptrdiff_t>(last + 1), seq);
-  for (std::size_t p = first; p <= last; ++p) --segment.live[p];
+  std::uint64_t* freed = segment.freed.data();
+  std::uint32_t* live = segment.live.data();
+  for (std::size_t p = first; p <= last; ++p) {
+    freed[p] = seq;
+    --live[p];
+  }
 }
 
 void GrowableSegments::Discard(CacheLock lock, Segment& range) {

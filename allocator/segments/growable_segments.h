@@ -307,6 +307,9 @@ class GrowableSegments final : public SegmentStore {
   enum class WaitSite { kUnderBlock, kTrim, kRelease };
   absl::Status WaitForFree(StreamId stream, std::uint64_t freed_at, WaitSite site)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Holds `handle` again where an old mapping of it is still mapped (its
+  // release was withheld: UnmapWorker::Result::kept).
+  void HoldWhereStillMapped(PhysicalHandle handle) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Hands the unmap of leaving chunk `l` (and its release) to the worker and
   // counts the calls.
   void Submit(Leaving& l) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);

@@ -35,34 +35,47 @@ void UnmapWorker::RunQueueHere() {
   mu_.Unlock();
   std::vector<Result> results;
   results.reserve(jobs.size());
-  for (const Job& job : jobs) results.push_back(Run(job));
+  for (const Job& job : jobs) results.push_back(Run(job, still_mapped_));
   mu_.Lock();
   for (Result& r : results) results_.push_back(std::move(r));
   if (!jobs.empty()) finished_ = jobs.back().id;
   running_ = false;
 }
 
-UnmapWorker::Result UnmapWorker::Run(const Job& job) {
+UnmapWorker::Result UnmapWorker::Run(const Job& job,
+                                     std::vector<PhysicalHandle>& still_mapped) {
   Result result{job.id, job.release, absl::OkStatus(), absl::OkStatus()};
   const std::int64_t start = NowNs();
   if (job.bytes > 0) result.unmapped = backend_.Unmap(job.va, job.bytes);
+  if (job.maps != 0 && !result.unmapped.ok()) still_mapped.push_back(job.maps);
   if (job.release != 0) {
-    result.released = result.unmapped.ok()
-                          ? backend_.ReleasePhysical(job.release)
-                          : absl::FailedPreconditionError("not released: its unmap failed");
+    auto held = std::find(still_mapped.begin(), still_mapped.end(), job.release);
+    if (!result.unmapped.ok()) {
+      result.released = absl::FailedPreconditionError("not released: its unmap failed");
+    } else if (held != still_mapped.end()) {
+      // Another mapping of it is still there: freeing it now would leave
+      // the device holding memory nobody counts.
+      still_mapped.erase(held);
+      result.kept = true;
+      result.released =
+          absl::FailedPreconditionError("not released: an old mapping of it is still mapped");
+    } else {
+      result.released = backend_.ReleasePhysical(job.release);
+    }
   }
   result.ns = NowNs() - start;
   return result;
 }
 
-std::uint64_t UnmapWorker::Submit(DevicePtr va, std::size_t bytes, PhysicalHandle release) {
+std::uint64_t UnmapWorker::Submit(DevicePtr va, std::size_t bytes, PhysicalHandle release,
+                                  PhysicalHandle maps) {
   if (!threaded_ || Forked()) {
     std::uint64_t id;
     {
       absl::MutexLock lock(&mu_);
       id = next_id_++;
     }
-    Result result = Run(Job{id, va, bytes, release, 0});
+    Result result = Run(Job{id, va, bytes, release, 0, maps}, still_mapped_);
     absl::MutexLock lock(&mu_);
     results_.push_back(std::move(result));
     finished_ = id;
@@ -71,7 +84,7 @@ std::uint64_t UnmapWorker::Submit(DevicePtr va, std::size_t bytes, PhysicalHandl
   const std::int64_t now = NowNs();
   absl::MutexLock lock(&mu_);
   const std::uint64_t id = next_id_++;
-  queue_.push_back(Job{id, va, bytes, release, now});
+  queue_.push_back(Job{id, va, bytes, release, now, maps});
   // The oldest job has waited kQuiet for a pause in the caller's own driver
   // calls and got none (a churn of allocations that each map): the caller
   // is the busy one, and a second thread calling the driver would only make
@@ -125,7 +138,7 @@ void UnmapWorker::Loop() {
     queue_.pop_front();
     running_ = true;
     mu_.Unlock();
-    Result result = Run(job);
+    Result result = Run(job, still_mapped_);
     mu_.Lock();
     results_.push_back(std::move(result));
     finished_ = job.id;

@@ -52,6 +52,10 @@ class UnmapWorker {
     absl::Status unmapped;
     absl::Status released;
     std::int64_t ns = 0;  // host time of its calls
+    // The release was not made because an earlier job's unmap of another
+    // mapping of the same memory failed (Submit's `maps`): that mapping
+    // still holds it, and the memory is the caller's to count again.
+    bool kept = false;
   };
 
   // `threaded` false: every job runs inside Submit, on the caller's thread
@@ -64,8 +68,13 @@ class UnmapWorker {
 
   // Queues the unmap of [va, va + bytes) (none when bytes is 0) followed by
   // the release of `release` (none when 0), and returns the job's id (> 0).
+  // `maps`: the memory mapped there when the job releases nothing (a move's
+  // old mapping); if that unmap fails, a later job's release of the same
+  // memory is not made (Result::kept), so that the device never frees
+  // memory a mapping still holds behind the caller's counters.
   // The thread starts with the first job.
-  std::uint64_t Submit(DevicePtr va, std::size_t bytes, PhysicalHandle release);
+  std::uint64_t Submit(DevicePtr va, std::size_t bytes, PhysicalHandle release,
+                       PhysicalHandle maps = 0);
   // The results of jobs finished since the last call, in submission order.
   std::vector<Result> TakeResults();
   // Returns once job `id` and every job before it have finished.
@@ -87,6 +96,7 @@ class UnmapWorker {
     std::size_t bytes;
     PhysicalHandle release;
     std::int64_t submitted_ns;
+    PhysicalHandle maps = 0;
   };
   // How long the allocating threads must have made no driver call before a
   // job runs, and how long a job may wait for that at most (its memory is
@@ -95,7 +105,9 @@ class UnmapWorker {
   static constexpr std::int64_t kMaxDelayNs = 5'000'000;
   static constexpr std::size_t kMaxQueued = 256;
   static std::int64_t NowNs();
-  Result Run(const Job& job);
+  // Runs `job`; `still_mapped` holds the memory whose old mapping failed to
+  // unmap and whose release has not come yet, and is kept current.
+  Result Run(const Job& job, std::vector<PhysicalHandle>& still_mapped);
   void Loop();
   // A child of fork(): the thread did not come along, so jobs run on the
   // caller (the child cannot use the device anyway; nothing may hang).
@@ -121,6 +133,11 @@ class UnmapWorker {
   bool stop_ ABSL_GUARDED_BY(mu_) = false;
   // A job is running (on the thread, or a queue on a caller: Submit).
   bool running_ ABSL_GUARDED_BY(mu_) = false;
+  // Memory a failed unmap left mapped, whose release is withheld when its
+  // job comes (Submit's `maps`). Only the one running jobs touches it (the
+  // thread, or a caller with running_ set, or Submit inline under the
+  // caller's own lock), so it is handed over with running_.
+  std::vector<PhysicalHandle> still_mapped_;
   // Jobs up to this one are waited for: they run without yielding.
   std::uint64_t urgent_through_ ABSL_GUARDED_BY(mu_) = 0;
   std::atomic<std::int64_t> last_foreground_ns_{0};
