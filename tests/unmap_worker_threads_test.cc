@@ -211,13 +211,24 @@ TEST_F(UnmapWorkerTest, AReleaseWaitsWhileAnOldMappingOfItFailedToUnmap) {
       EXPECT_TRUE(absl::IsFailedPrecondition(results[1].released)) << results[1].released;
       EXPECT_FALSE(results[2].kept);
       EXPECT_TRUE(results[2].released.ok()) << results[2].released;
+      // The old mapping is still there and the memory still held.
+      EXPECT_EQ(outstanding_.mappings.load(), 1);
+      EXPECT_EQ(outstanding_.physical.load(), 1);
+      // Its unmap fails once more, then succeeds when tried again: the
+      // release after that is made.
+      sim_.FailNth(SimOp::kUnmap, 1);
+      worker.Submit(*base, kPage, /*release=*/0, /*maps=*/*moved);
+      worker.Submit(*base, kPage, /*release=*/0, /*maps=*/*moved);
+      worker.Submit(0, 0, *moved);
+      worker.Drain();
+      const std::vector<UnmapWorker::Result> again = worker.TakeResults();
+      ASSERT_EQ(again.size(), 3u);
+      EXPECT_FALSE(again[0].unmapped.ok());
+      EXPECT_TRUE(again[1].unmapped.ok());
+      EXPECT_FALSE(again[2].kept);
+      EXPECT_TRUE(again[2].released.ok()) << again[2].released;
       EXPECT_TRUE(worker.Validate(nullptr));
     }
-    // The old mapping is still there and the memory still held.
-    EXPECT_EQ(outstanding_.mappings.load(), 1);
-    EXPECT_EQ(outstanding_.physical.load(), 1);
-    EXPECT_TRUE(backend_.Unmap(*base, kPage).ok());
-    EXPECT_TRUE(backend_.ReleasePhysical(*moved).ok());
     EXPECT_TRUE(backend_.ReleaseAddressRange(*base, 3 * kPage).ok());
     EXPECT_TRUE(outstanding_.Nothing()) << outstanding_.ToString();
   }

@@ -47,7 +47,16 @@ UnmapWorker::Result UnmapWorker::Run(const Job& job,
   Result result{job.id, job.release, absl::OkStatus(), absl::OkStatus()};
   const std::int64_t start = NowNs();
   if (job.bytes > 0) result.unmapped = backend_.Unmap(job.va, job.bytes);
-  if (job.maps != 0 && !result.unmapped.ok()) still_mapped.push_back(job.maps);
+  if (job.maps != 0) {
+    // A failed unmap leaves the memory mapped; a later one that succeeds
+    // (the caller tries again) no longer does.
+    if (!result.unmapped.ok()) {
+      still_mapped.push_back(job.maps);
+    } else if (auto it = std::find(still_mapped.begin(), still_mapped.end(), job.maps);
+               it != still_mapped.end()) {
+      still_mapped.erase(it);
+    }
+  }
   if (job.release != 0) {
     auto held = std::find(still_mapped.begin(), still_mapped.end(), job.release);
     if (!result.unmapped.ok()) {
