@@ -10,6 +10,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <initializer_list>
 #include <memory>
 #include <thread>
 #include <vector>
@@ -198,12 +199,21 @@ TEST_F(UnmapWorkerTest, AReleaseWaitsWhileAnOldMappingOfItFailedToUnmap) {
     ASSERT_TRUE(backend_.Map(*base + 2 * kPage, kPage, *other).ok());
     {
       UnmapWorker worker(backend_, threaded);
-      sim_.FailNth(SimOp::kUnmap, 1);
-      worker.Submit(*base, kPage, /*release=*/0, /*maps=*/*moved);
-      worker.Submit(*base + kPage, kPage, *moved);
-      worker.Submit(*base + 2 * kPage, kPage, *other);
-      worker.Drain();
-      const std::vector<UnmapWorker::Result> results = worker.TakeResults();
+      // Jobs {va, bytes, release, maps}, the first unmap failing; their results.
+      struct Job {
+        DevicePtr va;
+        std::size_t bytes;
+        PhysicalHandle release, maps;
+      };
+      auto run = [&](std::initializer_list<Job> jobs) {
+        sim_.FailNth(SimOp::kUnmap, 1);
+        for (const Job& j : jobs) worker.Submit(j.va, j.bytes, j.release, j.maps);
+        worker.Drain();
+        return worker.TakeResults();
+      };
+      const std::vector<UnmapWorker::Result> results =
+          run({{*base, kPage, 0, *moved}, {*base + kPage, kPage, *moved, 0},
+               {*base + 2 * kPage, kPage, *other, 0}});
       ASSERT_EQ(results.size(), 3u);
       EXPECT_FALSE(results[0].unmapped.ok());
       EXPECT_TRUE(results[1].unmapped.ok());
@@ -216,12 +226,8 @@ TEST_F(UnmapWorkerTest, AReleaseWaitsWhileAnOldMappingOfItFailedToUnmap) {
       EXPECT_EQ(outstanding_.physical.load(), 1);
       // Its unmap fails once more, then succeeds when tried again: the
       // release after that is made.
-      sim_.FailNth(SimOp::kUnmap, 1);
-      worker.Submit(*base, kPage, /*release=*/0, /*maps=*/*moved);
-      worker.Submit(*base, kPage, /*release=*/0, /*maps=*/*moved);
-      worker.Submit(0, 0, *moved);
-      worker.Drain();
-      const std::vector<UnmapWorker::Result> again = worker.TakeResults();
+      const std::vector<UnmapWorker::Result> again =
+          run({{*base, kPage, 0, *moved}, {*base, kPage, 0, *moved}, {0, 0, *moved, 0}});
       ASSERT_EQ(again.size(), 3u);
       EXPECT_FALSE(again[0].unmapped.ok());
       EXPECT_TRUE(again[1].unmapped.ok());
