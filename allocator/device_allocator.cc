@@ -228,7 +228,8 @@ absl::StatusOr<Block*> DeviceAllocator::TryAllocate(std::size_t rounded,
   if (growable_ && block->segment->expandable && at == block->ptr) {
     const SegmentStore::Placing placing = store_->Place(Locked(), *block, at, rounded);
     at = placing.at;
-    if (placing.waits && options_.skip_busy_holes) {
+    // (During a capture always: a place over old mappings would fail then.)
+    if (placing.waits && (options_.skip_busy_holes || capturing())) {
       int asked = 0;
       for (auto it = free_blocks.After(block);
            it != free_blocks.end() && (*it)->stream == stream && asked < kBusyAlternatives;

@@ -1044,6 +1044,35 @@ TEST_F(KeptMappingsTest, AFailedUnmapOfAnOldMappingLosesNothing) {
   }
 }
 
+// An old mapping whose unmap failed before a capture began stays through
+// it (a capture refuses unmapping): a block that best fit would put over
+// it is placed past it and handed out, mapped, instead of refused.
+TEST_F(KeptMappingsTest, DuringACaptureABlockGoesPastAnOldMappingThatCouldNotBeUnmapped) {
+  MakeKeeping();
+  SimBackend* sim = env_.sim();
+  if (sim == nullptr) GTEST_SKIP() << "injects failures";
+  const Moved m = MoveAToB();
+  ASSERT_LT(MappedBytes(m.keep, m.a, 16 * kMiB), 16 * kMiB) << "nothing moved";
+  FreeOk(m.b);  // a's memory can no longer come back only by a Return
+  env_.CompleteAll();
+  // The routing to a private pool (what precedes a capture) unmaps old
+  // mappings; the first of those unmaps fails.
+  sim->FailNth(SimOp::kUnmap, 1);
+  ASSERT_TRUE(alloc_->BeginAllocateToPool(7, [](StreamId s) { return s == 3; }).ok());
+  EXPECT_GE(Device().failures_injected, 1) << "no unmap was tried";
+  const DevicePtr c = AllocateOk(4 * kMiB, 0);
+  EXPECT_EQ(MappedBytes(m.keep, c, 4 * kMiB), 4 * kMiB) << "handed out unmapped";
+  EXPECT_TRUE(IsValid(*alloc_));
+  ASSERT_TRUE(alloc_->EndAllocateToPool(7).ok());
+  ASSERT_TRUE(alloc_->ReleasePool(7).ok());
+  FreeOk(c);
+  FreeOk(m.keep);
+  env_.CompleteAll();
+  ASSERT_TRUE(alloc_->EmptyCache().ok());
+  EXPECT_EQ(Reserved(), 0);
+  EXPECT_EQ(Device().bytes_in_use, 0u);
+}
+
 // Memory that went to a block of another stream comes back only once that
 // stream's work on it is known to have finished (an event query, never a
 // wait): while it may still run, the block gets other memory.

@@ -597,8 +597,9 @@ absl::Status GrowableSegments::Quiesce(CacheLock lock) {
   // Old mappings of moved memory are unmapped now, nothing being left to a
   // capture (which refuses unmapping). What fails stays as it was and is
   // tried again after the capture: an old mapping still mapped holds no
-  // memory (a block wanting its pages during the capture is refused
-  // cleanly), memory whose unmap or release failed stays held and counted.
+  // memory (a block is placed past its pages during the capture, Place, and
+  // refused cleanly only where no free block has room past them), memory
+  // whose unmap or release failed stays held and counted.
   // None of it makes a capture unsafe, so none of it stops one (with
   // keep_old_mappings most moves leave such a mapping until here).
   (void)FinishLeaving(/*wait=*/true);
@@ -883,6 +884,9 @@ bool GrowableSegments::Return(Leaving& l, GrowableSegment* segment, std::size_t 
 bool GrowableSegments::WouldWait(const Leaving& l, const GrowableSegment* segment,
                                  std::size_t first, std::size_t last, bool first_partial,
                                  bool last_partial) {
+  // A capture refuses unmapping, and no memory is taken back during one:
+  // any old mapping under a block stops it (FinishLeaving refuses it).
+  if (cache_.capturing()) return true;
   if (l.job != 0) return false;
   // What Prepare would take back instead (Return) waits for nothing.
   if (options_.keep_old_mappings &&
@@ -931,8 +935,12 @@ SegmentStore::Placing GrowableSegments::Place(CacheLock lock, const Block& hole,
                                               std::size_t bytes) {
   AssertHeld(lock);
   const GrowableSegment& segment = Of(*hole.segment);
-  if (!options_.skip_busy_pages || segment.leaving_pages == 0 || cache_.capturing() ||
-      bytes == 0) {
+  // During a capture an old mapping under the block cannot go (a capture
+  // refuses unmapping): past it is the only place that works, whatever it
+  // maps, so the block moves there even with skip_busy_pages off. (An old
+  // mapping whose unmap failed before the capture began is such a case.)
+  const bool capturing = cache_.capturing();
+  if ((!options_.skip_busy_pages && !capturing) || segment.leaving_pages == 0 || bytes == 0) {
     return {at, false};
   }
   // Old mappings under the place whose work may still run make Prepare wait
@@ -946,17 +954,19 @@ SegmentStore::Placing GrowableSegments::Place(CacheLock lock, const Block& hole,
   const std::optional<DevicePtr> shifted = OffBusy(segment, hole, at, bytes);
   if (shifted == at) return {at, false};
   const std::size_t to_map = MissingPages(segment, at, bytes);
-  if (shifted.has_value() && MissingPages(segment, *shifted, bytes) <= to_map) {
+  if (shifted.has_value() &&
+      (capturing || MissingPages(segment, *shifted, bytes) <= to_map)) {
     return {*shifted, false};
   }
-  return {at, true, to_map};
+  return {at, true, capturing ? ~std::size_t{0} : to_map};
 }
 
 std::optional<DevicePtr> GrowableSegments::PlaceElsewhere(CacheLock lock, const Block& other,
                                                           std::size_t bytes,
                                                           std::size_t max_pages_to_map) {
   AssertHeld(lock);
-  if (!options_.skip_busy_holes || other.size < bytes || !other.segment->expandable) {
+  if ((!options_.skip_busy_holes && !cache_.capturing()) || other.size < bytes ||
+      !other.segment->expandable) {
     return std::nullopt;
   }
   const GrowableSegment& there = Of(*other.segment);
