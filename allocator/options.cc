@@ -298,8 +298,8 @@ absl::StatusOr<Options> ParseOptions(absl::string_view conf, const Options& base
           "' (known: max_split_size_mb, roundup_power2_divisions, "
           "garbage_collection_threshold, expandable_segments, backend, memory_limit, "
           "memory_fraction, release_slack, release_slack_max, max_map_chunk_mb, "
-          "map_chunk_divisor, map_chunk_scale, unpin_edges_mb, unwaited_moves, hold_reserved, mapped_fit, "
-          "mapped_fit_min_mb, "
+          "map_chunk_divisor, map_chunk_scale, unpin_edges_mb, unwaited_moves, hold_reserved, "
+          "mapped_fit, mapped_fit_min_mb, "
           "background_unmap, keep_old_mappings, skip_busy_pages, skip_busy_holes, partial_runs, "
           "backup_batch_mb)"));
     }

@@ -1016,7 +1016,8 @@ def move_costs(runs):
                             if k in names:
                                 v.append(r["step_calls"]["steps"][i][names.index(k)] / 1e6)
                         if "num_foreground_unmaps" in names:
-                            fg.append(r["step_calls"]["steps"][i][names.index("num_foreground_unmaps")])
+                            at = names.index("num_foreground_unmaps")
+                            fg.append(r["step_calls"]["steps"][i][at])
             # A fit needs different counts, and maps enough to be a cost.
             if len(set(xs)) < 2 or sum(xs) < len(xs):
                 continue

@@ -152,32 +152,32 @@ bool GrowableSegments::Ready(CacheLock lock, const Segment& range, DevicePtr beg
       (!leaving_.empty() && !options_.keep_old_mappings)) {
     return false;
   }
-  const GrowableSegment& segment = Of(range);
-  const auto [first, last] = PagesOf(segment, begin, bytes);
-  // Every page Holds: none is 0, none kLeaving (asked only where the range
-  // has leaving pages at all).
-  const PhysicalHandle* pages = segment.pages.data();
-  if (std::count(pages + first, pages + last + 1, PhysicalHandle{0}) != 0) return false;
-  if (segment.leaving_pages > 0 &&
-      std::count(pages + first, pages + last + 1, GrowableSegment::kLeaving) != 0) {
-    return false;
-  }
+  if (MissingPages(Of(range), begin, bytes) != 0) return false;
+  const std::size_t peak = NotePeak(bytes);
+  const std::size_t held = reserved();
+  const std::size_t limit = cache_.reserve_limit();
+  if (limit > 0 && held > limit) return false;
+  // Within the high mark, so that Prepare would unpin nothing.
+  return held <= Mark(peak, std::max(options_.release_slack, options_.release_slack_max));
+}
+
+std::size_t GrowableSegments::NotePeak(std::size_t bytes) {
   const MemoryStats& stats = cache_.stats();
   peak_allocated_ = std::max(
       {peak_allocated_, static_cast<std::size_t>(stats.allocated_bytes[kStatAll].peak),
        static_cast<std::size_t>(stats.allocated_bytes[kStatAll].current) + bytes});
-  const std::size_t held = reserved();
-  const std::size_t limit = cache_.reserve_limit();
-  if (limit > 0 && held > limit) return false;
-  // Within the high mark as Prepare's budget computes it (hold_reserved
-  // included), so that Prepare would unpin nothing.
-  const double slack = std::max(options_.release_slack, options_.release_slack_max);
-  const std::size_t peak = peak_allocated_;
-  std::size_t mark =
+  return peak_allocated_;
+}
+
+std::size_t GrowableSegments::Mark(std::size_t peak, double slack) const {
+  const std::size_t mark =
       peak + std::max<std::size_t>(static_cast<std::size_t>(slack * static_cast<double>(peak)),
                                    2 * page_size_);
-  if (options_.hold_reserved) mark = std::max(mark, held_);
-  return held <= mark;
+  // Memory already held once since the cache was last emptied (held_) is
+  // taken again freely: it raises no peak, and a cache that gives back what
+  // it will take again soon pays a move (an unmap and a map) for each give
+  // and take.
+  return options_.hold_reserved ? std::max(mark, held_) : mark;
 }
 
 absl::Status GrowableSegments::Prepare(CacheLock lock, Segment& range, const Block& hole,
@@ -254,24 +254,10 @@ absl::Status GrowableSegments::Prepare(CacheLock lock, Segment& range, const Blo
   // block's own stream move too, left mapped where they were until their
   // work is done; only with nothing else to take does a trim wait, for as
   // little of the queue as it can.
-  const MemoryStats& stats = cache_.stats();
-  const std::size_t allocated_after =
-      static_cast<std::size_t>(stats.allocated_bytes[kStatAll].current) + bytes;
-  peak_allocated_ = std::max(
-      {peak_allocated_, static_cast<std::size_t>(stats.allocated_bytes[kStatAll].peak),
-       allocated_after});
-  const std::size_t peak = peak_allocated_;
-  // Memory already held once since the cache was last emptied (held_) is
-  // taken again freely: it raises no peak, and a cache that gives back what
-  // it will take again soon pays a move (an unmap and a map) for each give
-  // and take.
-  const std::size_t hold = options_.hold_reserved ? held_ : 0;
-  auto allowed = [&](double slack) {
-    const std::size_t mark =
-        peak + std::max<std::size_t>(static_cast<std::size_t>(slack * static_cast<double>(peak)),
-                                     2 * page_size_);
-    return std::max(mark, hold);
-  };
+  const std::size_t peak = NotePeak(bytes);
+  const std::size_t low_mark = Mark(peak, options_.release_slack);
+  const std::size_t high_mark =
+      Mark(peak, std::max(options_.release_slack, options_.release_slack_max));
   const std::size_t limit = cache_.reserve_limit();
   std::size_t missing = 0, need = 0, excess_low = 0, excess_high = 0;
   // (held is read by the caller: the lambda is outside the lock analysis.)
@@ -283,8 +269,8 @@ absl::Status GrowableSegments::Prepare(CacheLock lock, Segment& range, const Blo
         std::count(pages + first, pages + last + 1, PhysicalHandle{0}));
     need = missing * page_size_;
     auto over = [&](std::size_t cap) { return held + need > cap ? held + need - cap : 0; };
-    excess_low = over(allowed(options_.release_slack));
-    excess_high = over(allowed(std::max(options_.release_slack, options_.release_slack_max)));
+    excess_low = over(low_mark);
+    excess_high = over(high_mark);
     if (limit > 0) excess_high = std::max(excess_high, over(limit));
   };
   budget(reserved());
@@ -730,7 +716,6 @@ absl::Status GrowableSegments::Reap() {
                            [&](const Leaving& l) { return l.job == r.id; });
     if (it == leaving_.end()) {  // a release alone (ReleaseChunk)
       if (r.kept) {
-        --stats.num_device_free;
         HoldWhereStillMapped(r.release);
       } else if (!r.released.ok()) {
         --stats.num_device_free;
@@ -775,10 +760,7 @@ absl::Status GrowableSegments::Reap() {
       if (status.ok()) status = r.released;
     }
     leaving_.erase(it);
-    if (kept) {
-      --stats.num_device_free;
-      HoldWhereStillMapped(handle);
-    }
+    if (kept) HoldWhereStillMapped(handle);
   }
   return status;
 }
@@ -788,7 +770,9 @@ void GrowableSegments::HoldWhereStillMapped(PhysicalHandle handle) {
   // the worker kept it (UnmapWorker::Result::kept): it is held there again,
   // counted, free in its hole, for a later trim to give back; other old
   // mappings of it point there. With none left (a later unmap made it),
-  // the release is owed, as after a failed one.
+  // the release is owed, as after a failed one. Either way the release
+  // counted when the job was submitted did not happen.
+  --cache_.stats().num_device_free;
   auto it = std::find_if(leaving_.begin(), leaving_.end(), [&](const Leaving& l) {
     return l.handle == handle && !l.release && l.job == 0;
   });
@@ -1249,7 +1233,8 @@ void GrowableSegments::NoteAllocated(CacheLock lock, Segment& range, DevicePtr b
   AssertHeld(lock);
   GrowableSegment& segment = Of(range);
   const auto [first, last] = PagesOf(segment, begin, bytes);
-  // (Through a local pointer, so that the loop vectorizes.)
+  // (Through a local pointer: the compiler need not reload the table for
+  // every page.)
   std::uint32_t* live = segment.live.data();
   for (std::size_t p = first; p <= last; ++p) ++live[p];
 }

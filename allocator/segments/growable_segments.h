@@ -307,6 +307,13 @@ class GrowableSegments final : public SegmentStore {
   enum class WaitSite { kUnderBlock, kTrim, kRelease };
   absl::Status WaitForFree(StreamId stream, std::uint64_t freed_at, WaitSite site)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The allocation of `bytes` about to be made counted in peak_allocated_
+  // (Prepare and Ready); returns it.
+  std::size_t NotePeak(std::size_t bytes) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The most memory the cache holds at `peak` allocated with `slack`
+  // (release_slack: the low mark, release_slack_max: the high one), memory
+  // held once included (hold_reserved). Prepare's budget and Ready's check.
+  std::size_t Mark(std::size_t peak, double slack) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Holds `handle` again where an old mapping of it is still mapped (its
   // release was withheld: UnmapWorker::Result::kept).
   void HoldWhereStillMapped(PhysicalHandle handle) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);

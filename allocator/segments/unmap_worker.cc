@@ -35,15 +35,14 @@ void UnmapWorker::RunQueueHere() {
   mu_.Unlock();
   std::vector<Result> results;
   results.reserve(jobs.size());
-  for (const Job& job : jobs) results.push_back(Run(job, still_mapped_));
+  for (const Job& job : jobs) results.push_back(Run(job));
   mu_.Lock();
   for (Result& r : results) results_.push_back(std::move(r));
   if (!jobs.empty()) finished_ = jobs.back().id;
   running_ = false;
 }
 
-UnmapWorker::Result UnmapWorker::Run(const Job& job,
-                                     std::vector<PhysicalHandle>& still_mapped) {
+UnmapWorker::Result UnmapWorker::Run(const Job& job) {
   Result result{job.id, job.release, absl::OkStatus(), absl::OkStatus()};
   const std::int64_t start = NowNs();
   if (job.bytes > 0) result.unmapped = backend_.Unmap(job.va, job.bytes);
@@ -51,20 +50,20 @@ UnmapWorker::Result UnmapWorker::Run(const Job& job,
     // A failed unmap leaves the memory mapped; a later one that succeeds
     // (the caller tries again) no longer does.
     if (!result.unmapped.ok()) {
-      still_mapped.push_back(job.maps);
-    } else if (auto it = std::find(still_mapped.begin(), still_mapped.end(), job.maps);
-               it != still_mapped.end()) {
-      still_mapped.erase(it);
+      still_mapped_.push_back(job.maps);
+    } else if (auto it = std::find(still_mapped_.begin(), still_mapped_.end(), job.maps);
+               it != still_mapped_.end()) {
+      still_mapped_.erase(it);
     }
   }
   if (job.release != 0) {
-    auto held = std::find(still_mapped.begin(), still_mapped.end(), job.release);
+    auto held = std::find(still_mapped_.begin(), still_mapped_.end(), job.release);
     if (!result.unmapped.ok()) {
       result.released = absl::FailedPreconditionError("not released: its unmap failed");
-    } else if (held != still_mapped.end()) {
+    } else if (held != still_mapped_.end()) {
       // Another mapping of it is still there: freeing it now would leave
       // the device holding memory nobody counts.
-      still_mapped.erase(held);
+      still_mapped_.erase(held);
       result.kept = true;
       result.released =
           absl::FailedPreconditionError("not released: an old mapping of it is still mapped");
@@ -84,7 +83,7 @@ std::uint64_t UnmapWorker::Submit(DevicePtr va, std::size_t bytes, PhysicalHandl
       absl::MutexLock lock(&mu_);
       id = next_id_++;
     }
-    Result result = Run(Job{id, va, bytes, release, 0, maps}, still_mapped_);
+    Result result = Run(Job{id, va, bytes, release, 0, maps});
     absl::MutexLock lock(&mu_);
     results_.push_back(std::move(result));
     finished_ = id;
@@ -147,7 +146,7 @@ void UnmapWorker::Loop() {
     queue_.pop_front();
     running_ = true;
     mu_.Unlock();
-    Result result = Run(job, still_mapped_);
+    Result result = Run(job);
     mu_.Lock();
     results_.push_back(std::move(result));
     finished_ = job.id;

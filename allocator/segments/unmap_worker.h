@@ -105,9 +105,8 @@ class UnmapWorker {
   static constexpr std::int64_t kMaxDelayNs = 5'000'000;
   static constexpr std::size_t kMaxQueued = 256;
   static std::int64_t NowNs();
-  // Runs `job`; `still_mapped` holds the memory whose old mapping failed to
-  // unmap and whose release has not come yet, and is kept current.
-  Result Run(const Job& job, std::vector<PhysicalHandle>& still_mapped);
+  // Runs `job`, keeping still_mapped_ current.
+  Result Run(const Job& job);
   void Loop();
   // A child of fork(): the thread did not come along, so jobs run on the
   // caller (the child cannot use the device anyway; nothing may hang).
