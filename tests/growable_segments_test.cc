@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <initializer_list>
 #include <random>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -14,6 +15,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "allocator/device_allocator.h"
+#include "allocator/segments/growable_segments.h"
 #include "allocator/sim_backend.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -1349,6 +1351,45 @@ TEST(SimBackendLagTest, EventsCompleteAfterTheLagAndWaitsAreCounted) {
   EXPECT_EQ(sim.counts().event_waits, 2);
   EXPECT_EQ(sim.counts().waited_ticks, 5u);
   for (EventHandle e : {*early, *late, *other}) sim.DestroyEvent(e);
+}
+
+
+// The page table's held bits (what a cached allocation asks, Ready) follow
+// every write of the table, across the edges of their 64-page words.
+TEST(GrowableSegmentTableTest, HeldBitsFollowEveryWriteAcrossWordEdges) {
+  constexpr std::size_t kPages = 200;  // four words, the last one in part
+  GrowableSegment segment;
+  segment.pages.assign(kPages, 0);
+  segment.freed.assign(kPages, 0);
+  segment.live.assign(kPages, 0);
+  segment.held.assign((kPages + 63) / 64, 0);
+  std::mt19937_64 rng(7);
+  const PhysicalHandle values[] = {0, GrowableSegment::kLeaving, 0x10, 0x20};
+  for (int round = 0; round < 2000; ++round) {
+    const std::size_t first = rng() % kPages;
+    const std::size_t n = rng() % (kPages - first + 1);
+    segment.SetPages(first, n, values[rng() % 4]);
+    const std::size_t lo = rng() % kPages;
+    const std::size_t hi = lo + rng() % (kPages - lo);
+    std::size_t held = 0;
+    for (std::size_t p = lo; p <= hi; ++p) held += GrowableSegment::Holds(segment.pages[p]);
+    ASSERT_EQ(segment.HeldIn(lo, hi), held) << "pages " << lo << ".." << hi;
+    ASSERT_EQ(segment.AllHeld(lo, hi), held == hi - lo + 1) << "pages " << lo << ".." << hi;
+  }
+  // Validate reads the bits too: the counts made to agree, one bit flipped.
+  segment.mapped_pages = static_cast<std::size_t>(std::count_if(
+      segment.pages.begin(), segment.pages.end(), [](PhysicalHandle h) {
+        return GrowableSegment::Holds(h);
+      }));
+  segment.leaving_pages = static_cast<std::size_t>(
+      std::count(segment.pages.begin(), segment.pages.end(), GrowableSegment::kLeaving));
+  segment.mapped_end = kPages;
+  segment.TrimMappedEnd();
+  std::string why;
+  ASSERT_TRUE(segment.Validate(&why)) << why;
+  segment.held[130 / 64] ^= std::uint64_t{1} << (130 % 64);
+  EXPECT_FALSE(segment.Validate(&why));
+  EXPECT_THAT(why, ::testing::HasSubstr("held bit"));
 }
 
 }  // namespace

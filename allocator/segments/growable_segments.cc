@@ -92,11 +92,55 @@ bool GrowableSegment::Validate(std::string* why) const {
   if (mapped != mapped_pages) return fail("mapped page count is off");
   if (leaving != leaving_pages) return fail("leaving page count is off");
   if (freed.size() != pages.size()) return fail("free stamps do not cover the pages");
+  if (held.size() != (pages.size() + 63) / 64) return fail("the held bits do not cover the pages");
+  for (std::size_t p = 0; p < pages.size(); ++p) {
+    if (((held[p / 64] >> (p % 64)) & 1) != static_cast<std::uint64_t>(Holds(pages[p]))) {
+      return fail(absl::StrCat("page ", p, "'s held bit disagrees with its entry"));
+    }
+  }
   const std::size_t end = mapped_end;
   if (end > pages.size() || (end > 0 && pages[end - 1] == 0) ||
       std::any_of(pages.begin() + static_cast<std::ptrdiff_t>(end), pages.end(),
                   [](PhysicalHandle h) { return h != 0; })) {
     return fail("mapped_end is off");
+  }
+  return true;
+}
+
+namespace {
+
+// The bits [lo, hi) of word `w` of a page bitmap (lo < hi, in pages).
+std::uint64_t WordMask(std::size_t w, std::size_t lo, std::size_t hi) {
+  const std::size_t from = std::max(lo, w * 64) - w * 64;
+  const std::size_t to = std::min(hi, (w + 1) * 64) - w * 64;
+  const std::uint64_t upto = to == 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << to) - 1;
+  return upto & ~((std::uint64_t{1} << from) - 1);
+}
+
+}  // namespace
+
+void GrowableSegment::SetPages(std::size_t first, std::size_t n, PhysicalHandle h) {
+  if (n == 0) return;
+  std::fill_n(pages.begin() + static_cast<std::ptrdiff_t>(first), n, h);
+  const bool holds = Holds(h);
+  for (std::size_t w = first / 64; w <= (first + n - 1) / 64; ++w) {
+    const std::uint64_t mask = WordMask(w, first, first + n);
+    held[w] = holds ? held[w] | mask : held[w] & ~mask;
+  }
+}
+
+std::size_t GrowableSegment::HeldIn(std::size_t first, std::size_t last) const {
+  std::size_t n = 0;
+  for (std::size_t w = first / 64; w <= last / 64; ++w) {
+    n += static_cast<std::size_t>(std::popcount(held[w] & WordMask(w, first, last + 1)));
+  }
+  return n;
+}
+
+bool GrowableSegment::AllHeld(std::size_t first, std::size_t last) const {
+  for (std::size_t w = first / 64; w <= last / 64; ++w) {
+    const std::uint64_t mask = WordMask(w, first, last + 1);
+    if ((held[w] & mask) != mask) return false;
   }
   return true;
 }
@@ -134,6 +178,7 @@ absl::StatusOr<std::unique_ptr<Segment>> GrowableSegments::Create(CacheLock lock
   segment->expandable = true;
   segment->owner = owner;
   segment->pages.assign(size / page_size_, 0);
+  segment->held.assign((segment->pages.size() + 63) / 64, 0);
   segment->freed.assign(size / page_size_, 0);
   segment->live.assign(size / page_size_, 0);
   ranges_.emplace(segment->base, segment.get());
@@ -152,7 +197,9 @@ bool GrowableSegments::Ready(CacheLock lock, const Segment& range, DevicePtr beg
       (!leaving_.empty() && !options_.keep_old_mappings)) {
     return false;
   }
-  if (MissingPages(Of(range), begin, bytes) != 0) return false;
+  const GrowableSegment& segment = Of(range);
+  const auto [first, last] = PagesOf(segment, begin, bytes);
+  if (!segment.AllHeld(first, last)) return false;
   const std::size_t peak = NotePeak(bytes);
   const std::size_t held = reserved();
   const std::size_t limit = cache_.reserve_limit();
@@ -472,7 +519,7 @@ void GrowableSegments::UnpinEdges(GrowableSegment* segment, const Block& hole, D
     // A failed unmap leaves the chunk mapped and counted: it only stays pinned.
     // (Made here: the block's own pages are mapped again right after.)
     if (!UnmapHere(va, chunk).ok()) return;
-    for (std::size_t p = lo; p < hi; ++p) segment->pages[p] = 0;
+    segment->SetPages(lo, hi - lo, 0);
     segment->mapped_pages -= hi - lo;
     segment->TrimMappedEnd();
     AddReserved(segment->pool, -static_cast<std::int64_t>(chunk));
@@ -516,7 +563,7 @@ absl::StatusOr<PhysicalHandle> GrowableSegments::CreateChunk(std::size_t bytes,
 
 void GrowableSegments::CommitChunk(GrowableSegment* segment, std::size_t first_page,
                                    std::size_t pages, PhysicalHandle handle, bool moved) {
-  for (std::size_t p = first_page; p < first_page + pages; ++p) segment->pages[p] = handle;
+  segment->SetPages(first_page, pages, handle);
   segment->mapped_pages += pages;
   segment->mapped_end = std::max(segment->mapped_end, first_page + pages);
   // Old mappings of moved memory follow it (Return takes it from here);
@@ -697,7 +744,7 @@ absl::Status GrowableSegments::Retire(GrowableSegment* segment, std::size_t firs
       if (absl::Status s = SubmitWhenDone(l, WaitSite::kRelease); !s.ok()) return s;
     }
   }
-  for (std::size_t p = first; p < first + pages; ++p) segment->pages[p] = GrowableSegment::kLeaving;
+  segment->SetPages(first, pages, GrowableSegment::kLeaving);
   segment->leaving_pages += pages;
   leaving_.push_back(Leaving{segment, first, pages, handle, stream, freed_at, 0, release});
   // A move's old mapping is kept for a block that wants the memory back.
@@ -851,7 +898,7 @@ bool GrowableSegments::Return(Leaving& l, GrowableSegment* segment, std::size_t 
   const std::size_t lo = l.to_first, hi = l.to_first + l.pages;
   const std::uint64_t freed_at = there->FreedAt(lo, hi);
   // Uncounted there before it is counted here: reserved never peaks on it.
-  for (std::size_t p = lo; p < hi; ++p) there->pages[p] = GrowableSegment::kLeaving;
+  there->SetPages(lo, hi - lo, GrowableSegment::kLeaving);
   there->leaving_pages += l.pages;
   there->mapped_pages -= l.pages;
   AddReserved(there->pool, -static_cast<std::int64_t>(l.pages * page_size_));
@@ -884,10 +931,7 @@ bool GrowableSegments::WouldWait(const Leaving& l, const GrowableSegment* segmen
 std::size_t GrowableSegments::MissingPages(const GrowableSegment& segment, DevicePtr begin,
                                           std::size_t bytes) const {
   const auto [first, last] = PagesOf(segment, begin, bytes);
-  const PhysicalHandle* pages = segment.pages.data();
-  return static_cast<std::size_t>(
-      std::count_if(pages + first, pages + last + 1,
-                    [](PhysicalHandle h) { return !GrowableSegment::Holds(h); }));
+  return last + 1 - first - segment.HeldIn(first, last);
 }
 
 std::optional<DevicePtr> GrowableSegments::OffBusy(const GrowableSegment& segment,
@@ -963,7 +1007,7 @@ std::optional<DevicePtr> GrowableSegments::PlaceElsewhere(CacheLock lock, const 
 
 void GrowableSegments::HoldAgain(const Leaving& l) {
   GrowableSegment* segment = l.segment;
-  for (std::size_t p = l.first; p < l.first + l.pages; ++p) segment->pages[p] = l.handle;
+  segment->SetPages(l.first, l.pages, l.handle);
   segment->leaving_pages -= l.pages;
   segment->mapped_pages += l.pages;
   AddReserved(segment->pool, static_cast<std::int64_t>(l.pages * page_size_));
@@ -1107,7 +1151,7 @@ absl::Status GrowableSegments::TakeChunk(const Chunk& c, bool leave, Placement* 
       place != nullptr ? place->Fit(pages, options_.partial_runs && leave) : nullptr;
   const PhysicalHandle handle = segment->pages[c.start];
   if (leave) {
-    for (std::size_t p = c.start; p < c.end; ++p) segment->pages[p] = GrowableSegment::kLeaving;
+    segment->SetPages(c.start, c.end - c.start, GrowableSegment::kLeaving);
     segment->leaving_pages += pages;
     leaving_.push_back(Leaving{segment, c.start, pages, handle, c.stream, c.freed_at});
   } else if (absl::Status s = Retire(segment, c.start, pages, handle, c.stream, c.freed_at,
@@ -1145,7 +1189,7 @@ absl::StatusOr<std::size_t> GrowableSegments::Pause(CacheLock lock, Segment& ran
     // fails there and what was given back so far stays given back.
     if (status = backend_.Unmap(va, bytes); !status.ok()) break;
     const PhysicalHandle handle = segment.pages[i];
-    for (std::size_t p = first; p < last; ++p) segment.pages[p] = 0;
+    segment.SetPages(first, last - first, 0);
     segment.mapped_pages -= last - first;
     ++cache_.stats().num_unmaps;
     AddReserved(segment.pool, -static_cast<std::int64_t>(bytes));
@@ -1199,7 +1243,7 @@ absl::StatusOr<std::size_t> GrowableSegments::Resume(CacheLock lock, Segment& ra
     const DevicePtr va = segment.base + first * page_size_;
     const PhysicalHandle handle = segment.pages[first];
     if (!backend_.Unmap(va, pages * page_size_).ok()) continue;  // stays mapped, counted
-    for (std::size_t p = first; p < first + pages; ++p) segment.pages[p] = 0;
+    segment.SetPages(first, pages, 0);
     segment.mapped_pages -= pages;
     ++cache_.stats().num_unmaps;
     AddReserved(segment.pool, -static_cast<std::int64_t>(pages * page_size_));
