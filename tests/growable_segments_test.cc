@@ -1375,6 +1375,12 @@ TEST(GrowableSegmentTableTest, HeldBitsFollowEveryWriteAcrossWordEdges) {
     for (std::size_t p = lo; p <= hi; ++p) held += GrowableSegment::Holds(segment.pages[p]);
     ASSERT_EQ(segment.HeldIn(lo, hi), held) << "pages " << lo << ".." << hi;
     ASSERT_EQ(segment.AllHeld(lo, hi), held == hi - lo + 1) << "pages " << lo << ".." << hi;
+    for (bool holding : {true, false}) {
+      std::size_t next = lo;
+      while (next < hi && GrowableSegment::Holds(segment.pages[next]) != holding) ++next;
+      ASSERT_EQ(segment.NextRun(lo, hi, holding), next)
+          << "pages " << lo << ".." << hi << (holding ? ", holding" : ", not holding");
+    }
   }
   // Validate reads the bits too: the counts made to agree, one bit flipped.
   segment.mapped_pages = static_cast<std::size_t>(std::count_if(

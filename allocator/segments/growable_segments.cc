@@ -137,6 +137,18 @@ std::size_t GrowableSegment::HeldIn(std::size_t first, std::size_t last) const {
   return n;
 }
 
+std::size_t GrowableSegment::NextRun(std::size_t from, std::size_t limit, bool holding) const {
+  for (std::size_t p = from; p < limit;) {
+    // The word's bits from p on, flipped where the run sought is of pages
+    // that do not hold: the first set bit is the answer.
+    std::uint64_t bits = held[p / 64] >> (p % 64);
+    if (!holding) bits = ~bits & (~std::uint64_t{0} >> (p % 64));
+    if (bits != 0) return std::min(limit, p + static_cast<std::size_t>(std::countr_zero(bits)));
+    p = (p / 64 + 1) * 64;
+  }
+  return limit;
+}
+
 bool GrowableSegment::AllHeld(std::size_t first, std::size_t last) const {
   for (std::size_t w = first / 64; w <= last / 64; ++w) {
     const std::uint64_t mask = WordMask(w, first, last + 1);
@@ -1335,11 +1347,10 @@ std::size_t GrowableSegments::HeldBytesIn(CacheLock lock, const Segment& range,
   std::size_t held = 0;
   const std::size_t first = PageIndex(begin - s.base);
   const std::size_t last = std::min(PageIndex(end - 1 - s.base) + 1, s.mapped_end);
-  for (std::size_t i = first; i < last; ++i) {
-    if (!GrowableSegment::Holds(s.pages[i])) continue;
-    const DevicePtr lo = std::max(begin, s.base + i * page_size_);
-    const DevicePtr hi = std::min(end, s.base + (i + 1) * page_size_);
-    held += hi - lo;
+  for (std::size_t i = s.NextRun(first, last, true); i < last;) {
+    const std::size_t j = s.NextRun(i, last, false);
+    held += std::min(end, s.base + j * page_size_) - std::max(begin, s.base + i * page_size_);
+    i = s.NextRun(j, last, true);
   }
   return held;
 }
@@ -1352,17 +1363,12 @@ std::pair<DevicePtr, std::size_t> GrowableSegments::HeldStretch(CacheLock lock,
   std::pair<DevicePtr, std::size_t> best{0, 0};
   const std::size_t first = PageIndex(begin - s.base);
   const std::size_t last = std::min(PageIndex(end - 1 - s.base) + 1, s.mapped_end);
-  for (std::size_t i = first; i < last;) {
-    if (!GrowableSegment::Holds(s.pages[i])) {
-      ++i;
-      continue;
-    }
-    std::size_t j = i;
-    while (j < last && GrowableSegment::Holds(s.pages[j])) ++j;
+  for (std::size_t i = s.NextRun(first, last, true); i < last;) {
+    const std::size_t j = s.NextRun(i, last, false);
     const DevicePtr lo = std::max(begin, s.base + i * page_size_);
     const DevicePtr hi = std::min(end, s.base + j * page_size_);
     if (hi - lo >= bytes && (best.second == 0 || hi - lo < best.second)) best = {lo, hi - lo};
-    i = j;
+    i = s.NextRun(j, last, true);
   }
   return best;
 }

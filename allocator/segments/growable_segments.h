@@ -213,6 +213,9 @@ struct GrowableSegment final : Segment {
   void SetPages(std::size_t first, std::size_t n, PhysicalHandle h);
   // How many pages of [first, last] Hold.
   std::size_t HeldIn(std::size_t first, std::size_t last) const;
+  // The first page of [from, limit) that Holds (holding) or does not
+  // (!holding); limit when none.
+  std::size_t NextRun(std::size_t from, std::size_t limit, bool holding) const;
   // Whether every page of [first, last] Holds.
   bool AllHeld(std::size_t first, std::size_t last) const;
   // The leaving pages [first, first + pages) are unmapped: they turn 0
