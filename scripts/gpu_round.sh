@@ -13,7 +13,8 @@
 #                                              replay of both traces on the device
 #   scripts/gpu_round.sh .gpu OUTDIR bench     host ns per allocate/free against
 #                                              PyTorch's allocator, cudaMalloc and
-#                                              cudaMallocAsync, in one call
+#                                              cudaMallocAsync, in one call, 3
+#                                              interleaved rounds (about 3 minutes)
 #   scripts/gpu_round.sh .gpu OUTDIR torch     the PyTorch plugin's pytest suite
 #   scripts/gpu_round.sh .gpu OUTDIR compare   real training, one process per
 #                                              allocator (bench/compare_training.py):
@@ -116,7 +117,9 @@ for part in "$@"; do
         --json "$OUT/replay_gpu.json" traces/gpt2.trace.gz traces/resnet.trace.gz
       ;;
     bench)
-      run torch_alloc_bench python3 bench/torch_alloc_bench.py \
+      # Three interleaved rounds: the host's speed drifts by a third between
+      # back-to-back runs (bench/torch_alloc_bench.py --rounds).
+      run torch_alloc_bench python3 bench/torch_alloc_bench.py --rounds 3 \
         --gpu-bench "$BUNDLE/bench/ccalloc-gpu-bench" --out "$OUT/bench.json"
       ;;
     torch)

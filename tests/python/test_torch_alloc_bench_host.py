@@ -40,5 +40,28 @@ class TargetsTest(unittest.TestCase):
         self.assertEqual(t["limit_from"], "fixed")
 
 
+class RoundsTest(unittest.TestCase):
+    def test_rounds_pool_their_reps_and_keep_each_rounds_ratio(self):
+        results, rounds = {}, {}
+        by_name = {"torch-native": [(400.0, [390.0, 400.0, 410.0]), (620.0, [600.0, 620.0, 640.0])],
+                   "ccalloc:ccalloc": [(540.0, [530.0, 540.0, 550.0]), (390.0, [380.0, 390.0, 400.0])]}
+        for k in range(2):
+            for name, runs in by_name.items():
+                median, reps = runs[k]
+                torch_alloc_bench.merge_round(
+                    results, rounds, [{"pattern": "churn/W:1000", "ns_per_op": median, "reps": reps}],
+                    lambda r, n=name: n)
+        # The figure is the median over both rounds' reps, not the last round's.
+        self.assertEqual(results["torch-native"]["churn/W:1000"]["ns_per_op"], 505.0)
+        self.assertEqual(results["ccalloc:ccalloc"]["churn/W:1000"]["ns_per_op"], 465.0)
+        self.assertEqual(len(results["ccalloc:ccalloc"]["churn/W:1000"]["reps"]), 6)
+        t = {t["pattern"]: t for t in torch_alloc_bench.check_targets(results, rounds)}
+        churn = t["churn/W:1000"]
+        self.assertTrue(churn["met"])
+        self.assertEqual(churn["round_ratios"], [1.35, round(390.0 / 620.0, 3)])
+        # A fixed target has no per-round ratio.
+        self.assertNotIn("round_ratios", t.get("hot_pair/512", {}))
+
+
 if __name__ == "__main__":
     unittest.main()
