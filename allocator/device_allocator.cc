@@ -215,7 +215,7 @@ absl::StatusOr<Block*> DeviceAllocator::TryAllocate(std::size_t rounded,
   if (growable_ && store_->Ready(Locked(), *block->segment, at, rounded)) {
     return Carve(block, rounded, requested);
   }
-  if (growable_ && block->segment->expandable && WantsHeldFit(rounded)) {
+  if (growable_ && block->segment->expandable && WantsHeldFit(*block, rounded)) {
     block = HeldFit(free_blocks, block, rounded,
                     /*first_found=*/options_.mapped_fit == Options::MappedFit::kWhenSlack, &at);
   }
@@ -396,7 +396,7 @@ Block* DeviceAllocator::Carve(Block* block, std::size_t rounded, std::size_t req
   return block;
 }
 
-bool DeviceAllocator::WantsHeldFit(std::size_t rounded) const {
+bool DeviceAllocator::WantsHeldFit(const Block& best, std::size_t rounded) const {
   switch (options_.mapped_fit) {
     case Options::MappedFit::kNever:
       return false;
@@ -404,6 +404,9 @@ bool DeviceAllocator::WantsHeldFit(std::size_t rounded) const {
       return true;
     case Options::MappedFit::kWhenSlack:
       return (options_.mapped_fit_min > 0 && rounded >= options_.mapped_fit_min) ||
+             (options_.mapped_fit_missing > 0 &&
+              rounded - store_->HeldBytesIn(Locked(), *best.segment, best.ptr,
+                                            best.ptr + rounded) >= options_.mapped_fit_missing) ||
              store_->HoldsSlack(Locked());
   }
   return false;

@@ -272,8 +272,9 @@ class DeviceAllocator final : private SegmentCache {
   Block* Carve(Block* block, std::size_t rounded, std::size_t requested)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // mapped_fit: whether a request of `rounded` bytes is placed on held memory
-  // where its best fit would map (Options::MappedFit).
-  bool WantsHeldFit(std::size_t rounded) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // where its best fit, `best`, would map (Options::MappedFit).
+  bool WantsHeldFit(const Block& best, std::size_t rounded) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // mapped_fit: the free block to place `rounded` bytes in instead of `best`
   // (the best fit by size) so that no page needs mapping, with the place
   // in *at: the smallest such stretch of any free block of its stream, or

@@ -280,6 +280,12 @@ absl::StatusOr<Options> ParseOptions(absl::string_view conf, const Options& base
         return BadValue(key, value, "must be a whole number of MiB (0: never)");
       }
       options.mapped_fit_min = mb * kMiB;
+    } else if (key == "mapped_fit_missing_mb") {
+      std::size_t mb = 0;
+      if (!absl::SimpleAtoi(value, &mb) || mb > (std::size_t{1} << 20)) {
+        return BadValue(key, value, "must be a whole number of MiB (0: never)");
+      }
+      options.mapped_fit_missing = mb * kMiB;
     } else if (key == "unpin_edges_mb") {
       std::size_t mb = 0;
       if (!absl::SimpleAtoi(value, &mb) || mb > (std::size_t{1} << 20)) {
@@ -299,7 +305,7 @@ absl::StatusOr<Options> ParseOptions(absl::string_view conf, const Options& base
           "garbage_collection_threshold, expandable_segments, backend, memory_limit, "
           "memory_fraction, release_slack, release_slack_max, max_map_chunk_mb, "
           "map_chunk_divisor, map_chunk_scale, unpin_edges_mb, unwaited_moves, hold_reserved, "
-          "mapped_fit, mapped_fit_min_mb, "
+          "mapped_fit, mapped_fit_min_mb, mapped_fit_missing_mb, "
           "background_unmap, keep_old_mappings, skip_busy_pages, skip_busy_holes, partial_runs, "
           "backup_batch_mb)"));
     }
@@ -334,6 +340,7 @@ std::string Options::ToString() const {
                                  : mapped_fit == MappedFit::kNever ? "False"
                                                                    : "auto",
                                  ",mapped_fit_min_mb:", mapped_fit_min / kMiB,
+                                 ",mapped_fit_missing_mb:", mapped_fit_missing / kMiB,
                                  ",background_unmap:", background_unmap ? "True" : "False",
                                  ",keep_old_mappings:", keep_old_mappings ? "True" : "False",
                                  ",skip_busy_pages:", skip_busy_pages ? "True" : "False",

@@ -94,6 +94,11 @@ struct Options {
   // GPT-2 twice as many (1.103x against 0.967x),
   // bench/results/h200_mapped_fit_min_ab.json.
   std::size_t mapped_fit_min = 0;
+  // ... and with auto, for requests whose best fit would map at least this
+  // much memory (mapped_fit_missing_mb, 0: none): a move's cost is its
+  // chunks, whatever the request's size. Off by default: an experiment
+  // (README, "mapped fit").
+  std::size_t mapped_fit_missing = 0;
   // Growable segments (unpin_edges_mb, 0 = only beyond the high mark): a
   // block that would leave at least this much of a mapped chunk unused in
   // its free hole (pinned until the block is freed) gets that chunk unmapped

@@ -807,6 +807,51 @@ TEST_F(GrowableSegmentsTest, MappedFitPlacesOnHeldMemoryWithoutACall) {
   run(false);
 }
 
+// mapped_fit_missing_mb: with auto, a request whose best fit would map at
+// least that much goes on memory already mapped; one that would map less
+// takes its best fit.
+TEST_F(GrowableSegmentsTest, MappedFitForRequestsThatWouldMapMuch) {
+  auto run = [&](std::size_t missing_mib) {
+    Options options = NoSlackMechanics();
+    options.mapped_fit = Options::MappedFit::kWhenSlack;
+    options.mapped_fit_missing = missing_mib * kMiB;
+    Make(options);
+    const DevicePtr a = AllocateOk(16 * kMiB, 0);
+    const DevicePtr k1 = AllocateOk(kPage, 0);
+    const DevicePtr b = AllocateOk(32 * kMiB, 0);
+    const DevicePtr k2 = AllocateOk(kPage, 0);
+    FreeOk(a);
+    FreeOk(b);
+    env_.sim()->CompleteAll();
+    const DevicePtr big = AllocateOk(40 * kMiB, 0);  // the holes' chunks move under it
+    FreeOk(big);
+    env_.sim()->CompleteAll();
+    ASSERT_FALSE(alloc_->GetStats().reserved_bytes[kStatAll].current >
+                 static_cast<std::int64_t>(40 * kMiB + 4 * kPage + 8 * kMiB))
+        << "the cache holds slack: auto would place on held memory anyway";
+    const MemoryStats before = alloc_->GetStats();
+    const DevicePtr c = AllocateOk(12 * kMiB, 0);  // its best fit, a's hole, maps 8-12 MiB
+    const MemoryStats after = alloc_->GetStats();
+    EXPECT_TRUE(IsValid(*alloc_));
+    const std::int64_t calls =
+        after.num_maps - before.num_maps + after.num_device_alloc - before.num_device_alloc;
+    if (missing_mib > 0 && missing_mib <= 8) {
+      EXPECT_EQ(calls, 0) << "missing " << missing_mib << " MiB: placed where nothing is mapped";
+      EXPECT_EQ(c, big);
+    } else {
+      EXPECT_GT(calls, 0) << "missing " << missing_mib << " MiB: best fit found mapped memory";
+      EXPECT_EQ(c, a);
+    }
+    for (DevicePtr p : {c, k1, k2}) FreeOk(p);
+    EXPECT_TRUE(IsValid(*alloc_));
+    alloc_.reset();
+  };
+  run(4);
+  run(8);
+  run(16);  // more than the request itself
+  run(0);   // off
+}
+
 // An unmap that fails during a trim (empty_cache, then growth beyond the
 // slack) is an error for that call and loses nothing: the chunk stays mapped
 // and counted, the cache stays valid, and a later trim gives it back.
