@@ -49,6 +49,28 @@ class GrowableSegmentsTest : public AllocatorTest<SimGrowable> {
     options.hold_reserved = false;
     return options;
   }
+  // Two holes (16 and 32 MiB, each kept apart by a one-page block) whose
+  // chunks then move under a 40 MiB block freed at once: the smallest hole
+  // that fits a later request lies on pages moved away, while the large
+  // block's memory stays mapped. The mapped_fit tests' setup.
+  struct MovedHoles {
+    DevicePtr a, k1, k2, big;
+  };
+  MovedHoles MoveTwoHolesUnderALargeBlock() {
+    MovedHoles h;
+    h.a = AllocateOk(16 * kMiB, 0);
+    h.k1 = AllocateOk(kPage, 0);
+    const DevicePtr b = AllocateOk(32 * kMiB, 0);
+    h.k2 = AllocateOk(kPage, 0);
+    FreeOk(h.a);
+    FreeOk(b);
+    env_.sim()->CompleteAll();
+    // Too large for either hole: their chunks move under it.
+    h.big = AllocateOk(40 * kMiB, 0);
+    FreeOk(h.big);
+    env_.sim()->CompleteAll();
+    return h;
+  }
   DevicePtr AllocateOk(std::size_t size, StreamId stream = 0) {
     absl::StatusOr<DevicePtr> p = alloc_->Allocate(size, stream);
     EXPECT_TRUE(p.ok()) << p.status();
@@ -771,17 +793,7 @@ TEST_F(GrowableSegmentsTest, MappedFitPlacesOnHeldMemoryWithoutACall) {
     Options options = NoSlackMechanics();
     options.mapped_fit = mapped_fit ? Options::MappedFit::kAlways : Options::MappedFit::kNever;
     Make(options);
-    const DevicePtr a = AllocateOk(16 * kMiB, 0);
-    const DevicePtr k1 = AllocateOk(kPage, 0);
-    const DevicePtr b = AllocateOk(32 * kMiB, 0);
-    const DevicePtr k2 = AllocateOk(kPage, 0);
-    FreeOk(a);
-    FreeOk(b);
-    env_.sim()->CompleteAll();
-    // Too large for either hole: their chunks move under it.
-    const DevicePtr big = AllocateOk(40 * kMiB, 0);
-    FreeOk(big);
-    env_.sim()->CompleteAll();
+    const auto [a, k1, k2, big] = MoveTwoHolesUnderALargeBlock();
     EXPECT_LT(alloc_->GetStats().reserved_bytes[kStatAll].current,
               static_cast<std::int64_t>(16 * kMiB + 32 * kMiB + 40 * kMiB))
         << "the holes kept their memory: nothing to place around";
@@ -816,16 +828,7 @@ TEST_F(GrowableSegmentsTest, MappedFitForRequestsThatWouldMapMuch) {
     options.mapped_fit = Options::MappedFit::kWhenSlack;
     options.mapped_fit_missing = missing_mib * kMiB;
     Make(options);
-    const DevicePtr a = AllocateOk(16 * kMiB, 0);
-    const DevicePtr k1 = AllocateOk(kPage, 0);
-    const DevicePtr b = AllocateOk(32 * kMiB, 0);
-    const DevicePtr k2 = AllocateOk(kPage, 0);
-    FreeOk(a);
-    FreeOk(b);
-    env_.sim()->CompleteAll();
-    const DevicePtr big = AllocateOk(40 * kMiB, 0);  // the holes' chunks move under it
-    FreeOk(big);
-    env_.sim()->CompleteAll();
+    const auto [a, k1, k2, big] = MoveTwoHolesUnderALargeBlock();
     ASSERT_FALSE(alloc_->GetStats().reserved_bytes[kStatAll].current >
                  static_cast<std::int64_t>(40 * kMiB + 4 * kPage + 8 * kMiB))
         << "the cache holds slack: auto would place on held memory anyway";
