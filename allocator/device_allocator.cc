@@ -396,7 +396,7 @@ Block* DeviceAllocator::Carve(Block* block, std::size_t rounded, std::size_t req
   return block;
 }
 
-bool DeviceAllocator::WantsHeldFit(const Block& best, std::size_t rounded) const {
+bool DeviceAllocator::WantsHeldFit(const Block& best, std::size_t rounded) {
   switch (options_.mapped_fit) {
     case Options::MappedFit::kNever:
       return false;
@@ -405,8 +405,8 @@ bool DeviceAllocator::WantsHeldFit(const Block& best, std::size_t rounded) const
     case Options::MappedFit::kWhenSlack:
       return (options_.mapped_fit_min > 0 && rounded >= options_.mapped_fit_min) ||
              (options_.mapped_fit_missing > 0 &&
-              rounded - store_->HeldBytesIn(Locked(), *best.segment, best.ptr,
-                                            best.ptr + rounded) >= options_.mapped_fit_missing) ||
+              store_->BytesToMap(Locked(), *best.segment, best.ptr, rounded) >=
+                  options_.mapped_fit_missing) ||
              store_->HoldsSlack(Locked());
   }
   return false;

@@ -273,7 +273,7 @@ class DeviceAllocator final : private SegmentCache {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // mapped_fit: whether a request of `rounded` bytes is placed on held memory
   // where its best fit, `best`, would map (Options::MappedFit).
-  bool WantsHeldFit(const Block& best, std::size_t rounded) const
+  bool WantsHeldFit(const Block& best, std::size_t rounded)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // mapped_fit: the free block to place `rounded` bytes in instead of `best`
   // (the best fit by size) so that no page needs mapping, with the place

@@ -95,10 +95,21 @@ struct Options {
   // bench/results/h200_mapped_fit_min_ab.json.
   std::size_t mapped_fit_min = 0;
   // ... and with auto, for requests whose best fit would map at least this
-  // much memory (mapped_fit_missing_mb, 0: none): a move's cost is its
-  // chunks, whatever the request's size. Off by default: an experiment
-  // (README, "mapped fit").
-  std::size_t mapped_fit_missing = 0;
+  // much memory (mapped_fit_missing_mb, 0: none): pages neither held nor
+  // taken back there without a call (SegmentStore::BytesToMap). A move's
+  // cost is its chunks, whatever the request's size: 64 MiB is 16 chunks of
+  // max_map_chunk, ~1 ms of the launching thread's time at the measured
+  // ~60 us a chunk (a map, and the unmap of what was under it), a cost worth
+  // some pinning. It is what makes a workload whose steady steps move
+  // memory rather than grow it cheap: the checkpointed LM, whose huge
+  // logits change size every step, mapped 102 chunks a step instead of 246
+  // and trained at 1.003x expandable_segments' step time instead of 1.113x
+  // in 6 interleaved rounds on an H100, at the same 1.0078 reserved/allocated
+  // (bench/results/h100_ckpt_lm_mapped_fit_missing.json). Counting memory
+  // taken back as free keeps bucketed shapes free (gpt2_cycle in the replay:
+  // 0.61 ms of driver time a step, as with 0, against 6.4 when the pages
+  // under old mappings counted as missing).
+  std::size_t mapped_fit_missing = std::size_t{64} << 20;
   // Growable segments (unpin_edges_mb, 0 = only beyond the high mark): a
   // block that would leave at least this much of a mapped chunk unused in
   // its free hole (pinned until the block is freed) gets that chunk unmapped

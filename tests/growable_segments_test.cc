@@ -1000,6 +1000,38 @@ TEST_F(KeptMappingsTest, MemoryMovedAwayComesBackWithoutADriverCall) {
   EXPECT_TRUE(env_.NothingOutstanding());
 }
 
+// mapped_fit_missing_mb counts what a place would map, and memory that comes
+// back there without a call (Return) is not: a block whose best fit lies on
+// old mappings of memory now free elsewhere takes that fit and its memory
+// back, as a step repeating an earlier shape should, instead of going to
+// the mapped memory where the memory went.
+TEST_F(KeptMappingsTest, MappedFitCountsMemoryThatComesBackAsHeld) {
+  Options options = env_.BaseOptions();
+  options.release_slack = options.release_slack_max = 0;
+  options.hold_reserved = false;
+  options.max_map_chunk = 4 * kMiB;
+  options.mapped_fit = Options::MappedFit::kWhenSlack;
+  options.mapped_fit_missing = 4 * kMiB;  // less than a's memory that moved
+  Make(options);
+  const Moved m = MoveAToB();
+  const std::size_t moved = 16 * kMiB - MappedBytes(m.keep, m.a, 16 * kMiB);
+  ASSERT_GE(moved, 4 * kMiB) << "too little of a's memory moved to count";
+  FreeOk(m.b);
+  env_.CompleteAll();
+  const MemoryStats before = alloc_->GetStats();
+  const DevicePtr again = AllocateOk(16 * kMiB, 0);
+  const MemoryStats after = alloc_->GetStats();
+  EXPECT_EQ(again, m.a) << "placed on b's mapped memory instead of taking a's back";
+  EXPECT_EQ(after.num_returns - before.num_returns, static_cast<std::int64_t>(moved / (4 * kMiB)));
+  EXPECT_EQ(after.num_maps, before.num_maps);
+  EXPECT_EQ(after.reserved_bytes[kStatAll].current, before.reserved_bytes[kStatAll].current);
+  ExpectDeviceHoldsReserved();
+  EXPECT_TRUE(IsValid(*alloc_));
+  FreeAllAndExpectNothingHeld({again, m.keep});
+  alloc_.reset();
+  EXPECT_TRUE(env_.NothingOutstanding());
+}
+
 // Memory still in use where it went cannot come back: the old mapping is
 // unmapped first and the block gets memory of its own.
 TEST_F(KeptMappingsTest, MemoryInUseWhereItWentIsNotTakenBack) {

@@ -246,9 +246,10 @@ TEST(OptionsTest, UnpinEdges) {
   EXPECT_THAT(ParseOk("mapped_fit_min_mb:32").ToString(), HasSubstr("mapped_fit_min_mb:32"));
   EXPECT_THAT(ParseError("mapped_fit_min_mb:-1"), HasSubstr("mapped_fit_min_mb"));
   EXPECT_THAT(ParseError("mapped_fit_min_mb:big"), HasSubstr("mapped_fit_min_mb"));
-  EXPECT_EQ(DefaultOptions().mapped_fit_missing, 0u);
-  EXPECT_EQ(ParseOk("mapped_fit_missing_mb:64").mapped_fit_missing, 64 * kMiB);
-  EXPECT_THAT(ParseOk("mapped_fit_missing_mb:64").ToString(), HasSubstr("mapped_fit_missing_mb:64"));
+  EXPECT_EQ(DefaultOptions().mapped_fit_missing, 64 * kMiB);
+  EXPECT_EQ(ParseOk("mapped_fit_missing_mb:128").mapped_fit_missing, 128 * kMiB);
+  EXPECT_EQ(ParseOk("mapped_fit_missing_mb:0").mapped_fit_missing, 0u);
+  EXPECT_THAT(ParseOk("mapped_fit_missing_mb:128").ToString(), HasSubstr("mapped_fit_missing_mb:128"));
   EXPECT_THAT(ParseError("mapped_fit_missing_mb:-1"), HasSubstr("mapped_fit_missing_mb"));
   // ToString names each setting as it is written.
   for (const char* conf : {"mapped_fit:True", "mapped_fit:False", "mapped_fit:auto"}) {

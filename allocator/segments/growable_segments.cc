@@ -885,6 +885,15 @@ absl::Status GrowableSegments::ReleaseChunk(PhysicalHandle handle) {
 
 bool GrowableSegments::CanReturn(const Leaving& l, const GrowableSegment* segment,
                                  std::size_t first, std::size_t last) {
+  if (!FreeWhereItWent(l, segment, first, last)) return false;
+  // The work there on the memory must come before the block's: queued
+  // earlier on the same stream, or finished.
+  return l.to->stream == segment->stream ||
+         cache_.FreeCompleted(l.to->stream, l.to->FreedAt(l.to_first, l.to_first + l.pages));
+}
+
+bool GrowableSegments::FreeWhereItWent(const Leaving& l, const GrowableSegment* segment,
+                                       std::size_t first, std::size_t last) const {
   if (l.release || l.job != 0 || l.to == nullptr) return false;
   const GrowableSegment* there = l.to;
   const std::size_t lo = l.to_first, hi = l.to_first + l.pages;
@@ -896,11 +905,7 @@ bool GrowableSegments::CanReturn(const Leaving& l, const GrowableSegment* segmen
       !there->HoldsChunk(lo, l.pages, l.handle)) {
     return false;
   }
-  if (!FreeThroughout(*there, lo, hi)) return false;
-  // The work there on the memory must come before the block's: queued
-  // earlier on the same stream, or finished.
-  return there->stream == segment->stream ||
-         cache_.FreeCompleted(there->stream, there->FreedAt(lo, hi));
+  return FreeThroughout(*there, lo, hi);
 }
 
 bool GrowableSegments::Return(Leaving& l, GrowableSegment* segment, std::size_t first,
@@ -944,6 +949,31 @@ std::size_t GrowableSegments::MissingPages(const GrowableSegment& segment, Devic
                                           std::size_t bytes) const {
   const auto [first, last] = PagesOf(segment, begin, bytes);
   return last + 1 - first - segment.HeldIn(first, last);
+}
+
+std::size_t GrowableSegments::BytesToMap(CacheLock lock, const Segment& range, DevicePtr begin,
+                                         std::size_t bytes) {
+  AssertHeld(lock);
+  const std::size_t missing = bytes - HeldBytesIn(lock, range, begin, begin + bytes);
+  const GrowableSegment& segment = Of(range);
+  if (missing == 0 || !options_.keep_old_mappings || segment.leaving_pages == 0) return missing;
+  // Old mappings under the place whose memory Prepare would take back
+  // (Return) cost no call: a step that repeats an earlier shape maps
+  // nothing there, and placing it elsewhere would undo that. Only memory
+  // of the block's own stream counts: asking whether another stream's work
+  // has finished queries (and records) events, which a question must not.
+  const auto [first, last] = PagesOf(segment, begin, bytes);
+  const bool first_partial = !PageAligned(begin - segment.base);
+  const bool last_partial = !PageAligned(begin + bytes - segment.base);
+  std::size_t back = 0;
+  for (const Leaving& l : leaving_) {
+    if (l.Under(&segment, first, last) &&
+        TakeableUnder(l, first, last, first_partial, last_partial) &&
+        FreeWhereItWent(l, &segment, first, last) && l.to->stream == segment.stream) {
+      back += l.pages * page_size_;
+    }
+  }
+  return missing - std::min(missing, back);
 }
 
 std::optional<DevicePtr> GrowableSegments::OffBusy(const GrowableSegment& segment,

@@ -270,6 +270,8 @@ class GrowableSegments final : public SegmentStore {
   std::pair<DevicePtr, std::size_t> HeldStretch(CacheLock lock, const Segment& segment,
                                                 DevicePtr begin, DevicePtr end,
                                                 std::size_t bytes) const override;
+  std::size_t BytesToMap(CacheLock lock, const Segment& segment, DevicePtr begin,
+                         std::size_t bytes) override;
   bool HoldsSlack(CacheLock lock) const override;
   Placing Place(CacheLock lock, const Block& hole, DevicePtr at, std::size_t bytes) override;
   std::optional<DevicePtr> PlaceElsewhere(CacheLock lock, const Block& other, std::size_t bytes,
@@ -362,9 +364,16 @@ class GrowableSegments final : public SegmentStore {
            (l.pages == 1 ||
             !((first_partial && l.first == first) || (last_partial && l_last == last)));
   }
-  // Whether Return would take `l` back for such a block (changing nothing).
+  // Whether Return would take `l` back for such a block: FreeWhereItWent,
+  // and its work there ordered before the block's (may query events).
   bool CanReturn(const Leaving& l, const GrowableSegment* segment, std::size_t first,
                  std::size_t last) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Whether the memory of the move's old mapping `l` is of the default pool,
+  // still held where it went, wholly free there and not under the block
+  // [first, last] of `segment` itself: what CanReturn asks but the order of
+  // the work. Changes nothing.
+  bool FreeWhereItWent(const Leaving& l, const GrowableSegment* segment, std::size_t first,
+                       std::size_t last) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Whether a block over pages [first, last] of `segment` would wait for
   // the queued work of the old mapping `l` that lies under it (Prepare): its
   // memory cannot come back (Return), nor has the work on it finished. Not

@@ -194,6 +194,13 @@ class SegmentStore {
   virtual std::pair<DevicePtr, std::size_t> HeldStretch(CacheLock lock, const Segment& segment,
                                                         DevicePtr begin, DevicePtr end,
                                                         std::size_t bytes) const = 0;
+  // The bytes of [begin, begin + bytes) of `segment` that a Prepare there
+  // would map: neither held nor memory it takes back without a call. What a
+  // placement costs in driver calls (mapped_fit_missing_mb).
+  virtual std::size_t BytesToMap(CacheLock lock, const Segment& segment, DevicePtr begin,
+                                 std::size_t bytes) {
+    return bytes - HeldBytesIn(lock, segment, begin, begin + bytes);
+  }
   // Where in the free block `hole` a block of `bytes` that the cache would
   // place at `at` had better start (with the block's alignment), and
   // whether it would still wait there for queued work, then with the pages
