@@ -403,11 +403,13 @@ bool DeviceAllocator::WantsHeldFit(const Block& best, std::size_t rounded) {
     case Options::MappedFit::kAlways:
       return true;
     case Options::MappedFit::kWhenSlack:
+      // (Cheapest first: BytesToMap walks the old mappings, and only a
+      // request as large as the threshold can map that much.)
       return (options_.mapped_fit_min > 0 && rounded >= options_.mapped_fit_min) ||
-             (options_.mapped_fit_missing > 0 &&
+             store_->HoldsSlack(Locked()) ||
+             (options_.mapped_fit_missing > 0 && rounded >= options_.mapped_fit_missing &&
               store_->BytesToMap(Locked(), *best.segment, best.ptr, rounded) >=
-                  options_.mapped_fit_missing) ||
-             store_->HoldsSlack(Locked());
+                  options_.mapped_fit_missing);
   }
   return false;
 }
