@@ -46,9 +46,14 @@
 //   below the peak), a request whose best fit would map is placed instead
 //   on mapped free memory of the first larger free block that has enough:
 //   no call, and the pinning it may add costs memory the cache holds
-//   anyway. Within the marks (a training loop's peaks) best fit stays:
-//   there, placing on mapped memory cuts into chunks the next peak must
-//   move (mapped_fit:True, always: two streams peaked at 1.013).
+//   anyway. Within the marks (a training loop's peaks) best fit stays for
+//   most requests: there, placing on mapped memory cuts into chunks the
+//   next peak must move (mapped_fit:True, always: two streams peaked at
+//   1.013). Not for one whose best fit would map much (mapped_fit_missing,
+//   64 MiB: BytesToMap, pages neither held nor taken back by Return): a
+//   move of that many chunks costs more host time than the pinning costs
+//   memory (the checkpointed LM: 246 -> ~60 chunks mapped a step, memory
+//   unchanged).
 //
 // * Freed memory and queued work. A chunk is unmapped from under a hole only
 //   once the work queued before the newest free of a block that lay on it has
