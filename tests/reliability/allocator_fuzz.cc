@@ -31,6 +31,9 @@
 //          the 1 GiB device
 //     0x40 unpin_edges of two pages (growable: chunks a new block would
 //          half use are unmapped first)
+//     0x80 mapped_fit_missing of two pages (growable: nearly every request
+//          whose best fit would map goes on mapped memory elsewhere; the
+//          default's 64 MiB is reached by few inputs)
 //   then operations, one opcode byte (mod 19) each, followed by arguments:
 //     0-4  allocate      stream:u8 size...     (size encoding: ReadSize)
 //     5-7  free          index:u8              (a live block)
@@ -142,6 +145,7 @@ class Harness {
     if ((config & 0x04) != 0) options_.max_split_size = 64 * kMiB;
     if ((config & 0x08) != 0) options_.garbage_collection_threshold = 0.6;
     if ((config & 0x40) != 0) options_.unpin_edges = 2 * page_size_;
+    if ((config & 0x80) != 0) options_.mapped_fit_missing = 2 * page_size_;
     alloc_ =
         std::make_unique<DeviceAllocator>(std::make_unique<BorrowedBackend>(sim_.get()), options_);
     Check("construction");

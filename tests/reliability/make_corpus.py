@@ -5,8 +5,8 @@ Each seed is a short, readable program in the input format documented at the
 top of allocator_fuzz.cc, chosen so that fuzzing starts from every corner the
 harness knows about: both segment kinds, a small device that runs out,
 cross-stream frees, bad pointers, sizes at the representable limit, injected
-failures, memory limits, oversize blocks, 64 KiB pages and destruction with
-live blocks. Re-run after changing the input format:
+failures, memory limits, oversize blocks, 64 KiB pages, mapped fit and
+destruction with live blocks. Re-run after changing the input format:
 
     python3 tests/reliability/make_corpus.py
 
@@ -21,7 +21,8 @@ import struct
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 # Configuration bits (byte 0).
-GROWABLE, SMALL_DEVICE, OVERSIZE, GC, DESTROY_LIVE, PAGE_64K, UNPIN = 1, 2, 4, 8, 16, 32, 64
+GROWABLE, SMALL_DEVICE, OVERSIZE, GC, DESTROY_LIVE, PAGE_64K, UNPIN, MAPPED_FIT = (
+    1, 2, 4, 8, 16, 32, 64, 128)
 # SimOp values, in sim_backend.h order.
 ALLOCATE, CREATE_PHYSICAL, MAP, RECORD_EVENT, QUERY_EVENT = range(5)
 
@@ -134,6 +135,14 @@ SEEDS = {
     "oversize_blocks": bytes([OVERSIZE]) + b"".join([
         alloc_special(0, 244, 12), alloc_special(0, 245, 13), alloc(0, 26, 5), free(0),
         alloc(0, 26, 6 << 20), free(1), alloc_special(0, 246, 14), misc(6)]),
+    # Holes whose memory moves under a larger block, then requests that
+    # would map there placed on the mapped memory instead (mapped fit), with
+    # a failed map on the way and frees on another stream.
+    "mapped_fit_growable": bytes([GROWABLE | MAPPED_FIT]) + b"".join([
+        alloc(0, 24), alloc(0, 12), alloc(0, 25), alloc(0, 12), free(0), free(1),
+        complete(4), alloc(0, 26), free(2), complete(4), alloc(0, 24, 7), alloc(1, 23),
+        fail_nth(MAP, 0), alloc(0, 25), record(0, 2), free(0), alloc(0, 24), misc(6),
+        empty_cache()]),
     "destroy_with_live": bytes([DESTROY_LIVE | GROWABLE]) + b"".join([
         alloc(0, 21), alloc(1, 14), record(0, 3), free(0), alloc(2, 25), record(0, 1)]),
     # A graph capture: temporaries in the pool, a cross-stream free deferred,
