@@ -138,6 +138,33 @@ class CudaMallocAsyncAllocator : public Allocator {
   cudaMemPool_t pool_ = nullptr;
 };
 
+// No allocator: a fixed amount of host work per call (a chain of 32
+// dependent shift-xor-multiplies, which no compiler folds: ~41 ns on the
+// build machine), timed in the same rounds as the allocators. The host
+// runs in states whose speed differs by 2x (an
+// H100 machine, 2026-11-26: every allocator's hot pair read 51-81 ns in
+// some rounds and 102-137 in others, the classic policy's and PyTorch's
+// alike); this column says which state a round ran in, so that a slow
+// round is seen to be the host's and not an allocator's.
+class HostReference : public Allocator {
+ public:
+  std::string name() const override { return "host-ref"; }
+  void* Allocate(std::size_t bytes) override {
+    Work(bytes);
+    return reinterpret_cast<void*>(std::uintptr_t{1} << 12);  // never dereferenced
+  }
+  void Free(void* ptr) override { Work(reinterpret_cast<std::uintptr_t>(ptr)); }
+
+ private:
+  void Work(std::uint64_t seed) {
+    std::uint64_t x = state_ ^ seed;
+    for (int i = 0; i < 32; ++i) x = (x ^ (x >> 31)) * 0x9E3779B97F4A7C15ULL;
+    state_ = x;
+  }
+  // Kept across calls so the chain cannot be folded away.
+  volatile std::uint64_t state_ = 0;
+};
+
 struct Measurement {
   std::string allocator;
   std::string pattern;  // "hot_pair/65536", "churn/W:1000"
@@ -248,7 +275,9 @@ int Main(int argc, char** argv) {
       std::printf(
           "usage: ccalloc-gpu-bench [--json FILE] [--reps N (7)] [--device N (0)] [--conf CONF]...\n"
           "Host ns per allocate or free: ccalloc (both policies), cudaMalloc and\n"
-          "cudaMallocAsync, on the hot-pair and churn patterns of bench/patterns.h.\n"
+          "cudaMallocAsync, on the hot-pair and churn patterns of bench/patterns.h;\n"
+          "\"host-ref\" is no allocator but a fixed amount of host work per call, timed\n"
+          "in the same rounds: the host's speed in each round.\n"
           "--conf CONF (repeatable) adds a column \"conf<i>\": ccalloc's defaults with\n"
           "CONF (CCALLOC_CONF syntax) on top, timed in the same rounds as the rest.\n");
       return 0;
@@ -299,6 +328,7 @@ int Main(int argc, char** argv) {
       // a gap between the two is the place in the order (the CPU, the
       // driver's state), not the policy.
       [&] { return std::make_unique<CcallocAllocator>("ccalloc-again", ours, device); },
+      [] { return std::make_unique<HostReference>(); },
   };
   for (std::size_t i = 0; i < conf_options.size(); ++i) {
     factories.push_back([&, i] {
