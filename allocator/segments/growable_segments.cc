@@ -1377,11 +1377,9 @@ std::size_t GrowableSegments::HeldBytesIn(CacheLock lock, const Segment& range,
   std::size_t held = 0;
   const std::size_t first = PageIndex(begin - s.base);
   const std::size_t last = std::min(PageIndex(end - 1 - s.base) + 1, s.mapped_end);
-  for (std::size_t i = s.NextRun(first, last, true); i < last;) {
-    const std::size_t j = s.NextRun(i, last, false);
+  s.ForEachHeldRun(first, last, [&](std::size_t i, std::size_t j) {
     held += std::min(end, s.base + j * page_size_) - std::max(begin, s.base + i * page_size_);
-    i = s.NextRun(j, last, true);
-  }
+  });
   return held;
 }
 
@@ -1393,13 +1391,11 @@ std::pair<DevicePtr, std::size_t> GrowableSegments::HeldStretch(CacheLock lock,
   std::pair<DevicePtr, std::size_t> best{0, 0};
   const std::size_t first = PageIndex(begin - s.base);
   const std::size_t last = std::min(PageIndex(end - 1 - s.base) + 1, s.mapped_end);
-  for (std::size_t i = s.NextRun(first, last, true); i < last;) {
-    const std::size_t j = s.NextRun(i, last, false);
+  s.ForEachHeldRun(first, last, [&](std::size_t i, std::size_t j) {
     const DevicePtr lo = std::max(begin, s.base + i * page_size_);
     const DevicePtr hi = std::min(end, s.base + j * page_size_);
     if (hi - lo >= bytes && (best.second == 0 || hi - lo < best.second)) best = {lo, hi - lo};
-    i = s.NextRun(j, last, true);
-  }
+  });
   return best;
 }
 

@@ -223,6 +223,15 @@ struct GrowableSegment final : Segment {
   std::size_t NextRun(std::size_t from, std::size_t limit, bool holding) const;
   // Whether every page of [first, last] Holds.
   bool AllHeld(std::size_t first, std::size_t last) const;
+  // Calls f(i, j) for each run [i, j) of pages that Hold within [first, last).
+  template <typename F>
+  void ForEachHeldRun(std::size_t first, std::size_t last, F&& f) const {
+    for (std::size_t i = NextRun(first, last, true); i < last;) {
+      const std::size_t j = NextRun(i, last, false);
+      f(i, j);
+      i = NextRun(j, last, true);
+    }
+  }
   // The leaving pages [first, first + pages) are unmapped: they turn 0
   // (the caller lowers mapped_end after).
   void Unmapped(std::size_t first, std::size_t pages_unmapped) {
