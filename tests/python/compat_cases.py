@@ -333,6 +333,185 @@ def case_ddp():
     return {"ok": ok, "checksum": got[0]}
 
 
+def case_graphed_callables():
+    """torch.cuda.make_graphed_callables: a module's forward and backward
+    captured as graphs (their own private pool), then trained with new inputs
+    against the same module run eagerly."""
+    import copy
+    torch.manual_seed(7)
+    model = torch.nn.Sequential(torch.nn.Linear(128, 256), torch.nn.GELU(),
+                                torch.nn.Linear(256, 128)).cuda()
+    eager = copy.deepcopy(model)
+    sample = torch.randn(32, 128, device="cuda", requires_grad=True)
+    graphed = torch.cuda.make_graphed_callables(model, (sample,))
+    opt = torch.optim.SGD(model.parameters(), lr=0.05)
+    eager_opt = torch.optim.SGD(eager.parameters(), lr=0.05)
+    gen = torch.Generator(device="cuda").manual_seed(8)
+    losses, eager_losses = [], []
+    for _ in range(6):
+        x = torch.randn(32, 128, device="cuda", generator=gen, requires_grad=True)
+        for m, o, out in ((graphed, opt, losses), (eager, eager_opt, eager_losses)):
+            loss = m(x).square().mean()
+            loss.backward()
+            o.step()
+            o.zero_grad(set_to_none=True)
+            out.append(float(loss))
+    gap = max(abs(a - b) for a, b in zip(losses, eager_losses))
+    return {"ok": gap < 1e-4, "max_gap_to_eager": gap, "steps": len(losses)}
+
+
+def case_graph_multistream_capture():
+    """A capture that forks work onto a second stream and joins it back:
+    the side stream's temporaries belong to the capture's pool, and eager
+    tensors made afterwards must not share their memory."""
+    torch.manual_seed(9)
+    x = torch.randn(1024, 1024, device="cuda")
+    w = torch.randn(1024, 1024, device="cuda") / 32
+    side = torch.cuda.Stream()
+
+    def f(inp):
+        main = torch.cuda.current_stream()
+        side.wait_stream(main)
+        with torch.cuda.stream(side):
+            a = (inp @ w).relu()          # allocated on the side stream
+        b = (inp * 2).sigmoid()
+        main.wait_stream(side)
+        return a + b
+
+    warm = torch.cuda.Stream()
+    warm.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(warm):
+        for _ in range(3):
+            f(x)
+    torch.cuda.current_stream().wait_stream(warm)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        out = f(x)
+    eager = [torch.full((1024, 1024), float(i), device="cuda") for i in range(6)]
+    diffs = []
+    for _ in range(4):
+        x.copy_(torch.randn(1024, 1024, device="cuda"))
+        graph.replay()
+        torch.cuda.synchronize()
+        diffs.append(float((out - f(x)).abs().max()))
+    eager_ok = all(bool(torch.all(t == i)) for i, t in enumerate(eager))
+    return {"ok": eager_ok and max(diffs) < 1e-4, "eager_unchanged": eager_ok,
+            "max_diff": max(diffs)}
+
+
+def case_amp_grad_scaler():
+    """Mixed-precision training with torch.amp.GradScaler (fp16 autocast,
+    scaled backward, unscale and clip, step and update)."""
+    torch.manual_seed(10)
+    model = torch.nn.Sequential(torch.nn.Linear(256, 1024), torch.nn.ReLU(),
+                                torch.nn.Linear(1024, 10)).cuda()
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
+    scaler = torch.amp.GradScaler("cuda")
+    gen = torch.Generator(device="cuda").manual_seed(11)
+    losses = []
+    for _ in range(8):
+        x = torch.randn(128, 256, device="cuda", generator=gen)
+        y = torch.randint(0, 10, (128,), device="cuda", generator=gen)
+        with torch.autocast("cuda", dtype=torch.float16):
+            loss = torch.nn.functional.cross_entropy(model(x), y)
+        scaler.scale(loss).backward()
+        scaler.unscale_(opt)
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        scaler.step(opt)
+        scaler.update()
+        opt.zero_grad(set_to_none=True)
+        losses.append(round(float(loss), 4))
+    return {"ok": all(l == l for l in losses), "losses": losses, "scale": scaler.get_scale()}
+
+
+def case_record_stream_safety():
+    """A tensor freed on the main stream while a slow kernel on a side stream
+    still reads it (record_stream): memory handed out next on the main
+    stream and written at once must not change what the side stream read."""
+    n = 16 * MiB // 4
+    main, side = torch.cuda.current_stream(), torch.cuda.Stream()
+    src = torch.full((n,), 3.0, device="cuda")
+    side.wait_stream(main)
+    with torch.cuda.stream(side):
+        torch.cuda._sleep(200_000_000)   # keeps the read below queued
+        total = src.sum()
+    src.record_stream(side)
+    del src
+    # Same size, same stream: the cache would reuse the freed block at once
+    # if it ignored the side stream's pending read.
+    fresh = [torch.full((n,), -1.0, device="cuda") for _ in range(4)]
+    torch.cuda.synchronize()
+    got = float(total)
+    return {"ok": got == 3.0 * n and all(float(t[0]) == -1.0 for t in fresh), "side_sum": got}
+
+
+def case_threads():
+    """Two Python threads training their own models on their own streams at
+    once (the allocator is called from both)."""
+    import threading
+    results, errors = {}, []
+    models = []
+    for k in range(2):  # made here: the global seed is not per thread
+        torch.manual_seed(20 + k)
+        models.append(torch.nn.Sequential(torch.nn.Linear(512, 2048), torch.nn.ReLU(),
+                                          torch.nn.Linear(2048, 512)).cuda())
+    torch.cuda.synchronize()
+
+    def train(k):
+        try:
+            stream = torch.cuda.Stream()
+            with torch.cuda.stream(stream):
+                model = models[k]
+                opt = torch.optim.SGD(model.parameters(), lr=0.01)
+                gen = torch.Generator(device="cuda").manual_seed(30 + k)
+                for step in range(40):
+                    x = torch.randn(64 + 32 * (step % 5), 512, device="cuda", generator=gen)
+                    loss = model(x).square().mean()
+                    loss.backward()
+                    opt.step()
+                    opt.zero_grad(set_to_none=True)
+                stream.synchronize()
+                results[k] = float(sum(p.detach().double().sum() for p in model.parameters()))
+        except Exception as e:  # reported, not swallowed: the case fails
+            errors.append(repr(e))
+
+    threads = [threading.Thread(target=train, args=(k,)) for k in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return {"ok": not errors and len(results) == 2, "errors": errors,
+            "checksums": [results.get(k) for k in range(2)]}
+
+
+def case_dlpack():
+    """A tensor exported through DLPack and __cuda_array_interface__ and
+    consumed back: same memory, writes seen both ways, freed once."""
+    a = torch.arange(1 << 20, device="cuda", dtype=torch.float32)
+    b = torch.utils.dlpack.from_dlpack(torch.utils.dlpack.to_dlpack(a))
+    iface = a.__cuda_array_interface__
+    b[7] = -7.0
+    same = b.data_ptr() == a.data_ptr() == iface["data"][0]
+    ok = same and float(a[7]) == -7.0
+    del a
+    ok = ok and float(b[8]) == 8.0   # b keeps the memory alive
+    return {"ok": ok, "same_pointer": same}
+
+
+def case_raw_alloc():
+    """torch.cuda.caching_allocator_alloc / _delete, the raw path extensions
+    use, on the current and on a given stream."""
+    stream = torch.cuda.Stream()
+    p = torch.cuda.caching_allocator_alloc(4 * MiB)
+    q = torch.cuda.caching_allocator_alloc(1000, stream=stream)
+    ok = p != 0 and q != 0 and p != q
+    before = torch.cuda.memory_allocated()
+    torch.cuda.caching_allocator_delete(p)
+    torch.cuda.caching_allocator_delete(q)
+    after = torch.cuda.memory_allocated()
+    return {"ok": ok and after < before, "freed": after < before}
+
+
 CASES = {name[len("case_"):]: fn for name, fn in globals().items() if name.startswith("case_")}
 
 if __name__ == "__main__":

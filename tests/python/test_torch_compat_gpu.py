@@ -70,6 +70,13 @@ MATRIX = [
     ("oom", ("ccalloc",), ("raised",)),
     ("mempool", ("ccalloc",), ("pool_bytes_at_least_4MiB",)),
     ("profiler_memory", ("ccalloc",), ("saw_4MiB_allocation",)),
+    ("graphed_callables", ("ccalloc", "ccalloc-classic"), ()),
+    ("graph_multistream_capture", ("ccalloc", "ccalloc-classic"), ("eager_unchanged",)),
+    ("amp_grad_scaler", ("ccalloc",), ("losses",)),
+    ("record_stream_safety", ("ccalloc", "ccalloc-classic"), ("side_sum",)),
+    ("threads", ("ccalloc",), ()),
+    ("dlpack", ("ccalloc",), ("same_pointer",)),
+    ("raw_alloc", ("ccalloc",), ("freed",)),
     ("cross_device", ("ccalloc",), ()),
     ("ddp", ("ccalloc",), ("checksum",)),
 ]
@@ -88,6 +95,15 @@ def test_case(case, allocators, same):
         for field in same:
             assert got[field] == native[field], (
                 f"{case}: {field} under {allocator} = {got[field]!r}, native = {native[field]!r}")
+
+
+def test_threads_train_as_under_native():
+    # Each thread's model, data and stream are its own, so its result must
+    # not depend on the allocator beyond the last bits of reductions.
+    native = run_case("threads", "native")
+    got = run_case("threads", "ccalloc")
+    for a, b in zip(got["checksums"], native["checksums"]):
+        assert abs(a - b) <= 1e-6 * max(1.0, abs(b))
 
 
 def test_cudnn_losses_close_to_native():
