@@ -80,6 +80,12 @@ class DeviceBackend {
   // True once all work recorded before the event has finished.
   virtual absl::StatusOr<bool> QueryEvent(EventHandle event) = 0;
   virtual absl::Status SynchronizeEvent(EventHandle event) = 0;
+  // Makes work queued on `stream` after this call wait, on the device, for
+  // `event` as last recorded (cuStreamWaitEvent): no host wait. The event
+  // may be destroyed right after. Unimplemented where a backend has none.
+  virtual absl::Status StreamWaitEvent(StreamId stream, EventHandle event) {
+    return absl::UnimplementedError("stream waits not supported");
+  }
   virtual void DestroyEvent(EventHandle event) = 0;
   // Waits for all work on the device (used by the free-all step of the OOM path).
   virtual absl::Status SynchronizeDevice() = 0;

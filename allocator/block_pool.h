@@ -76,6 +76,11 @@ struct Block {
   std::uint64_t freed_at = 0;
   // Streams other than `stream` that used the block (record_stream).
   absl::InlinedVector<StreamId, 1> stream_uses;
+  // Allocated blocks (cross_stream_reuse): allocated for `borrower`, a
+  // stream other than its segment's, which at the free is ordered after
+  // the borrower's work.
+  bool borrowed = false;
+  StreamId borrower = 0;
 
   bool is_split() const { return prev != nullptr || next != nullptr; }
   DevicePtr end() const { return ptr + size; }
@@ -186,6 +191,31 @@ class BlockPool {
   // of growable segments are always splittable); null when there is none.
   Block* BestFit(StreamId stream, std::size_t size, const SizePolicy& policy,
                  bool expandable) const;
+
+  // The smallest free block of at least `size` bytes on a stream other than
+  // `except` that `usable` accepts, looking at no more than `per_stream`
+  // candidates of each stream (smallest first); null when there is none.
+  template <typename Usable>
+  Block* FitOnOtherStreams(StreamId except, std::size_t size, int per_stream,
+                           Usable&& usable) const {
+    Block* best = nullptr;
+    for (auto it = blocks_.begin(); it != blocks_.end();) {
+      const StreamId s = it->stream;
+      if (s != except) {
+        auto c = blocks_.lower_bound(Entry{s, size, 0, nullptr});
+        for (int n = 0; c != blocks_.end() && c->stream == s && n < per_stream; ++c, ++n) {
+          if (best != nullptr && c->size >= best->size) break;
+          if (usable(c->block)) {
+            best = c->block;
+            break;
+          }
+        }
+      }
+      if (s == ~StreamId{0}) break;
+      it = blocks_.lower_bound(Entry{s + 1, 0, 0, nullptr});  // the next stream's first
+    }
+    return best;
+  }
 
   // The indexed blocks after `block` (larger, or as large at a higher address).
   Iterator After(const Block* block) const {

@@ -75,6 +75,7 @@ struct DriverApi {
   decltype(&::cuStreamCreate) stream_create = nullptr;
   decltype(&::cuStreamDestroy_v2) stream_destroy = nullptr;
   decltype(&::cuStreamSynchronize) stream_synchronize = nullptr;
+  decltype(&::cuStreamWaitEvent) stream_wait_event = nullptr;
   decltype(&::cuMemcpyDtoHAsync_v2) memcpy_dtoh_async = nullptr;
   decltype(&::cuMemcpyHtoDAsync_v2) memcpy_htod_async = nullptr;
   // Optional (driver 10.1 and later): see RelaxedCaptureMode.
@@ -236,6 +237,7 @@ LoadedDriver LoadDriver() {
   Resolve(library, "cuStreamCreate", api.stream_create);
   Resolve(library, "cuStreamDestroy_v2", api.stream_destroy);
   Resolve(library, "cuStreamSynchronize", api.stream_synchronize);
+  Resolve(library, "cuStreamWaitEvent", api.stream_wait_event);
   Resolve(library, "cuMemcpyDtoHAsync_v2", api.memcpy_dtoh_async);
   Resolve(library, "cuMemcpyHtoDAsync_v2", api.memcpy_htod_async);
 
@@ -478,6 +480,21 @@ class CudaBackend final : public DeviceBackend {
     if (CUresult r = api_.event_synchronize(reinterpret_cast<CUevent>(event));
         r != CUDA_SUCCESS) {
       return Error(r, "cuEventSynchronize", Hex(event));
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status StreamWaitEvent(StreamId stream, EventHandle event) override {
+    if (event == 0) return absl::InvalidArgumentError("StreamWaitEvent: null event");
+    if (api_.stream_wait_event == nullptr) {
+      return absl::UnimplementedError("cuStreamWaitEvent missing from the driver");
+    }
+    ScopedContext scope(api_, context_);
+    if (!scope.ok()) return scope.status();
+    if (CUresult r = api_.stream_wait_event(reinterpret_cast<CUstream>(stream),
+                                            reinterpret_cast<CUevent>(event), 0);
+        r != CUDA_SUCCESS) {
+      return Error(r, "cuStreamWaitEvent", absl::StrCat("stream ", Hex(stream)));
     }
     return absl::OkStatus();
   }

@@ -98,6 +98,8 @@ void DeviceAllocator::DeleteBlock(Block* block) {
   block->tag = kNoTag;
   block->freed_at = 0;
   block->stream_uses.clear();
+  block->borrowed = false;
+  block->borrower = 0;
   spare_blocks_.push_back(block);
 }
 
@@ -218,6 +220,16 @@ absl::StatusOr<Block*> DeviceAllocator::TryAllocate(std::size_t rounded,
   if (growable_ && block->segment->expandable && WantsHeldFit(*block, rounded)) {
     block = HeldFit(free_blocks, block, rounded,
                     /*first_found=*/options_.mapped_fit == Options::MappedFit::kWhenSlack, &at);
+  }
+  // cross_stream_reuse: where the stream's own memory would need pages
+  // mapped, mapped free memory of another stream serves, ordered after that
+  // stream's work on the device (Options says why).
+  if (growable_ && options_.cross_stream_reuse && owner == nullptr && !capturing() &&
+      block->segment->expandable &&
+      store_->HeldBytesIn(Locked(), *block->segment, at, at + rounded) != rounded) {
+    if (Block* borrowed = Borrow(free_blocks, stream, rounded, requested); borrowed != nullptr) {
+      return borrowed;
+    }
   }
   // The store may move the block within its free block, off pages that
   // would make it wait (growable: old mappings still in use, skip_busy_pages);
@@ -440,6 +452,60 @@ Block* DeviceAllocator::HeldFit(const BlockPool& free_blocks, Block* best, std::
   return host;
 }
 
+Block* DeviceAllocator::Borrow(const BlockPool& free_blocks, StreamId stream,
+                              std::size_t rounded, std::size_t requested) {
+  // A few candidates a stream, smallest first: enough to find a mapped one
+  // where there is one, without walking a large index on every request
+  // that would map.
+  const CacheLock lock = Locked();
+  Block* other = free_blocks.FitOnOtherStreams(stream, rounded, kBorrowCandidates, [&](Block* b) {
+      return b->segment->expandable && b->segment->owner == nullptr &&
+           store_->HeldBytesIn(lock, *b->segment, b->ptr, b->ptr + rounded) == rounded;
+  });
+  if (other == nullptr) return nullptr;
+  // The lender's work on the memory comes first: its stream's work up to
+  // the block's newest free, on the device (no host wait). A refused wait
+  // borrows nothing.
+  if (!OrderAfterFree(stream, other->stream, other->freed_at).ok()) return nullptr;
+  ++prepare_epoch_;
+  // Mapped throughout: nothing for the store to do but its bookkeeping.
+  if (!store_->Prepare(Locked(), *other->segment, *other, other->ptr, rounded).ok()) {
+    return nullptr;
+  }
+  Block* taken = Carve(other, rounded, requested);
+  taken->borrower = stream;
+  taken->borrowed = true;
+  ++stats_.num_cross_stream_reuses;
+  return taken;
+}
+
+absl::Status DeviceAllocator::OrderAfterFree(StreamId waiter, StreamId stream,
+                                             std::uint64_t freed_at) {
+  if (FreeCompleted(stream, freed_at)) return absl::OkStatus();
+  // The first mark after that free (FreeCompleted leaves one when it can),
+  // else the stream's work so far.
+  EventHandle event = 0;
+  bool own = false;
+  if (auto it = marks_.find(stream); it != marks_.end()) {
+    for (const FreeMark& m : it->second) {
+      if (m.seq >= freed_at) {
+        event = m.event;
+        break;
+      }
+    }
+  }
+  if (event == 0) {
+    absl::StatusOr<EventHandle> e = backend_->RecordEvent(stream);
+    if (!e.ok()) return e.status();
+    event = *e;
+    own = true;
+  }
+  absl::Status s = backend_->StreamWaitEvent(waiter, event);
+  if (own) backend_->DestroyEvent(event);
+  if (s.ok()) ++stats_.num_device_waits;
+  return s;
+}
+
 Block* DeviceAllocator::CarveAt(Block* block, DevicePtr ptr, std::size_t rounded,
                                 std::size_t requested) {
   if (ptr > block->ptr) block = SplitFreeAt(block, ptr);
@@ -504,6 +570,21 @@ absl::Status DeviceAllocator::Free(DevicePtr ptr) {
   }
   Block* block = it->second;
 
+  // A borrowed block goes back to its segment's stream now, that stream's
+  // later work ordered after the borrower's on the device. During a capture
+  // (no event calls) the borrower is a use like a record_stream's: the block
+  // waits, pending, until the capture ends and that use is over.
+  if (block->borrowed) {
+    if (capturing()) {
+      if (std::find(block->stream_uses.begin(), block->stream_uses.end(), block->borrower) ==
+          block->stream_uses.end()) {
+        block->stream_uses.push_back(block->borrower);
+      }
+    } else if (absl::Status s = OrderAfterUse(block->stream, block->borrower); !s.ok()) {
+      return s;  // nothing changed: the block is still allocated
+    }
+  }
+
   // Record every event first: if one fails the free fails and nothing changed.
   // A capture refuses events on other streams: then they wait (deferred)
   // until no capture is underway, and the block stays pending until then.
@@ -519,6 +600,7 @@ absl::Status DeviceAllocator::Free(DevicePtr ptr) {
   }
 
   allocated_.erase(it);
+  block->borrowed = false;  // ordered above: its segment's stream's block again
   // Only a region's block can have a backup to drop (regions are private pools).
   if (ABSL_PREDICT_FALSE(block->segment->owner != nullptr)) DropBackupOf(block);
   StatAdd(stats_.allocation, block->pool, -1);
@@ -621,6 +703,22 @@ void DeviceAllocator::MergeIntoFreed(Block* block, Block* prev) {
   AccountInactive(block, +1);
 }
 
+absl::Status DeviceAllocator::OrderAfterUse(StreamId waiter, StreamId user) {
+  absl::StatusOr<EventHandle> event = backend_->RecordEvent(user);
+  if (!event.ok()) return event.status();
+  absl::Status s = backend_->StreamWaitEvent(waiter, *event);
+  if (s.ok()) {
+    ++stats_.num_device_waits;
+  } else {
+    // The host waits instead (a wait like a trim's, counted as one).
+    ++stats_.num_stream_syncs;
+    const ElapsedNs waited(&stats_.wait_ns);
+    s = backend_->SynchronizeEvent(*event);
+  }
+  backend_->DestroyEvent(*event);
+  return s;
+}
+
 absl::Status DeviceAllocator::RecordStream(DevicePtr ptr, StreamId stream) {
   if (ptr == 0) return absl::OkStatus();
   absl::MutexLock lock(&mu_);
@@ -630,8 +728,11 @@ absl::Status DeviceAllocator::RecordStream(DevicePtr ptr, StreamId stream) {
         DescribeBadPointer(ptr, /*for_free=*/false));
   }
   Block* block = it->second;
-  // The allocating stream is ordered with itself already.
-  if (stream == block->stream) return absl::OkStatus();
+  // The allocating stream is ordered with itself already, and a borrower
+  // with the block's stream at the free.
+  if (stream == block->stream || (block->borrowed && stream == block->borrower)) {
+    return absl::OkStatus();
+  }
   if (std::find(block->stream_uses.begin(), block->stream_uses.end(), stream) ==
       block->stream_uses.end()) {
     block->stream_uses.push_back(stream);

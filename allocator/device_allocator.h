@@ -283,6 +283,23 @@ class DeviceAllocator final : private SegmentCache {
   // where best fit puts the block.
   Block* HeldFit(const BlockPool& free_blocks, Block* best, std::size_t rounded,
                  bool first_found, DevicePtr* at) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // cross_stream_reuse: the first `rounded` bytes of a free block of
+  // another stream's growable segment of the default pool, mapped
+  // throughout, allocated for `stream` once `stream`'s work is ordered after
+  // the lender's (OrderAfterFree); null when no such block is found or the
+  // ordering is refused (nothing taken then).
+  Block* Borrow(const BlockPool& free_blocks, StreamId stream, std::size_t rounded,
+                std::size_t requested) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Makes `waiter`'s later work wait on the device for `stream`'s work
+  // queued before the free numbered `freed_at`: nothing when that is known
+  // finished, else a device-side wait on the first mark after the free, or
+  // on a new event of `stream`.
+  absl::Status OrderAfterFree(StreamId waiter, StreamId stream, std::uint64_t freed_at)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Makes `waiter`'s later work wait on the device for all of `user`'s
+  // work queued so far (a new event); where the driver refuses the wait,
+  // the host waits for that event instead.
+  absl::Status OrderAfterUse(StreamId waiter, StreamId user) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Takes [ptr, ptr + rounded) of the free, indexed `block` out of its pool
   // (the free rest on either side stays indexed) and marks it allocated.
   Block* CarveAt(Block* block, DevicePtr ptr, std::size_t rounded, std::size_t requested)
@@ -442,6 +459,9 @@ class DeviceAllocator final : private SegmentCache {
   // replay at a GPU lag of 200 events waited 271 times over the nine traces
   // with 4, as with 16, against 377 with none (before partial_runs).
   static constexpr int kBusyAlternatives = 4;
+  // How many free blocks of each other stream, smallest first, a request
+  // asks to borrow from (cross_stream_reuse).
+  static constexpr int kBorrowCandidates = 4;
   absl::flat_hash_map<StreamId, std::deque<FreeMark>> marks_ ABSL_GUARDED_BY(mu_);
   // Counts store Prepare calls; a stream's marks are polled at most once per
   // call however many holes a trim asks about (polled_in_).

@@ -113,6 +113,7 @@ Snapshot DeviceAllocator::TakeSnapshot() const {
       bi.size = b->size;
       bi.requested_size = b->requested;
       bi.tag = b->tag;
+      bi.stream = b->borrowed ? b->borrower : b->stream;
       switch (b->state) {
         case BlockState::kAllocated:
           bi.status = BlockStatus::kActiveAllocated;
@@ -274,6 +275,13 @@ bool DeviceAllocator::ValidateLocked(std::string* why) const {
                                  " does not tile the segment"));
       }
       expect = b->end();
+      // A borrowed block (cross_stream_reuse) is allocated memory of the
+      // default pool's growable segment of another stream than its user's.
+      if (b->borrowed && (b->state != BlockState::kAllocated || !segment->expandable ||
+                          owner != nullptr || b->borrower == b->stream)) {
+        return fail(absl::StrCat("block ", Hex(b->ptr), " is borrowed but not an allocated "
+                                 "block of another stream's default growable segment"));
+      }
       const auto size = static_cast<std::int64_t>(b->size);
       switch (b->state) {
         case BlockState::kFree: {

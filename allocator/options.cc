@@ -266,6 +266,8 @@ absl::StatusOr<Options> ParseOptions(absl::string_view conf, const Options& base
       }
     } else if (key == "background_unmap") {
       if (absl::Status s = ParseBool(key, value, &options.background_unmap); !s.ok()) return s;
+    } else if (key == "cross_stream_reuse") {
+      if (absl::Status s = ParseBool(key, value, &options.cross_stream_reuse); !s.ok()) return s;
     } else if (key == "keep_old_mappings") {
       if (absl::Status s = ParseBool(key, value, &options.keep_old_mappings); !s.ok()) return s;
     } else if (key == "skip_busy_holes") {
@@ -307,7 +309,7 @@ absl::StatusOr<Options> ParseOptions(absl::string_view conf, const Options& base
           "map_chunk_divisor, map_chunk_scale, unpin_edges_mb, unwaited_moves, hold_reserved, "
           "mapped_fit, mapped_fit_min_mb, mapped_fit_missing_mb, "
           "background_unmap, keep_old_mappings, skip_busy_pages, skip_busy_holes, partial_runs, "
-          "backup_batch_mb)"));
+          "cross_stream_reuse, backup_batch_mb)"));
     }
   }
   return options;
@@ -346,6 +348,7 @@ std::string Options::ToString() const {
                                  ",skip_busy_pages:", skip_busy_pages ? "True" : "False",
                                  ",skip_busy_holes:", skip_busy_holes ? "True" : "False",
                                  ",partial_runs:", partial_runs ? "True" : "False",
+                                 ",cross_stream_reuse:", cross_stream_reuse ? "True" : "False",
                                  ",backup_batch_mb:", backup_batch / kMiB);
   return out;
 }

@@ -165,6 +165,24 @@ struct Options {
   // 104 (GPT-2's: drains of the GPU's queue, 30-40 ms each on an H100).
   // False: such a chunk waits and goes back to the device.
   bool partial_runs = true;
+  // Growable segments (cross_stream_reuse): a request whose own stream's
+  // memory would need pages mapped takes instead the start of a free block
+  // of another stream's segment that is mapped throughout, so memory passes
+  // between streams with no driver call. Safety is ordering on the device,
+  // never a host wait: the requesting stream's later work waits
+  // (cuStreamWaitEvent) for the lender's work up to the block's newest free
+  // unless an event query says it is done, and at the block's free the
+  // segment's stream waits in turn for the borrower's work, so the block is
+  // free there at once, as any block of that stream (during a capture it
+  // stays pending, as a record_stream's block does). Two streams whose
+  // demands trade places from step to step (two towers of varying size)
+  // otherwise move their difference through the driver every step. The
+  // cost is ordering: the borrower's work after the borrow waits for the
+  // lender's before the free, and the lender's after the free for the
+  // borrower's, which a host-bound step never notices and streams meant
+  // to overlap (communication, prefetch) might.
+  // False: each stream's requests are served from its own segments only.
+  bool cross_stream_reuse = true;
   // Growable segments: the largest physical chunk mapped at once
   // (max_map_chunk_mb). Fewer, larger chunks cost fewer driver calls (the
   // driver charges per handle) and kernels read memory mapped in chunks of

@@ -429,8 +429,35 @@ absl::Status SimBackend::SynchronizeEvent(EventHandle event) {
     ++counts_.event_waits;
     counts_.waited_ticks += behind;
     drained_[state.stream] = state.at + 1;
+    // Work the stream waited for on the device ran first (StreamWaitEvent).
+    if (auto w = device_waits_.find(state.stream); w != device_waits_.end()) {
+      for (const DeviceWait& d : w->second) {
+        if (d.tick > state.at) break;
+        std::uint64_t& drained = drained_[d.on];
+        drained = std::max(drained, d.at + 1);
+      }
+    }
   }
   state.complete = true;
+  return absl::OkStatus();
+}
+
+absl::Status SimBackend::StreamWaitEvent(StreamId stream, EventHandle event) {
+  absl::MutexLock lock(&mu_);
+  if (absl::Status s = RefuseDuringCapture("StreamWaitEvent"); !s.ok()) return s;
+  if (ShouldFail(SimOp::kStreamWait)) return InjectedFailure("StreamWaitEvent");
+  auto it = events_.find(event);
+  if (it == events_.end()) return absl::InvalidArgumentError("sim: unknown event");
+  ++counts_.stream_waits;
+  if (!Reached(it->second)) {
+    std::vector<DeviceWait>& waits = device_waits_[stream];
+    // Waits the lagging GPU has passed order nothing any more.
+    const std::uint64_t now = tick_, lag = config_.gpu_lag;
+    auto past = std::find_if(waits.begin(), waits.end(),
+                             [&](const DeviceWait& d) { return d.at + lag > now; });
+    waits.erase(waits.begin(), past);
+    waits.push_back(DeviceWait{tick_, it->second.stream, it->second.at});
+  }
   return absl::OkStatus();
 }
 

@@ -68,6 +68,7 @@ enum class SimOp : int {
   kCopy,            // CopyToHost, CopyToDevice (when queued)
   kWaitCopies,      // WaitCopies, WaitCopyFence (the queued copies are dropped)
   kCopyFence,       // RecordCopyFence
+  kStreamWait,      // StreamWaitEvent
   kCount
 };
 
@@ -150,6 +151,11 @@ class SimBackend : public DeviceBackend {
   absl::StatusOr<EventHandle> RecordEvent(StreamId stream) override ABSL_LOCKS_EXCLUDED(mu_);
   absl::StatusOr<bool> QueryEvent(EventHandle event) override ABSL_LOCKS_EXCLUDED(mu_);
   absl::Status SynchronizeEvent(EventHandle event) override ABSL_LOCKS_EXCLUDED(mu_);
+  // Refused while any capture is underway (a capture may not wait on work
+  // outside it). With gpu_lag, a host wait that drains `stream` past this
+  // point drains the event's stream up to the event too.
+  absl::Status StreamWaitEvent(StreamId stream, EventHandle event) override
+      ABSL_LOCKS_EXCLUDED(mu_);
   void DestroyEvent(EventHandle event) override ABSL_LOCKS_EXCLUDED(mu_);
   absl::Status SynchronizeDevice() override ABSL_LOCKS_EXCLUDED(mu_);
 
@@ -258,6 +264,7 @@ class SimBackend : public DeviceBackend {
     std::int64_t copy_calls = 0;        // CopyToHost and CopyToDevice calls
     std::size_t copied_bytes = 0;       // what they copied
     std::int64_t event_waits = 0;       // SynchronizeEvent calls that waited (gpu_lag)
+    std::int64_t stream_waits = 0;      // StreamWaitEvent calls
     std::uint64_t waited_ticks = 0;     // the ticks they waited, together
   };
   Counts counts() const ABSL_LOCKS_EXCLUDED(mu_);
@@ -372,6 +379,14 @@ class SimBackend : public DeviceBackend {
   std::uint64_t tick_ ABSL_GUARDED_BY(mu_) = 0;
   absl::flat_hash_map<StreamId, std::uint64_t> drained_ ABSL_GUARDED_BY(mu_);
   std::uint64_t drained_all_ ABSL_GUARDED_BY(mu_) = 0;
+  // StreamWaitEvent: per waiting stream, (host tick of the wait, the
+  // event's stream, the event's tick), in call order.
+  struct DeviceWait {
+    std::uint64_t tick;
+    StreamId on;
+    std::uint64_t at;
+  };
+  absl::flat_hash_map<StreamId, std::vector<DeviceWait>> device_waits_ ABSL_GUARDED_BY(mu_);
   PhysicalHandle next_physical_ ABSL_GUARDED_BY(mu_) = 1;
   Counts counts_ ABSL_GUARDED_BY(mu_);
   std::int64_t fail_nth_[static_cast<int>(SimOp::kCount)] ABSL_GUARDED_BY(mu_) = {};

@@ -357,6 +357,22 @@ int Main(int argc, char** argv) {
                       CheckCu(raw.stream_synchronize(stream), "cuStreamSynchronize");
                     });
                   });
+    // A device-side wait of that stream on an event of the default stream
+    // (cross_stream_reuse orders a borrowed block's users this way).
+    std::vector<double> wait_us;
+    for (int i = 0; i < probe.warmup() + probe.reps(); ++i) {
+      EventHandle e = Must(b.RecordEvent(0), "RecordEvent");
+      const double w = Time([&] {
+        Must(b.StreamWaitEvent(reinterpret_cast<StreamId>(stream), e), "StreamWaitEvent");
+      });
+      b.DestroyEvent(e);
+      if (i >= probe.warmup()) wait_us.push_back(w);
+    }
+    probe.Add(DriverCall::kStreamWaitEvent, 0,
+              "CudaBackend::StreamWaitEvent (cuStreamWaitEvent of a non-blocking stream on an "
+              "event of the legacy default stream, idle device)",
+              wait_us);
+    CheckCu(raw.stream_synchronize(stream), "cuStreamSynchronize");
     CheckCu(raw.stream_destroy(stream), "cuStreamDestroy");
     CUcontext popped = nullptr;
     raw.ctx_pop(&popped);

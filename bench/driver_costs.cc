@@ -22,7 +22,7 @@ constexpr absl::string_view kCallNames[kNumDriverCalls] = {
     "device_alloc", "device_free", "create",      "map",
     "set_access",   "unmap",       "release",     "reserve",
     "free_range",   "event_record", "event_query", "event_synchronize",
-    "device_synchronize", "stream_synchronize", "map_run", "unmap_run"};
+    "device_synchronize", "stream_synchronize", "map_run", "unmap_run", "stream_wait_event"};
 
 // ---------------------------------------------------------------------------
 // A small JSON reader: just enough for the cost table, with errors that say
@@ -363,6 +363,10 @@ absl::StatusOr<bool> CountingBackend::QueryEvent(EventHandle event) {
 absl::Status CountingBackend::SynchronizeEvent(EventHandle event) {
   Count(DriverCall::kEventSynchronize, 0);
   return inner_->SynchronizeEvent(event);
+}
+absl::Status CountingBackend::StreamWaitEvent(StreamId stream, EventHandle event) {
+  Count(DriverCall::kStreamWaitEvent, 0);
+  return inner_->StreamWaitEvent(stream, event);
 }
 absl::Status CountingBackend::SynchronizeDevice() {
   Count(DriverCall::kDeviceSynchronize, 0);

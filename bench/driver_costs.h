@@ -70,8 +70,9 @@ enum class DriverCall : int {
   kMapRun,             // map_run: a run of handles mapped (cuMemMap each) with one
                        // cuMemSetAccess, priced by the run's bytes
   kUnmapRun,           // unmap_run: one cuMemUnmap over a run of mappings
+  kStreamWaitEvent,    // stream_wait_event: cuStreamWaitEvent (a device-side wait)
 };
-inline constexpr int kNumDriverCalls = 16;
+inline constexpr int kNumDriverCalls = 17;
 
 absl::string_view DriverCallName(DriverCall call);
 std::optional<DriverCall> DriverCallFromName(absl::string_view name);
@@ -110,6 +111,7 @@ class CountingBackend : public DeviceBackend {
   absl::StatusOr<EventHandle> RecordEvent(StreamId stream) override;
   absl::StatusOr<bool> QueryEvent(EventHandle event) override;
   absl::Status SynchronizeEvent(EventHandle event) override;
+  absl::Status StreamWaitEvent(StreamId stream, EventHandle event) override;
   // Not a driver call on CUDA: CudaBackend caches the event for reuse.
   void DestroyEvent(EventHandle event) override { inner_->DestroyEvent(event); }
   absl::Status SynchronizeDevice() override;

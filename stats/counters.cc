@@ -51,6 +51,7 @@ void MemoryStats::ResetAccumulated() {
   num_device_alloc = num_device_free = 0;
   num_maps = num_unmaps = num_returns = num_allocs = num_stream_syncs = 0;
   num_foreground_unmaps = foreground_unmap_ns = 0;
+  num_cross_stream_reuses = num_device_waits = 0;
   prepare_ns = wait_ns = worker_ns = 0;
   wait_under_block_ns = wait_trim_ns = wait_release_ns = 0;
   num_waits_under_block = num_waits_trim = num_waits_release = 0;
@@ -97,6 +98,8 @@ std::vector<std::pair<std::string, std::int64_t>> Flatten(const MemoryStats& s) 
   out.emplace_back("ccalloc.num_maps", s.num_maps);
   out.emplace_back("ccalloc.num_returns", s.num_returns);
   out.emplace_back("ccalloc.num_stream_syncs", s.num_stream_syncs);
+  out.emplace_back("ccalloc.num_cross_stream_reuses", s.num_cross_stream_reuses);
+  out.emplace_back("ccalloc.num_device_waits", s.num_device_waits);
   out.emplace_back("ccalloc.num_unmaps", s.num_unmaps);
   out.emplace_back("ccalloc.num_foreground_unmaps", s.num_foreground_unmaps);
   out.emplace_back("ccalloc.foreground_unmap_ns", s.foreground_unmap_ns);

@@ -87,6 +87,12 @@ struct MemoryStats {
   std::int64_t foreground_unmap_ns = 0;
   std::int64_t num_allocs = 0;   // successful Allocate calls (for rates)
   std::int64_t num_stream_syncs = 0;  // waits on one stream before unmapping
+  // Growable segments (cross_stream_reuse): requests served from another
+  // stream's finished, mapped free memory instead of a move.
+  std::int64_t num_cross_stream_reuses = 0;
+  // ... and the device-side waits that ordered them (a borrow whose lender's
+  // free was not yet known finished, and each borrowed block's free).
+  std::int64_t num_device_waits = 0;
   // Where the driver work's host time goes (ns, growable segments), so a
   // slow step can be told apart from one whose allocator made calls:
   // prepare_ns, the allocating thread's time in placements that mapped

@@ -26,6 +26,9 @@ struct BlockInfo {
   BlockStatus status = BlockStatus::kInactive;
   // Allocated blocks: the allocating thread's tag (stats/tags.h); 0 if none.
   std::uint32_t tag = 0;
+  // The stream the block is allocated for: its segment's, or another stream
+  // that borrowed the memory (Options::cross_stream_reuse).
+  std::uint64_t stream = 0;
 };
 
 struct SegmentInfo {

@@ -39,6 +39,7 @@ class GrowableSegmentsTest : public AllocatorTest<SimGrowable> {
     Options options = env_.BaseOptions();
     options.max_map_chunk = 8 * kMiB;
     options.keep_old_mappings = false;
+    options.cross_stream_reuse = false;  // moves between streams, not loans
     return options;
   }
   // Mechanics with no slack and no memory held once taken again freely
@@ -953,6 +954,7 @@ class KeptMappingsTest : public GrowableSegmentsTest {
     options.release_slack = options.release_slack_max = 0;
     options.hold_reserved = false;
     options.max_map_chunk = 4 * kMiB;
+    options.cross_stream_reuse = false;  // moves between streams, not loans
     Make(options);
   }
   // a (16 MiB) freed behind a kept 2 MiB block, its work done; then b
@@ -1192,6 +1194,155 @@ TEST_F(KeptMappingsTest, MemoryAnotherStreamMayStillUseIsNotTakenBack) {
   env_.CompleteAll();
   ASSERT_TRUE(alloc_->EmptyCache().ok());
   EXPECT_EQ(Device().bytes_in_use, 0u);
+}
+
+// cross_stream_reuse: memory another stream has freed serves a request
+// whose own stream's memory would need pages mapped, ordered on the device
+// (a stream wait) instead of moved through the driver.
+class CrossStreamReuseTest : public GrowableSegmentsTest {
+ protected:
+  void MakeBorrowing(bool borrow = true) {
+    Options options = NoSlackMechanics();
+    options.cross_stream_reuse = borrow;
+    Make(options);
+  }
+  // Stream 0's 16 MiB block freed behind a kept one-page block, its work
+  // still queued unless `finished`.
+  struct Lent {
+    DevicePtr a, keep;
+  };
+  Lent FreeOnStreamZero(bool finished) {
+    Lent l{AllocateOk(16 * kMiB, 0), AllocateOk(kPage, 0)};
+    FreeOk(l.a);
+    if (finished) env_.CompleteAll();
+    return l;
+  }
+};
+
+TEST_F(CrossStreamReuseTest, AnotherStreamsFreedMemoryServesWithADeviceWaitAndNoDriverCall) {
+  if (!env_.CanHoldEvents()) GTEST_SKIP() << "needs events that stay incomplete";
+  MakeBorrowing();
+  const Lent l = FreeOnStreamZero(/*finished=*/false);
+  const MemoryStats before = alloc_->GetStats();
+  const std::int64_t waits = Device().stream_waits;
+  const DevicePtr b = AllocateOk(16 * kMiB, 1);
+  const MemoryStats after = alloc_->GetStats();
+  EXPECT_EQ(b, l.a) << "stream 1 did not take stream 0's free memory";
+  EXPECT_EQ(after.num_maps, before.num_maps) << "a borrow maps nothing";
+  EXPECT_EQ(after.num_unmaps, before.num_unmaps);
+  EXPECT_EQ(after.num_device_alloc, before.num_device_alloc);
+  EXPECT_EQ(after.reserved_bytes[kStatAll].current, before.reserved_bytes[kStatAll].current);
+  EXPECT_EQ(after.num_cross_stream_reuses - before.num_cross_stream_reuses, 1);
+  // Stream 0's work on the memory may still run: stream 1 waits for it on
+  // the device, never the host.
+  EXPECT_EQ(Device().stream_waits - waits, 1);
+  EXPECT_EQ(after.num_stream_syncs, before.num_stream_syncs) << "the host waited";
+  EXPECT_TRUE(IsValid(*alloc_));
+  FreeEmptyAndEnd({b, l.keep});
+}
+
+TEST_F(CrossStreamReuseTest, ABorrowedBlocksFreeOrdersItsStreamAfterTheBorrowerAndFreesAtOnce) {
+  if (!env_.CanHoldEvents()) GTEST_SKIP() << "needs events that stay incomplete";
+  MakeBorrowing();
+  const Lent l = FreeOnStreamZero(/*finished=*/false);
+  const DevicePtr b = AllocateOk(16 * kMiB, 1);
+  ASSERT_EQ(b, l.a);
+  const std::int64_t waits = Device().stream_waits;
+  FreeOk(b);  // stream 1's work on it still queued
+  EXPECT_EQ(Device().stream_waits - waits, 1) << "stream 0 was not ordered after stream 1";
+  // Stream 0's block again, free at once (no pending events): stream 0's
+  // next request of that size takes it with no call and no wait.
+  const MemoryStats before = alloc_->GetStats();
+  const DevicePtr again = AllocateOk(16 * kMiB, 0);
+  const MemoryStats after = alloc_->GetStats();
+  EXPECT_EQ(again, l.a);
+  EXPECT_EQ(after.num_maps, before.num_maps);
+  EXPECT_EQ(after.num_stream_syncs, before.num_stream_syncs);
+  EXPECT_EQ(after.num_cross_stream_reuses, before.num_cross_stream_reuses);
+  EXPECT_TRUE(IsValid(*alloc_));
+  FreeEmptyAndEnd({again, l.keep});
+}
+
+TEST_F(CrossStreamReuseTest, OffEachStreamMovesMemoryThroughTheDriver) {
+  MakeBorrowing(/*borrow=*/false);
+  const Lent l = FreeOnStreamZero(/*finished=*/true);
+  const MemoryStats before = alloc_->GetStats();
+  const DevicePtr b = AllocateOk(16 * kMiB, 1);
+  const MemoryStats after = alloc_->GetStats();
+  EXPECT_NE(b, l.a);
+  EXPECT_GT(after.num_maps, before.num_maps);
+  EXPECT_EQ(after.num_cross_stream_reuses, 0);
+  FreeEmptyAndEnd({b, l.keep});
+}
+
+TEST_F(CrossStreamReuseTest, ARefusedDeviceWaitBorrowsNothingAndLosesNothing) {
+  MakeBorrowing();
+  SimBackend* sim = env_.sim();
+  if (sim == nullptr || !env_.CanHoldEvents()) GTEST_SKIP() << "injects failures";
+  const Lent l = FreeOnStreamZero(/*finished=*/false);
+  sim->FailNth(SimOp::kStreamWait, 1);
+  const DevicePtr b = AllocateOk(16 * kMiB, 1);
+  EXPECT_NE(b, l.a) << "borrowed without the ordering";
+  EXPECT_EQ(alloc_->GetStats().num_cross_stream_reuses, 0);
+  EXPECT_EQ(Device().failures_injected, 1);
+  ExpectDeviceHoldsReserved();
+  EXPECT_TRUE(IsValid(*alloc_));
+  FreeEmptyAndEnd({b, l.keep});
+}
+
+TEST_F(CrossStreamReuseTest, AFreeWhoseWaitIsRefusedWaitsOnTheHostAndAFailedEventFreesNothing) {
+  MakeBorrowing();
+  SimBackend* sim = env_.sim();
+  if (sim == nullptr || !env_.CanHoldEvents()) GTEST_SKIP() << "injects failures";
+  const Lent l = FreeOnStreamZero(/*finished=*/true);
+  const DevicePtr b = AllocateOk(16 * kMiB, 1);
+  ASSERT_EQ(b, l.a);
+  // The event that marks the borrower's work fails: the free fails whole.
+  sim->FailNth(SimOp::kRecordEvent, 1);
+  EXPECT_FALSE(alloc_->Free(b).ok());
+  EXPECT_EQ(alloc_->GetStats().allocated_bytes[kStatAll].current,
+            static_cast<std::int64_t>(16 * kMiB + kPage));
+  EXPECT_TRUE(IsValid(*alloc_));
+  // The device-side wait is refused: the host waits for that work instead.
+  sim->FailNth(SimOp::kStreamWait, 1);
+  const std::int64_t host_waits = alloc_->GetStats().num_stream_syncs;
+  const std::int64_t device_waits = Device().stream_waits;
+  FreeOk(b);
+  EXPECT_EQ(Device().failures_injected, 2);
+  EXPECT_EQ(Device().stream_waits, device_waits);
+  EXPECT_EQ(alloc_->GetStats().num_stream_syncs - host_waits, 1) << "freed with no ordering";
+  EXPECT_EQ(alloc_->GetStats().allocated_bytes[kStatAll].current,
+            static_cast<std::int64_t>(kPage));
+  EXPECT_TRUE(IsValid(*alloc_));
+  FreeEmptyAndEnd({l.keep});
+}
+
+TEST_F(CrossStreamReuseTest, NothingIsBorrowedInACaptureAndAFreeDuringOneStaysPending) {
+  MakeBorrowing();
+  SimBackend* sim = env_.sim();
+  if (sim == nullptr) GTEST_SKIP() << "simulates a capture";
+  const Lent l = FreeOnStreamZero(/*finished=*/true);
+  const DevicePtr b = AllocateOk(16 * kMiB, 1);
+  ASSERT_EQ(b, l.a);
+  FreeOk(l.keep);
+  const DevicePtr c = AllocateOk(8 * kMiB, 0);
+  FreeOk(c);
+  env_.CompleteAll();
+  ASSERT_TRUE(alloc_->BeginAllocateToPool(7, [](StreamId s) { return s == 3; }).ok());
+  ASSERT_TRUE(sim->BeginCapture(3).ok());
+  // Stream 2 would map; stream 0's free memory is not lent during a capture.
+  const std::int64_t reuses = alloc_->GetStats().num_cross_stream_reuses;
+  const DevicePtr d = AllocateOk(8 * kMiB, 2);
+  EXPECT_EQ(alloc_->GetStats().num_cross_stream_reuses, reuses);
+  FreeOk(b);  // no event calls now: pending until the capture is over
+  EXPECT_EQ(alloc_->GetStats().active_bytes[kStatAll].current,
+            static_cast<std::int64_t>(16 * kMiB + 8 * kMiB));
+  ASSERT_TRUE(sim->EndCapture(3).ok());
+  EXPECT_FALSE(sim->capture_invalidated()) << sim->capture_violation();
+  ASSERT_TRUE(alloc_->EndAllocateToPool(7).ok());
+  ASSERT_TRUE(alloc_->ReleasePool(7).ok());
+  EXPECT_TRUE(IsValid(*alloc_));
+  FreeEmptyAndEnd({d});
 }
 
 // A block handed out where a move has just left must first see the old

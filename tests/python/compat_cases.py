@@ -275,6 +275,39 @@ def case_profiler_memory():
     return {"ok": seen >= 4 * MiB, "saw_4MiB_allocation": seen >= 4 * MiB}
 
 
+def case_cross_stream_ordering():
+    """Memory freed on one stream while a slow write to it is still queued,
+    then asked for on another stream and written at once; then the same
+    the other way round. ccalloc hands such memory to the other stream
+    (cross_stream_reuse) only ordered after the first stream's work on the
+    device, so the late write may not land in the new tensor."""
+    n = 64 * MiB // 4
+    b = torch.cuda.Stream()
+    torch.cuda.synchronize()
+    x = torch.empty(n, device="cuda")
+    torch.cuda._sleep(200_000_000)        # the current stream stays busy
+    x.fill_(2.0)                          # ... then writes x
+    del x                                 # freed, the write still queued
+    with torch.cuda.stream(b):
+        y = torch.full((n,), 5.0, device="cuda")   # b asks at once
+    torch.cuda.synchronize()
+    y_ok = bool(torch.all(y == 5.0))
+    del y
+    torch.cuda.synchronize()
+    with torch.cuda.stream(b):
+        u = torch.empty(n, device="cuda")
+        torch.cuda._sleep(200_000_000)
+        u.fill_(3.0)
+        del u                             # freed on b, the write still queued
+    z = torch.full((n,), 7.0, device="cuda")       # the current stream asks
+    torch.cuda.synchronize()
+    z_ok = bool(torch.all(z == 7.0))
+    borrowed = None
+    if ALLOCATOR.startswith("ccalloc"):
+        borrowed = _ct.ccalloc_counters().get("num_cross_stream_reuses")
+    return {"ok": y_ok and z_ok, "late_writes_kept_out": [y_ok, z_ok], "borrowed": borrowed}
+
+
 def case_cross_device():
     """tensor.to("cuda:1") and peer copies between two GPUs."""
     if torch.cuda.device_count() < 2:

@@ -77,6 +77,7 @@ MATRIX = [
     ("threads", ("ccalloc",), ()),
     ("dlpack", ("ccalloc",), ("same_pointer",)),
     ("raw_alloc", ("ccalloc",), ("freed",)),
+    ("cross_stream_ordering", ("ccalloc", "ccalloc-classic"), ("late_writes_kept_out",)),
     ("cross_device", ("ccalloc",), ()),
     ("ddp", ("ccalloc",), ("checksum",)),
 ]
@@ -95,6 +96,13 @@ def test_case(case, allocators, same):
         for field in same:
             assert got[field] == native[field], (
                 f"{case}: {field} under {allocator} = {got[field]!r}, native = {native[field]!r}")
+
+
+def test_cross_stream_ordering_lends_memory_across_streams():
+    # The case checks what a missing device-side wait would break; here,
+    # that growable segments did lend the memory (the path it checks ran).
+    got = run_case("cross_stream_ordering", "ccalloc")
+    assert got["borrowed"] is not None and got["borrowed"] >= 1, got
 
 
 def test_threads_train_as_under_native():

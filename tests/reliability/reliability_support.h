@@ -57,6 +57,9 @@ class BorrowedBackend final : public DeviceBackend {
   absl::Status SynchronizeEvent(EventHandle event) override {
     return sim_->SynchronizeEvent(event);
   }
+  absl::Status StreamWaitEvent(StreamId stream, EventHandle event) override {
+    return sim_->StreamWaitEvent(stream, event);
+  }
   void DestroyEvent(EventHandle event) override { sim_->DestroyEvent(event); }
   absl::Status SynchronizeDevice() override { return sim_->SynchronizeDevice(); }
   bool SupportsVirtualMemory() const override { return sim_->SupportsVirtualMemory(); }

@@ -361,11 +361,15 @@ TYPED_TEST_P(AllocatorBehaviourTest, MaxSplitSizeKeepsOversizeBlocksWhole) {
 // ---------------------------------------------------------------------------
 
 // A block freed on its stream is reused on that stream and never handed to
-// another one (whose work is not ordered after the free).
+// another one (whose work is not ordered after the free): PyTorch's
+// contract, and ccalloc's with cross_stream_reuse off (on, growable
+// segments lend such memory with a device-side wait: CrossStreamReuseTest).
 TYPED_TEST_P(AllocatorBehaviourTest, FreedBlockIsReusedOnItsStreamOnly) {
   for (std::size_t size : {std::size_t{4} << 20, std::size_t{1000}}) {
     SCOPED_TRACE(absl::StrCat("size ", size));
-    DeviceAllocator& alloc = this->Make();
+    Options options = this->env_.BaseOptions();
+    options.cross_stream_reuse = false;
+    DeviceAllocator& alloc = this->Make(options);
     const StreamId a = this->env_.stream(0);
     const StreamId b = this->env_.stream(1);
     CCALLOC_ASSERT_OK_AND_ASSIGN(DevicePtr p, alloc.Allocate(size, a));
@@ -447,8 +451,10 @@ TYPED_TEST_P(AllocatorBehaviourTest, OomLadderReleasesCachedMemoryAndRetries) {
   CCALLOC_SKIP_UNLESS_SIM("a device capacity of 20 MiB");
   Options options = this->env_.BaseOptions();
   // Growable segments would otherwise move the cached pages over without
-  // asking the device (see GrowableSegmentsTest for that path).
+  // asking the device (see GrowableSegmentsTest for that path), or lend
+  // them (cross_stream_reuse).
   options.release_slack = 1.0;
+  options.cross_stream_reuse = false;
   DeviceAllocator& alloc = this->Make(options, 20 * kMiB);
   const StreamId a = this->env_.stream(0);
   const StreamId b = this->env_.stream(1);
@@ -472,7 +478,9 @@ TYPED_TEST_P(AllocatorBehaviourTest, OomLadderReleasesCachedMemoryAndRetries) {
 // Step 1 again, driven by an injected failure of the first device call.
 TYPED_TEST_P(AllocatorBehaviourTest, OomLadderRetriesAfterInjectedFailure) {
   CCALLOC_SKIP_UNLESS_SIM("failure injection");
-  DeviceAllocator& alloc = this->Make();
+  Options options = this->env_.BaseOptions();
+  options.cross_stream_reuse = false;  // B's cached memory is not lent to A
+  DeviceAllocator& alloc = this->Make(options);
   SimBackend* sim = this->env_.sim();
   const StreamId a = this->env_.stream(0);
   const StreamId b = this->env_.stream(1);

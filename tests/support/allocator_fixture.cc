@@ -346,10 +346,10 @@ DevicePtr ReferenceModel::Pick(std::mt19937_64& rng) const {
       const LiveBlock& m = it->second;
       if (b.size < m.rounded || (m.size != 0 && b.size != m.size) ||
           b.requested_size != m.requested || (segment.small_pool != (m.pool == PoolKind::kSmall)) ||
-          segment.stream != m.stream) {
+          b.stream != m.stream) {
         return ::testing::AssertionFailure()
                << "block " << Hex(b.address) << ": snapshot size " << b.size << " requested "
-               << b.requested_size << " stream " << segment.stream << " small_pool "
+               << b.requested_size << " stream " << b.stream << " small_pool "
                << segment.small_pool << "; the model has size " << m.size << " (rounded "
                << m.rounded << ") requested " << m.requested << " stream " << m.stream;
       }

@@ -84,6 +84,9 @@ class TrackingBackend : public DeviceBackend {
   absl::Status SynchronizeEvent(EventHandle event) override {
     return real_->SynchronizeEvent(event);
   }
+  absl::Status StreamWaitEvent(StreamId stream, EventHandle event) override {
+    return real_->StreamWaitEvent(stream, event);
+  }
   void DestroyEvent(EventHandle event) override;
   absl::Status SynchronizeDevice() override { return real_->SynchronizeDevice(); }
   bool SupportsVirtualMemory() const override { return real_->SupportsVirtualMemory(); }
