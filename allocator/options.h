@@ -171,18 +171,28 @@ struct Options {
   // between streams with no driver call. Safety is ordering on the device,
   // never a host wait: the requesting stream's later work waits
   // (cuStreamWaitEvent) for the lender's work up to the block's newest free
-  // unless an event query says it is done, and at the block's free the
-  // segment's stream waits in turn for the borrower's work, so the block is
-  // free there at once, as any block of that stream (during a capture it
-  // stays pending, as a record_stream's block does). Two streams whose
-  // demands trade places from step to step (two towers of varying size)
-  // otherwise move their difference through the driver every step. The
-  // cost is ordering: the borrower's work after the borrow waits for the
-  // lender's before the free, and the lender's after the free for the
-  // borrower's, which a host-bound step never notices and streams meant
-  // to overlap (communication, prefetch) might.
-  // False: each stream's requests are served from its own segments only.
-  bool cross_stream_reuse = true;
+  // unless an event query says it is done (on the first mark after that
+  // free, else on all the lender's work queued so far), and at the block's
+  // free the segment's stream waits in turn for all the borrower's work
+  // queued so far, so the block is free there at once, as any block of that
+  // stream (during a capture it stays pending, as a record_stream's does).
+  // What it buys: two streams whose demands trade places from step to step
+  // (two towers of varying size) stop moving their difference through the
+  // driver. On an H100 the two-stream workload mapped 19 chunks a step
+  // instead of 64, its launching thread spent 1.3 ms a step in placements
+  // and 0.0 in waits instead of 6.2-6.9 and 1.0, and it peaked at
+  // 1.0051-1.0078 reserved/allocated against 1.0078. What it costs: the
+  // ordering. Each wait is on everything a stream had queued, not only on
+  // the work that touched the block, so the two towers overlap less; over
+  // 20 interleaved rounds in three calls the step took 1.033x
+  // expandable_segments' time against 1.017x without it (per call 1.003
+  // and 1.002, 1.046 and 1.037, 1.040 and 1.008), and in each call the
+  // time it adds beyond its maps came out 5.5-11 ms a step higher
+  // (bench/results/h100_cross_stream_reuse_two_streams.json). So it is off
+  // by default: a user who wants the memory back (1.0051) at that cost
+  // turns it on. False: each stream's requests are served from its own
+  // segments only (PyTorch's contract).
+  bool cross_stream_reuse = false;
   // Growable segments: the largest physical chunk mapped at once
   // (max_map_chunk_mb). Fewer, larger chunks cost fewer driver calls (the
   // driver charges per handle) and kernels read memory mapped in chunks of

@@ -341,6 +341,22 @@ TEST(ReplayTest, MappedFitForLargeRequestsMovesLessOnTheCheckpointedLm) {
   EXPECT_LE(ours.ratio, 1.01);
 }
 
+// cross_stream_reuse: the two-stream trace's memory changes streams every
+// step; lent where it lies, it is moved through the driver far less, within
+// the same bound, and every loan is ordered by a device-side wait.
+TEST(ReplayTest, CrossStreamReuseMovesLessOnTheTwoStreamTrace) {
+  const Trace trace = LoadBundled("two_streams");
+  ASSERT_FALSE(trace.events.empty());
+  const ReplayResult own = ReplayWith(trace, "ccalloc");
+  const ReplayResult lent = ReplayConf(trace, "cross_stream_reuse:True");
+  EXPECT_EQ(own.driver_calls[static_cast<int>(DriverCall::kStreamWaitEvent)], 0)
+      << "the default lends nothing";
+  EXPECT_GT(lent.driver_calls[static_cast<int>(DriverCall::kStreamWaitEvent)], 0);
+  EXPECT_LT(2 * lent.late_mapped_chunks, own.late_mapped_chunks);
+  EXPECT_LE(lent.ratio, 1.01);
+  EXPECT_LE(own.ratio, 1.01);
+}
+
 TEST(ReplayTest, JsonHasOneObjectPerPolicyWithTheRequiredKeys) {
   const Trace t = Handmade("json-\"quoted\"", {{true, 0, 12345}, {false, 0, 0}});
   ReplayConfig config;

@@ -1,6 +1,6 @@
 """What a PyTorch user does on a GPU, one case per run, under one allocator.
 
-    CCALLOC_TEST_ALLOCATOR=native|ccalloc|ccalloc-classic python3 compat_cases.py CASE
+    CCALLOC_TEST_ALLOCATOR=native|ccalloc|ccalloc-classic|ccalloc-xs python3 compat_cases.py CASE
 
 prints one line "RESULT <json>" with what the case saw ("ok" is its own
 verdict; the other fields are compared across allocators by
@@ -18,10 +18,11 @@ import tempfile
 import torch
 
 ALLOCATOR = os.environ.get("CCALLOC_TEST_ALLOCATOR", "native")
+_CONFS = {"ccalloc": None, "ccalloc-classic": "expandable_segments:False",
+          "ccalloc-xs": "cross_stream_reuse:True"}
 if ALLOCATOR.startswith("ccalloc"):
     import ccalloc.torch as _ct
-    _ct.enable(conf="expandable_segments:False" if ALLOCATOR == "ccalloc-classic" else None,
-               mode="extension")
+    _ct.enable(conf=_CONFS[ALLOCATOR], mode="extension")
 
 MiB = 1 << 20
 
@@ -278,9 +279,9 @@ def case_profiler_memory():
 def case_cross_stream_ordering():
     """Memory freed on one stream while a slow write to it is still queued,
     then asked for on another stream and written at once; then the same
-    the other way round. ccalloc hands such memory to the other stream
-    (cross_stream_reuse) only ordered after the first stream's work on the
-    device, so the late write may not land in the new tensor."""
+    the other way round. With cross_stream_reuse (ccalloc-xs) ccalloc hands
+    such memory to the other stream, only ordered after the first stream's
+    work on the device, so the late write may not land in the new tensor."""
     n = 64 * MiB // 4
     b = torch.cuda.Stream()
     torch.cuda.synchronize()

@@ -71,13 +71,15 @@ MATRIX = [
     ("mempool", ("ccalloc",), ("pool_bytes_at_least_4MiB",)),
     ("profiler_memory", ("ccalloc",), ("saw_4MiB_allocation",)),
     ("graphed_callables", ("ccalloc", "ccalloc-classic"), ()),
-    ("graph_multistream_capture", ("ccalloc", "ccalloc-classic"), ("eager_unchanged",)),
+    ("graph_multistream_capture", ("ccalloc", "ccalloc-classic", "ccalloc-xs"),
+     ("eager_unchanged",)),
     ("amp_grad_scaler", ("ccalloc",), ("losses",)),
-    ("record_stream_safety", ("ccalloc", "ccalloc-classic"), ("side_sum",)),
-    ("threads", ("ccalloc",), ()),
+    ("record_stream_safety", ("ccalloc", "ccalloc-classic", "ccalloc-xs"), ("side_sum",)),
+    ("threads", ("ccalloc", "ccalloc-xs"), ()),
     ("dlpack", ("ccalloc",), ("same_pointer",)),
     ("raw_alloc", ("ccalloc",), ("freed",)),
-    ("cross_stream_ordering", ("ccalloc", "ccalloc-classic"), ("late_writes_kept_out",)),
+    ("cross_stream_ordering", ("ccalloc", "ccalloc-classic", "ccalloc-xs"),
+     ("late_writes_kept_out",)),
     ("cross_device", ("ccalloc",), ()),
     ("ddp", ("ccalloc",), ("checksum",)),
 ]
@@ -100,9 +102,11 @@ def test_case(case, allocators, same):
 
 def test_cross_stream_ordering_lends_memory_across_streams():
     # The case checks what a missing device-side wait would break; here,
-    # that growable segments did lend the memory (the path it checks ran).
-    got = run_case("cross_stream_ordering", "ccalloc")
+    # that cross_stream_reuse did lend the memory (the path it checks ran),
+    # and that the default, off, did not.
+    got = run_case("cross_stream_ordering", "ccalloc-xs")
     assert got["borrowed"] is not None and got["borrowed"] >= 1, got
+    assert run_case("cross_stream_ordering", "ccalloc")["borrowed"] == 0
 
 
 def test_threads_train_as_under_native():
