@@ -31,6 +31,22 @@ def _allocator_name():
     return torch.cuda.memory.get_allocator_backend() if ALLOCATOR == "native" else "ccalloc"
 
 
+def _warm_then_capture(f, x):
+    """f(x) three times on a side stream, as PyTorch asks before a capture
+    (cuBLAS makes its handle and workspace at the first matmul, which a
+    capture refuses), then f(x) captured: the graph and its output."""
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        for _ in range(3):
+            f(x)
+    torch.cuda.current_stream().wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        out = f(x)
+    return graph, out
+
+
 def case_graph_temporaries():
     """A captured graph whose temporaries are freed during capture, then eager
     tensors of the same sizes, then five replays with new inputs."""
@@ -43,15 +59,7 @@ def case_graph_temporaries():
     def f(inp):
         return ((inp @ w).relu() * 2 + 1).softmax(-1) @ w
 
-    side = torch.cuda.Stream()
-    side.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(side):
-        for _ in range(3):
-            f(x)
-    torch.cuda.current_stream().wait_stream(side)
-    graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph):
-        out = f(x)
+    graph, out = _warm_then_capture(f, x)
     # Eager tensors of the sizes the graph's temporaries had: they must not
     # get the graph's memory, or a replay overwrites them.
     eager = [torch.full((n, n), float(i), device="cuda") for i in range(8)]
@@ -412,15 +420,7 @@ def case_graph_multistream_capture():
         main.wait_stream(side)
         return a + b
 
-    warm = torch.cuda.Stream()
-    warm.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(warm):
-        for _ in range(3):
-            f(x)
-    torch.cuda.current_stream().wait_stream(warm)
-    graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph):
-        out = f(x)
+    graph, out = _warm_then_capture(f, x)
     eager = [torch.full((1024, 1024), float(i), device="cuda") for i in range(6)]
     diffs = []
     for _ in range(4):
