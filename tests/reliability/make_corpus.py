@@ -129,6 +129,13 @@ SEEDS = {
         fail_nth(CREATE_PHYSICAL, 0), alloc(0, 24), fail_nth(MAP, 1), alloc(0, 26, 3),
         alloc(1, 22), record(0, 2), free(0), fail_nth(RECORD_EVENT, 0), empty_cache(),
         fail_nth(QUERY_EVENT, 0), alloc(2, 21), empty_cache()]),
+    # Memory freed on one stream taken by others (cross_stream_reuse), with
+    # record_stream, frees while the lender's work is queued, a capture's
+    # routing and a failed event on the way.
+    "cross_stream_lending": bytes([GROWABLE | GC]) + b"".join([
+        alloc(0, 26), alloc(0, 12), free(0), alloc(1, 26), alloc(2, 24), record(1, 3),
+        free(1), alloc(0, 26), complete(0), fail_nth(RECORD_EVENT, 0), free(1), free(1),
+        alloc(3, 25), misc(6), free(0), complete(4), alloc(1, 26), empty_cache(), misc(6)]),
     "limit_and_gc": bytes([GC]) + b"".join([
         set_limit(3), alloc(0, 26), alloc(0, 26), free(0), alloc(0, 27), alloc(1, 25),
         misc(4), alloc(0, 24), set_limit(0), alloc(0, 27), misc(5), empty_cache()]),
