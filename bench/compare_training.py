@@ -620,7 +620,8 @@ def child_train(args):
     # ccalloc's driver work in each step (maps, unmaps, waits for queued
     # work), read between steps, so a slow step can be told apart from one
     # that made driver calls (and ccalloc's own clocks, HOST_CLOCKS).
-    counters = ("num_maps", "num_unmaps", "num_stream_syncs", "num_foreground_unmaps") + HOST_CLOCKS
+    counters = ("num_maps", "num_unmaps", "num_stream_syncs", "num_foreground_unmaps",
+                "num_cross_stream_reuses", "num_device_waits") + HOST_CLOCKS
     step_calls, last = [], ct.ccalloc_counters() if ct else None
     # Where a step's time goes: the host's time to launch it (until step()
     # returns) and the span of the current stream's work on the GPU (events
@@ -1004,6 +1005,8 @@ def move_costs(runs):
             rs = [r for r in ok if r["workload"] == workload and r["config"] == config
                   and r.get("step_calls")]
             xs, ys, fg = [], [], []
+            # cross_stream_reuse: loans and the device-side waits ordering them.
+            lent = {"num_cross_stream_reuses": [], "num_device_waits": []}
             host = {k: [] for k in HOST_CLOCKS}
             for r in rs:
                 names = r["step_calls"].get("counters", [])
@@ -1018,6 +1021,9 @@ def move_costs(runs):
                         if "num_foreground_unmaps" in names:
                             at = names.index("num_foreground_unmaps")
                             fg.append(r["step_calls"]["steps"][i][at])
+                        for k, v in lent.items():
+                            if k in names:
+                                v.append(r["step_calls"]["steps"][i][names.index(k)])
             # A fit needs different counts, and maps enough to be a cost.
             if len(set(xs)) < 2 or sum(xs) < len(xs):
                 continue
@@ -1028,6 +1034,10 @@ def move_costs(runs):
                         "maps_per_step": mx, "extra_ms_per_step": my,
                         "us_per_map": slope * 1e3, "extra_ms_without_maps": my - slope * mx,
                         "foreground_unmaps_per_step": statistics.fmean(fg) if fg else None,
+                        "loans_per_step": (statistics.fmean(lent["num_cross_stream_reuses"])
+                                           if lent["num_cross_stream_reuses"] else None),
+                        "device_waits_per_step": (statistics.fmean(lent["num_device_waits"])
+                                                  if lent["num_device_waits"] else None),
                         # ccalloc's own clock: host ms per step in placements
                         # that mapped, in waits, and on the unmap worker.
                         **{k.replace("_ns", "_ms_per_step"): statistics.fmean(v) if v else None
@@ -1283,11 +1293,12 @@ def main(argv):
               "(of which 'under', 'trim', 'rel': pages under a block still mapped to moved "
               "memory, a trim beyond the marks, memory going back), the unmap worker's "
               "thread, and the unmaps the launching thread made itself ('fg unmaps', "
-              "their ms within 'prepare')")
+              "their ms within 'prepare'); 'loans' and 'dev waits' are blocks lent across "
+              "streams and the device-side waits that ordered them (cross_stream_reuse)")
         head = (f"{'workload':11} {'allocator':18} {'steps':>5} {'maps/step':>9} "
                 f"{'extra ms':>8} {'us/map':>7} {'extra ms, no maps':>17} {'prepare ms':>10} "
                 f"{'wait ms':>7} {'under':>6} {'trim':>6} {'rel':>6} {'worker ms':>9} "
-                f"{'fg unmaps':>9} {'fg ms':>6}")
+                f"{'fg unmaps':>9} {'fg ms':>6} {'loans':>6} {'dev waits':>9}")
         print(head)
         print("-" * len(head))
         for m in moves:
@@ -1300,7 +1311,9 @@ def main(argv):
                   f"{fmt_ms(m.get('wait_release_ms_per_step')):>6} "
                   f"{fmt_ms(m.get('worker_ms_per_step')):>9} "
                   f"{fmt_ms(m.get('foreground_unmaps_per_step')):>9} "
-                  f"{fmt_ms(m.get('foreground_unmap_ms_per_step')):>6}")
+                  f"{fmt_ms(m.get('foreground_unmap_ms_per_step')):>6} "
+                  f"{fmt_ms(m.get('loans_per_step')):>6} "
+                  f"{fmt_ms(m.get('device_waits_per_step')):>9}")
     if traces:
         print()
         for t in traces:

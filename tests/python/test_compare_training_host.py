@@ -132,6 +132,20 @@ class MoveCostTest(unittest.TestCase):
         self.assertAlmostEqual(m["wait_trim_ms_per_step"], 2.0)
         self.assertAlmostEqual(m["wait_release_ms_per_step"], 0.0)
 
+    def test_loans_across_streams_are_averaged_over_the_timed_steps(self):
+        runs = [self.steps("native_expandable", 0, [60.0, 80.0], [0, 0]),
+                self.steps("ccalloc_xs", 0, [61.0, 90.0], [1, 100])]
+        runs[1]["step_calls"] = {
+            "counters": ["num_maps", "num_unmaps", "num_stream_syncs", "num_foreground_unmaps",
+                         "num_cross_stream_reuses", "num_device_waits"],
+            "steps": [[999] * 6, [1, 1, 0, 0, 10, 14], [100, 100, 0, 3, 30, 50]]}
+        (m,) = compare_training.move_costs(runs)
+        self.assertAlmostEqual(m["loans_per_step"], 20.0)  # warm-up step left out
+        self.assertAlmostEqual(m["device_waits_per_step"], 32.0)
+        runs[1]["step_calls"]["counters"] = runs[1]["step_calls"]["counters"][:4]
+        (m,) = compare_training.move_costs(runs)
+        self.assertIsNone(m["loans_per_step"])  # runs from before the counters
+
     def test_a_configuration_that_hardly_maps_gets_no_fit(self):
         runs = [self.steps("native_expandable", 0, [60.0, 61.0], [0, 0]),
                 self.steps("loose", 0, [59.0, 62.0], [0, 1])]
