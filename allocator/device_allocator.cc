@@ -348,8 +348,7 @@ absl::Status DeviceAllocator::WaitForFree(StreamId stream, std::uint64_t freed_a
   const ElapsedNs waited(&stats_.wait_ns);
   if (auto it = marks_.find(stream); it != marks_.end()) {
     std::deque<FreeMark>& marks = it->second;
-    auto mark = std::find_if(marks.begin(), marks.end(),
-                             [&](const FreeMark& m) { return m.seq >= freed_at; });
+    auto mark = MarkAfter(marks, freed_at);
     if (mark != marks.end()) {
       if (absl::Status s = backend_->SynchronizeEvent(mark->event); !s.ok()) return s;
       // Marks up to this one have completed too (same stream, in order).
@@ -459,7 +458,7 @@ Block* DeviceAllocator::Borrow(const BlockPool& free_blocks, StreamId stream,
   // that would map.
   const CacheLock lock = Locked();
   Block* other = free_blocks.FitOnOtherStreams(stream, rounded, kBorrowCandidates, [&](Block* b) {
-      return b->segment->expandable && b->segment->owner == nullptr &&
+    return b->segment->expandable && b->segment->owner == nullptr &&
            store_->HeldBytesIn(lock, *b->segment, b->ptr, b->ptr + rounded) == rounded;
   });
   if (other == nullptr) return nullptr;
@@ -469,7 +468,7 @@ Block* DeviceAllocator::Borrow(const BlockPool& free_blocks, StreamId stream,
   if (!OrderAfterFree(stream, other->stream, other->freed_at).ok()) return nullptr;
   ++prepare_epoch_;
   // Mapped throughout: nothing for the store to do but its bookkeeping.
-  if (!store_->Prepare(Locked(), *other->segment, *other, other->ptr, rounded).ok()) {
+  if (!store_->Prepare(lock, *other->segment, *other, other->ptr, rounded).ok()) {
     return nullptr;
   }
   Block* taken = Carve(other, rounded, requested);
@@ -487,11 +486,8 @@ absl::Status DeviceAllocator::OrderAfterFree(StreamId waiter, StreamId stream,
   EventHandle event = 0;
   bool own = false;
   if (auto it = marks_.find(stream); it != marks_.end()) {
-    for (const FreeMark& m : it->second) {
-      if (m.seq >= freed_at) {
-        event = m.event;
-        break;
-      }
+    if (auto mark = MarkAfter(it->second, freed_at); mark != it->second.end()) {
+      event = mark->event;
     }
   }
   if (event == 0) {
@@ -576,10 +572,7 @@ absl::Status DeviceAllocator::Free(DevicePtr ptr) {
   // waits, pending, until the capture ends and that use is over.
   if (block->borrowed) {
     if (capturing()) {
-      if (std::find(block->stream_uses.begin(), block->stream_uses.end(), block->borrower) ==
-          block->stream_uses.end()) {
-        block->stream_uses.push_back(block->borrower);
-      }
+      AddStreamUse(block, block->borrower);
     } else if (absl::Status s = OrderAfterUse(block->stream, block->borrower); !s.ok()) {
       return s;  // nothing changed: the block is still allocated
     }
@@ -733,10 +726,7 @@ absl::Status DeviceAllocator::RecordStream(DevicePtr ptr, StreamId stream) {
   if (stream == block->stream || (block->borrowed && stream == block->borrower)) {
     return absl::OkStatus();
   }
-  if (std::find(block->stream_uses.begin(), block->stream_uses.end(), stream) ==
-      block->stream_uses.end()) {
-    block->stream_uses.push_back(stream);
-  }
+  AddStreamUse(block, stream);
   return absl::OkStatus();
 }
 

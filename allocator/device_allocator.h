@@ -37,6 +37,7 @@
 #ifndef CCALLOC_ALLOCATOR_DEVICE_ALLOCATOR_H_
 #define CCALLOC_ALLOCATOR_DEVICE_ALLOCATOR_H_
 
+#include <algorithm>
 #include <cstddef>
 #include <deque>
 #include <functional>
@@ -453,6 +454,20 @@ class DeviceAllocator final : private SegmentCache {
     std::uint64_t seq;
   };
   static constexpr std::size_t kMaxMarks = 8;
+  // The first of `marks` (one stream's, in record order) recorded after the
+  // free numbered `freed_at`; marks.end() when none is.
+  static std::deque<FreeMark>::iterator MarkAfter(std::deque<FreeMark>& marks,
+                                                  std::uint64_t freed_at) {
+    return std::find_if(marks.begin(), marks.end(),
+                        [&](const FreeMark& m) { return m.seq >= freed_at; });
+  }
+  // Adds `stream` to the streams that used `block` (record_stream), once.
+  static void AddStreamUse(Block* block, StreamId stream) {
+    if (std::find(block->stream_uses.begin(), block->stream_uses.end(), stream) ==
+        block->stream_uses.end()) {
+      block->stream_uses.push_back(stream);
+    }
+  }
   // How many free blocks after the best fit (by size) a block that would
   // wait for queued work where best fit puts it asks for a place instead
   // (skip_busy_holes): each ask scans the kept old mappings, so a few; the
