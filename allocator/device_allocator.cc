@@ -331,6 +331,12 @@ bool DeviceAllocator::FreeCompleted(StreamId stream, std::uint64_t freed_at) {
   if ((marks.empty() || marks.back().seq < freed_at) && marks.size() < kMaxMarks) {
     if (absl::StatusOr<EventHandle> e = backend_->RecordEvent(stream); e.ok()) {
       marks.push_back(FreeMark{*e, free_seq_});
+      // With no older mark still pending the stream may be idle (the GPU
+      // caught up, as after a step's synchronize): one query tells, and then
+      // every free of the stream so far is done with.
+      if (marks.size() == 1 && PollMarks(stream).ok() && freed_at <= CoveredUpto(stream)) {
+        return true;
+      }
     }
   }
   return false;
@@ -458,14 +464,18 @@ Block* DeviceAllocator::Borrow(const BlockPool& free_blocks, StreamId stream,
   // that would map.
   const CacheLock lock = Locked();
   Block* other = free_blocks.FitOnOtherStreams(stream, rounded, kBorrowCandidates, [&](Block* b) {
+    mu_.AssertHeld();  // called within Borrow, under the lock (tells clang)
     return b->segment->expandable && b->segment->owner == nullptr &&
-           store_->HeldBytesIn(lock, *b->segment, b->ptr, b->ptr + rounded) == rounded;
+           store_->HeldBytesIn(lock, *b->segment, b->ptr, b->ptr + rounded) == rounded &&
+           (options_.cross_stream_wait || FreeCompleted(b->stream, b->freed_at));
   });
   if (other == nullptr) return nullptr;
   // The lender's work on the memory comes first: its stream's work up to
   // the block's newest free, on the device (no host wait). A refused wait
-  // borrows nothing.
-  if (!OrderAfterFree(stream, other->stream, other->freed_at).ok()) return nullptr;
+  // borrows nothing. (Without cross_stream_wait that work is done already.)
+  if (options_.cross_stream_wait && !OrderAfterFree(stream, other->stream, other->freed_at).ok()) {
+    return nullptr;
+  }
   ++prepare_epoch_;
   // Mapped throughout: nothing for the store to do but its bookkeeping.
   if (!store_->Prepare(lock, *other->segment, *other, other->ptr, rounded).ok()) {
@@ -567,11 +577,12 @@ absl::Status DeviceAllocator::Free(DevicePtr ptr) {
   Block* block = it->second;
 
   // A borrowed block goes back to its segment's stream now, that stream's
-  // later work ordered after the borrower's on the device. During a capture
-  // (no event calls) the borrower is a use like a record_stream's: the block
-  // waits, pending, until the capture ends and that use is over.
+  // later work ordered after the borrower's on the device. Without
+  // cross_stream_wait, and during a capture (no event calls), the borrower
+  // is a use like a record_stream's instead: the block waits, pending, until
+  // that use is over (and the capture has ended).
   if (block->borrowed) {
-    if (capturing()) {
+    if (capturing() || !options_.cross_stream_wait) {
       AddStreamUse(block, block->borrower);
     } else if (absl::Status s = OrderAfterUse(block->stream, block->borrower); !s.ok()) {
       return s;  // nothing changed: the block is still allocated

@@ -272,6 +272,8 @@ absl::StatusOr<Options> ParseOptions(absl::string_view conf, const Options& base
       if (absl::Status s = ParseBool(key, value, &options.keep_old_mappings); !s.ok()) return s;
     } else if (key == "skip_busy_holes") {
       if (absl::Status s = ParseBool(key, value, &options.skip_busy_holes); !s.ok()) return s;
+    } else if (key == "cross_stream_wait") {
+      if (absl::Status s = ParseBool(key, value, &options.cross_stream_wait); !s.ok()) return s;
     } else if (key == "partial_runs") {
       if (absl::Status s = ParseBool(key, value, &options.partial_runs); !s.ok()) return s;
     } else if (key == "skip_busy_pages") {
@@ -309,7 +311,7 @@ absl::StatusOr<Options> ParseOptions(absl::string_view conf, const Options& base
           "map_chunk_divisor, map_chunk_scale, unpin_edges_mb, unwaited_moves, hold_reserved, "
           "mapped_fit, mapped_fit_min_mb, mapped_fit_missing_mb, "
           "background_unmap, keep_old_mappings, skip_busy_pages, skip_busy_holes, partial_runs, "
-          "cross_stream_reuse, backup_batch_mb)"));
+          "cross_stream_reuse, cross_stream_wait, backup_batch_mb)"));
     }
   }
   return options;
@@ -349,6 +351,7 @@ std::string Options::ToString() const {
                                  ",skip_busy_holes:", skip_busy_holes ? "True" : "False",
                                  ",partial_runs:", partial_runs ? "True" : "False",
                                  ",cross_stream_reuse:", cross_stream_reuse ? "True" : "False",
+                                 ",cross_stream_wait:", cross_stream_wait ? "True" : "False",
                                  ",backup_batch_mb:", backup_batch / kMiB);
   return out;
 }

@@ -168,31 +168,35 @@ struct Options {
   // Growable segments (cross_stream_reuse): a request whose own stream's
   // memory would need pages mapped takes instead the start of a free block
   // of another stream's segment that is mapped throughout, so memory passes
-  // between streams with no driver call. Safety is ordering on the device,
-  // never a host wait: the requesting stream's later work waits
-  // (cuStreamWaitEvent) for the lender's work up to the block's newest free
-  // unless an event query says it is done (on the first mark after that
-  // free, else on all the lender's work queued so far), and at the block's
-  // free the segment's stream waits in turn for all the borrower's work
-  // queued so far, so the block is free there at once, as any block of that
-  // stream (during a capture it stays pending, as a record_stream's does).
-  // What it buys: two streams whose demands trade places from step to step
-  // (two towers of varying size) stop moving their difference through the
-  // driver. On an H100 the two-stream workload mapped 19 chunks a step
-  // instead of 64, its launching thread spent 1.3 ms a step in placements
-  // and 0.0 in waits instead of 6.2-6.9 and 1.0, and it peaked at
-  // 1.0051-1.0078 reserved/allocated against 1.0078. What it costs: the
-  // ordering. Each wait is on everything a stream had queued, not only on
-  // the work that touched the block, so the two towers overlap less; over
-  // 20 interleaved rounds in three calls the step took 1.033x
-  // expandable_segments' time against 1.017x without it (per call 1.003
-  // and 1.002, 1.046 and 1.037, 1.040 and 1.008), and in each call the
-  // time it adds beyond its maps came out 5.5-11 ms a step higher
-  // (bench/results/h100_cross_stream_reuse_two_streams.json). So it is off
-  // by default: a user who wants the memory back (1.0051) at that cost
-  // turns it on. False: each stream's requests are served from its own
-  // segments only (PyTorch's contract).
-  bool cross_stream_reuse = false;
+  // between streams with no driver call. Two streams whose demands trade
+  // places from step to step (two towers of varying size) then stop moving
+  // their difference through the driver. By default only memory an event
+  // query says the lender's work is done with is lent (cross_stream_wait
+  // below), and the borrowed block goes back at its free by an event
+  // recorded on the borrower, pending until that work is done, as a
+  // record_stream's use: no stream is ever ordered after another, and
+  // nothing waits. On an H100 the two-stream workload then mapped 43
+  // chunks a step instead of 63, spent 5.9 ms a step in placements instead
+  // of 8.0, peaked at the same 1.0078 with a bit-identical loss, and made
+  // 107 loans a step and no device-side wait (bench/results/
+  // h100_lend_finished_two_streams.json). Nothing is lent during a capture,
+  // nor from or to a private pool. False: each stream's requests are served
+  // from its own segments only (PyTorch's contract).
+  bool cross_stream_reuse = true;
+  // With cross_stream_reuse: whether memory whose lender's work may still
+  // run is lent too, ordered on the device instead (True): the requesting
+  // stream's later work waits (cuStreamWaitEvent) for the lender's work up
+  // to the block's newest free (on the first mark after that free, else on
+  // all the lender's work queued so far), and at the block's free the
+  // segment's stream waits in turn for all the borrower's work queued so
+  // far, so the block is free there at once (during a capture it stays
+  // pending). It lends more (19 chunks mapped a step instead of 64, 1.3 ms
+  // of placements), but each wait is on everything a stream had queued, not
+  // only on the work that touched the block, so the towers overlap less:
+  // over 20 interleaved rounds in three calls the step took 1.033x
+  // expandable_segments' time against 1.017x without lending
+  // (bench/results/h100_cross_stream_reuse_two_streams.json). So it is off.
+  bool cross_stream_wait = false;
   // Growable segments: the largest physical chunk mapped at once
   // (max_map_chunk_mb). Fewer, larger chunks cost fewer driver calls (the
   // driver charges per handle) and kernels read memory mapped in chunks of

@@ -342,19 +342,27 @@ TEST(ReplayTest, MappedFitForLargeRequestsMovesLessOnTheCheckpointedLm) {
 }
 
 // cross_stream_reuse: the two-stream trace's memory changes streams every
-// step; lent where it lies, it is moved through the driver far less, within
-// the same bound, and every loan is ordered by a device-side wait.
+// step; lent where it lies (by default only once the lender's work on it is
+// done: no stream waits for another), it is moved through the driver far
+// less, within the same bound. With cross_stream_wait every loan and return
+// is ordered by a device-side wait instead.
 TEST(ReplayTest, CrossStreamReuseMovesLessOnTheTwoStreamTrace) {
   const Trace trace = LoadBundled("two_streams");
   ASSERT_FALSE(trace.events.empty());
-  const ReplayResult own = ReplayWith(trace, "ccalloc");
-  const ReplayResult lent = ReplayConf(trace, "cross_stream_reuse:True");
-  EXPECT_EQ(own.driver_calls[static_cast<int>(DriverCall::kStreamWaitEvent)], 0)
-      << "the default lends nothing";
-  EXPECT_GT(lent.driver_calls[static_cast<int>(DriverCall::kStreamWaitEvent)], 0);
+  const ReplayResult lent = ReplayWith(trace, "ccalloc");
+  const ReplayResult own = ReplayConf(trace, "cross_stream_reuse:False");
+  const ReplayResult ordered = ReplayConf(trace, "cross_stream_wait:True");
+  const auto waits = [](const ReplayResult& r) {
+    return r.driver_calls[static_cast<int>(DriverCall::kStreamWaitEvent)];
+  };
+  EXPECT_EQ(waits(own), 0) << "lent with lending off";
+  EXPECT_EQ(waits(lent), 0) << "the default ordered a stream after another";
+  EXPECT_GT(waits(ordered), 0);
   EXPECT_LT(2 * lent.late_mapped_chunks, own.late_mapped_chunks);
+  EXPECT_LT(2 * ordered.late_mapped_chunks, own.late_mapped_chunks);
   EXPECT_LE(lent.ratio, 1.01);
   EXPECT_LE(own.ratio, 1.01);
+  EXPECT_LE(ordered.ratio, 1.01);
 }
 
 TEST(ReplayTest, JsonHasOneObjectPerPolicyWithTheRequiredKeys) {

@@ -19,7 +19,7 @@ import torch
 
 ALLOCATOR = os.environ.get("CCALLOC_TEST_ALLOCATOR", "native")
 _CONFS = {"ccalloc": None, "ccalloc-classic": "expandable_segments:False",
-          "ccalloc-xs": "cross_stream_reuse:True"}
+          "ccalloc-xs": "cross_stream_wait:True"}
 if ALLOCATOR.startswith("ccalloc"):
     import ccalloc.torch as _ct
     _ct.enable(conf=_CONFS[ALLOCATOR], mode="extension")
@@ -287,9 +287,12 @@ def case_profiler_memory():
 def case_cross_stream_ordering():
     """Memory freed on one stream while a slow write to it is still queued,
     then asked for on another stream and written at once; then the same
-    the other way round. With cross_stream_reuse (ccalloc-xs) ccalloc hands
-    such memory to the other stream, only ordered after the first stream's
-    work on the device, so the late write may not land in the new tensor."""
+    the other way round; then memory freed once its work is done, asked for
+    on a new stream. By default ccalloc lends another stream's memory only
+    once its work is done (the third part, not the first two); with
+    cross_stream_wait (ccalloc-xs) it lends it before, ordered after the
+    first stream's work on the device, so the late write may not land in
+    the new tensor."""
     n = 64 * MiB // 4
     b = torch.cuda.Stream()
     torch.cuda.synchronize()
@@ -311,10 +314,22 @@ def case_cross_stream_ordering():
     z = torch.full((n,), 7.0, device="cuda")       # the current stream asks
     torch.cuda.synchronize()
     z_ok = bool(torch.all(z == 7.0))
-    borrowed = None
-    if ALLOCATOR.startswith("ccalloc"):
-        borrowed = _ct.ccalloc_counters().get("num_cross_stream_reuses")
-    return {"ok": y_ok and z_ok, "late_writes_kept_out": [y_ok, z_ok], "borrowed": borrowed}
+    counters = _ct.ccalloc_counters if ALLOCATOR.startswith("ccalloc") else None
+    borrowed = counters().get("num_cross_stream_reuses") if counters else None
+    # Done with: z's memory, freed and synchronized, serves a new stream
+    # (lent by default), which writes it while the current stream reads
+    # what it wrote since.
+    del z
+    torch.cuda.synchronize()
+    c = torch.cuda.Stream()
+    with torch.cuda.stream(c):
+        w = torch.full((n,), 9.0, device="cuda")
+    v = torch.full((n,), 1.0, device="cuda")
+    torch.cuda.synchronize()
+    w_ok = bool(torch.all(w == 9.0)) and bool(torch.all(v == 1.0))
+    lent_done = counters().get("num_cross_stream_reuses") - borrowed if counters else None
+    return {"ok": y_ok and z_ok and w_ok, "late_writes_kept_out": [y_ok, z_ok],
+            "finished_lent_ok": w_ok, "borrowed": borrowed, "lent_when_done": lent_done}
 
 
 def case_cross_device():

@@ -52,7 +52,7 @@ struct Flags {
   std::int64_t ops = 10'000'000;
   int threads = 8;
   bool growable = true;
-  bool lending = false;  // growable with cross_stream_reuse
+  bool lending = false;  // growable with cross_stream_wait (device-ordered loans)
   double seconds = 0;  // 0: no cap
   std::int64_t validate_every = 100'000;
   std::uint64_t seed = 1;
@@ -79,7 +79,9 @@ Flags ParseFlags(int argc, char** argv) {
     } else if (arg == "--threads") {
       ok = absl::SimpleAtoi(value, &f.threads) && f.threads > 0 && f.threads <= 256;
     } else if (arg == "--policy") {
-      // lending: growable segments with cross_stream_reuse.
+      // lending: growable segments that also lend memory whose work may
+      // still run, ordered on the device (cross_stream_wait); growable lends
+      // only memory whose work is done (the default).
       ok = std::strcmp(value, "classic") == 0 || std::strcmp(value, "growable") == 0 ||
            std::strcmp(value, "lending") == 0;
       f.growable = std::strcmp(value, "classic") != 0;
@@ -126,7 +128,7 @@ class Soak {
     sim_ = std::make_unique<SimBackend>(config);
     options_ = PytorchNativeOptions();
     options_.expandable_segments = flags.growable;
-    options_.cross_stream_reuse = flags.lending;
+    options_.cross_stream_wait = flags.lending;
     alloc_ =
         std::make_unique<DeviceAllocator>(std::make_unique<BorrowedBackend>(sim_.get()), options_);
   }
@@ -228,7 +230,7 @@ class Soak {
         "  peak reserved       %s, peak allocated %s\n",
         FormatBytes(static_cast<std::uint64_t>(stats.reserved_bytes[kStatAll].peak)).c_str(),
         FormatBytes(static_cast<std::uint64_t>(stats.allocated_bytes[kStatAll].peak)).c_str());
-    if (flags_.lending) {
+    if (flags_.growable) {
       std::printf("  cross-stream loans  %lld (device-side waits %lld)\n",
                   static_cast<long long>(stats.num_cross_stream_reuses),
                   static_cast<long long>(stats.num_device_waits));
