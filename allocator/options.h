@@ -168,21 +168,32 @@ struct Options {
   // Growable segments (cross_stream_reuse): a request whose own stream's
   // memory would need pages mapped takes instead the start of a free block
   // of another stream's segment that is mapped throughout, so memory passes
-  // between streams with no driver call. Two streams whose demands trade
-  // places from step to step (two towers of varying size) then stop moving
-  // their difference through the driver. By default only memory an event
-  // query says the lender's work is done with is lent (cross_stream_wait
-  // below), and the borrowed block goes back at its free by an event
-  // recorded on the borrower, pending until that work is done, as a
-  // record_stream's use: no stream is ever ordered after another, and
-  // nothing waits. On an H100 the two-stream workload then mapped 43
-  // chunks a step instead of 63, spent 5.9 ms a step in placements instead
-  // of 8.0, peaked at the same 1.0078 with a bit-identical loss, and made
-  // 107 loans a step and no device-side wait (bench/results/
-  // h100_lend_finished_two_streams.json). Nothing is lent during a capture,
-  // nor from or to a private pool. False: each stream's requests are served
-  // from its own segments only (PyTorch's contract).
-  bool cross_stream_reuse = true;
+  // between streams with no driver call: two streams whose demands trade
+  // places from step to step (two towers of varying size) stop moving
+  // their difference through the driver. Only memory an event query says
+  // the lender's work is done with is lent (unless cross_stream_wait), and
+  // the borrowed block goes back at its free by an event recorded on the
+  // borrower, pending until that work is done, as a record_stream's use: no
+  // stream is ordered after another, and nothing waits. Nothing is lent
+  // during a capture, nor from or to a private pool. On an H100 the
+  // two-stream workload mapped 43-50 chunks a step instead of 63-64, spent
+  // 5.0-5.9 ms a step in placements instead of 6.4-8.0, made 93-107 loans
+  // and no device-side wait a step, and peaked at the same 1.0078 with a
+  // bit-identical loss; step time 1.002 and 1.053x expandable_segments'
+  // against 0.994 and 1.100 without (two calls, 14 rounds: bench/results/
+  // h100_lend_finished_two_streams.json). It is off by default because it
+  // does not hold beyond that machine's timing: replayed with the GPU 5 to
+  // 500 events behind the host, the trace's launching thread spent more
+  // modelled driver time with it than without at five of seven lags
+  // (5.8-9.1 ms a step in the second half against 5.1-7.2; less at 35 and
+  // 300) and peaked at 1.0102 at a lag of 150 (bench/results/
+  // replay_lag_sweep_two_streams.json): a block lent, freed and pending is
+  // memory its own stream cannot take back until the borrower's work is
+  // done, so that stream maps in its place. Only with the GPU at
+  // the host's heels (lag 0) does it win (1,295 chunks against 1,949).
+  // False: each stream's requests are served from its own segments only
+  // (PyTorch's contract).
+  bool cross_stream_reuse = false;
   // With cross_stream_reuse: whether memory whose lender's work may still
   // run is lent too, ordered on the device instead (True): the requesting
   // stream's later work waits (cuStreamWaitEvent) for the lender's work up
@@ -191,11 +202,12 @@ struct Options {
   // segment's stream waits in turn for all the borrower's work queued so
   // far, so the block is free there at once (during a capture it stays
   // pending). It lends more (19 chunks mapped a step instead of 64, 1.3 ms
-  // of placements), but each wait is on everything a stream had queued, not
-  // only on the work that touched the block, so the towers overlap less:
-  // over 20 interleaved rounds in three calls the step took 1.033x
-  // expandable_segments' time against 1.017x without lending
-  // (bench/results/h100_cross_stream_reuse_two_streams.json). So it is off.
+  // of placements; in the replay 1,295-1,693 chunks at every lag from 0 to
+  // 500 against 1,949-2,583), but each wait is on everything a stream had
+  // queued, not only on the work that touched the block, so the towers
+  // overlap less: over 20 interleaved rounds in three calls the step took
+  // 1.033x expandable_segments' time against 1.017x without lending
+  // (bench/results/h100_cross_stream_reuse_two_streams.json).
   bool cross_stream_wait = false;
   // Growable segments: the largest physical chunk mapped at once
   // (max_map_chunk_mb). Fewer, larger chunks cost fewer driver calls (the

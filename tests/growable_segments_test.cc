@@ -1196,10 +1196,10 @@ TEST_F(KeptMappingsTest, MemoryAnotherStreamMayStillUseIsNotTakenBack) {
   EXPECT_EQ(Device().bytes_in_use, 0u);
 }
 
-// The default on a GPU that runs far behind the host (the replay's model)
-// until the host synchronizes, as a training step's end often does: then
-// the lender's stream is idle, which the mark recorded at the request shows
-// at once.
+// cross_stream_reuse without cross_stream_wait on a GPU that runs far
+// behind the host (the replay's model) until the host synchronizes, as a
+// training step's end often does: then the lender's stream is idle, which
+// the mark recorded at the request shows at once.
 class LendFinishedTest : public ::testing::Test {
  protected:
   LendFinishedTest() {
@@ -1210,7 +1210,8 @@ class LendFinishedTest : public ::testing::Test {
     sim_ = sim.get();
     Options options = DefaultOptions();
     options.background_unmap = false;
-    EXPECT_TRUE(options.cross_stream_reuse && !options.cross_stream_wait);
+    options.cross_stream_reuse = true;
+    EXPECT_FALSE(options.cross_stream_wait);
     alloc_ = std::make_unique<DeviceAllocator>(std::move(sim), options);
   }
   DevicePtr AllocateOk(std::size_t size, StreamId stream) {
@@ -1294,9 +1295,8 @@ TEST_F(LendFinishedTest, ABorrowedBlockGoesBackOnlyOnceTheBorrowersWorkIsDone) {
 
 // cross_stream_reuse: memory another stream has freed serves a request
 // whose own stream's memory would need pages mapped instead of being moved
-// through the driver: by default only once the lender's work on it is done,
-// and with cross_stream_wait also before, ordered on the device (a stream
-// wait).
+// through the driver: only once the lender's work on it is done, and with
+// cross_stream_wait also before, ordered on the device (a stream wait).
 class CrossStreamReuseTest : public GrowableSegmentsTest {
  protected:
   void MakeBorrowing(bool borrow = true, bool wait = true) {
@@ -1318,7 +1318,7 @@ class CrossStreamReuseTest : public GrowableSegmentsTest {
   }
 };
 
-TEST_F(CrossStreamReuseTest, ByDefaultMemoryWhoseWorkMayRunIsNotLent) {
+TEST_F(CrossStreamReuseTest, WithoutWaitsMemoryWhoseWorkMayRunIsNotLent) {
   if (!env_.CanHoldEvents()) GTEST_SKIP() << "needs events that stay incomplete";
   MakeBorrowing(/*borrow=*/true, /*wait=*/false);
   const Lent l = FreeOnStreamZero(/*finished=*/false);

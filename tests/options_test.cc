@@ -240,16 +240,16 @@ TEST(OptionsTest, UnpinEdges) {
     EXPECT_THAT(ParseError(absl::StrCat(name, ":sometimes")), HasSubstr(name));
     EXPECT_THAT(DefaultOptions().ToString(), HasSubstr(absl::StrCat(name, ":True")));
   }
-  // cross_stream_reuse: on by default, lending only memory whose work is
-  // done (cross_stream_wait off); False is PyTorch's per-stream reuse.
-  EXPECT_TRUE(DefaultOptions().cross_stream_reuse);
+  // cross_stream_reuse: off by default (PyTorch's per-stream reuse); on,
+  // it lends only memory whose work is done unless cross_stream_wait.
+  EXPECT_FALSE(DefaultOptions().cross_stream_reuse);
   EXPECT_FALSE(DefaultOptions().cross_stream_wait);
-  EXPECT_FALSE(ParseOk("cross_stream_reuse:False").cross_stream_reuse);
+  EXPECT_TRUE(ParseOk("cross_stream_reuse:True").cross_stream_reuse);
   EXPECT_TRUE(ParseOk("cross_stream_wait:True").cross_stream_wait);
-  EXPECT_THAT(ParseOk("cross_stream_reuse:False").ToString(),
-              HasSubstr("cross_stream_reuse:False"));
+  EXPECT_THAT(ParseOk("cross_stream_reuse:True").ToString(),
+              HasSubstr("cross_stream_reuse:True"));
   EXPECT_THAT(ParseOk("cross_stream_wait:True").ToString(), HasSubstr("cross_stream_wait:True"));
-  EXPECT_THAT(DefaultOptions().ToString(), HasSubstr("cross_stream_reuse:True"));
+  EXPECT_THAT(DefaultOptions().ToString(), HasSubstr("cross_stream_reuse:False"));
   EXPECT_THAT(DefaultOptions().ToString(), HasSubstr("cross_stream_wait:False"));
   EXPECT_THAT(ParseError("cross_stream_reuse:often"), HasSubstr("cross_stream_reuse"));
   EXPECT_THAT(ParseError("cross_stream_wait:often"), HasSubstr("cross_stream_wait"));

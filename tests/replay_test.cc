@@ -342,21 +342,21 @@ TEST(ReplayTest, MappedFitForLargeRequestsMovesLessOnTheCheckpointedLm) {
 }
 
 // cross_stream_reuse: the two-stream trace's memory changes streams every
-// step; lent where it lies (by default only once the lender's work on it is
-// done: no stream waits for another), it is moved through the driver far
-// less, within the same bound. With cross_stream_wait every loan and return
-// is ordered by a device-side wait instead.
+// step; lent where it lies, it is moved through the driver far less, within
+// the same bound, with the GPU at the host's heels (the replay's default):
+// only memory whose work is done, so no stream waits for another; with
+// cross_stream_wait every loan and return is ordered by a device-side wait.
 TEST(ReplayTest, CrossStreamReuseMovesLessOnTheTwoStreamTrace) {
   const Trace trace = LoadBundled("two_streams");
   ASSERT_FALSE(trace.events.empty());
-  const ReplayResult lent = ReplayWith(trace, "ccalloc");
-  const ReplayResult own = ReplayConf(trace, "cross_stream_reuse:False");
-  const ReplayResult ordered = ReplayConf(trace, "cross_stream_wait:True");
+  const ReplayResult own = ReplayWith(trace, "ccalloc");
+  const ReplayResult lent = ReplayConf(trace, "cross_stream_reuse:True");
+  const ReplayResult ordered = ReplayConf(trace, "cross_stream_reuse:True,cross_stream_wait:True");
   const auto waits = [](const ReplayResult& r) {
     return r.driver_calls[static_cast<int>(DriverCall::kStreamWaitEvent)];
   };
-  EXPECT_EQ(waits(own), 0) << "lent with lending off";
-  EXPECT_EQ(waits(lent), 0) << "the default ordered a stream after another";
+  EXPECT_EQ(waits(own), 0) << "the default lent";
+  EXPECT_EQ(waits(lent), 0) << "a stream was ordered after another";
   EXPECT_GT(waits(ordered), 0);
   EXPECT_LT(2 * lent.late_mapped_chunks, own.late_mapped_chunks);
   EXPECT_LT(2 * ordered.late_mapped_chunks, own.late_mapped_chunks);

@@ -19,7 +19,8 @@ import torch
 
 ALLOCATOR = os.environ.get("CCALLOC_TEST_ALLOCATOR", "native")
 _CONFS = {"ccalloc": None, "ccalloc-classic": "expandable_segments:False",
-          "ccalloc-xs": "cross_stream_wait:True"}
+          "ccalloc-lend": "cross_stream_reuse:True",
+          "ccalloc-xs": "cross_stream_reuse:True,cross_stream_wait:True"}
 if ALLOCATOR.startswith("ccalloc"):
     import ccalloc.torch as _ct
     _ct.enable(conf=_CONFS[ALLOCATOR], mode="extension")
@@ -288,12 +289,13 @@ def case_cross_stream_ordering():
     """Memory freed on one stream while a slow write to it is still queued,
     then asked for on another stream and written at once; then the same
     the other way round; then memory freed once its work is done, asked for
-    on a new stream. By default ccalloc lends another stream's memory only
-    once an event query says its work is done, so the late writes must miss
-    the new tensors with no ordering at all; with cross_stream_wait
-    (ccalloc-xs) it lends it before, ordered after the first stream's work
-    on the device, and the late write may not land in the new tensor
-    either."""
+    on a stream that has memory of its own. By default ccalloc lends
+    nothing across streams. With cross_stream_reuse (ccalloc-lend) it lends
+    another stream's memory only once an event query says its work is done,
+    so the late writes must miss the new tensors with no ordering at all;
+    with cross_stream_wait too (ccalloc-xs) it lends it before, ordered after
+    the first stream's work on the device, and the late write may not land
+    in the new tensor either."""
     n = 64 * MiB // 4
     b = torch.cuda.Stream()
     torch.cuda.synchronize()
@@ -318,9 +320,12 @@ def case_cross_stream_ordering():
     # Done with: z's memory, freed and synchronized, may serve a new stream
     # (lent by default), which writes it while the current stream writes
     # memory of its own.
+    c = torch.cuda.Stream()
+    with torch.cuda.stream(c):
+        t = torch.empty(2 * MiB, dtype=torch.uint8, device="cuda")  # c's own range
+        del t
     del z
     torch.cuda.synchronize()
-    c = torch.cuda.Stream()
     with torch.cuda.stream(c):
         w = torch.full((n,), 9.0, device="cuda")
     v = torch.full((n,), 1.0, device="cuda")

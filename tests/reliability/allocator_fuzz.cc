@@ -27,9 +27,10 @@
 //     0x04 max_split_size_mb:64 (oversize blocks)
 //     0x08 garbage_collection_threshold:0.6 (acts once a limit is set, on
 //          classic segments); with growable segments, where it does
-//          nothing, cross_stream_wait (free memory lent across streams
-//          also while the lender's work may run, ordered by device-side
-//          waits; without it only memory whose work is done is lent)
+//          nothing, cross_stream_reuse (free memory lent across streams
+//          once the lender's work on it is done) with cross_stream_wait
+//          (also while it may run, ordered by device-side waits) when the
+//          destroy bit 0x10 is clear
 //     0x10 destroy with blocks still live (tests the destructor's release)
 //     0x20 64 KiB device pages instead of 2 MiB (growable edge pages), on
 //          the 1 GiB device
@@ -149,7 +150,8 @@ class Harness {
     if ((config & 0x04) != 0) options_.max_split_size = 64 * kMiB;
     if ((config & 0x08) != 0) {
       options_.garbage_collection_threshold = 0.6;
-      options_.cross_stream_wait = growable_;
+      options_.cross_stream_reuse = growable_;
+      options_.cross_stream_wait = growable_ && (config & 0x10) == 0;
     }
     if ((config & 0x40) != 0) options_.unpin_edges = 2 * page_size_;
     if ((config & 0x80) != 0) options_.mapped_fit_missing = 2 * page_size_;

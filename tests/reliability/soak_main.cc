@@ -11,7 +11,7 @@
 // and with the counters, everything is freed, the cache emptied, the
 // allocator destroyed, and the device must hold nothing.
 //
-//   ccalloc-soak [--ops 10000000] [--threads 8] [--policy classic|growable|lending]
+//   ccalloc-soak [--ops 10000000] [--threads 8] [--policy classic|growable|lending|lending-done]
 //                [--seconds 0 (no cap)] [--validate-every 100000] [--seed 1]
 //
 // Prints ops/s, ops done, invariant violations and leaks; exits 1 unless both
@@ -52,7 +52,9 @@ struct Flags {
   std::int64_t ops = 10'000'000;
   int threads = 8;
   bool growable = true;
-  bool lending = false;  // growable with cross_stream_wait (device-ordered loans)
+  // Growable with cross_stream_reuse: 1 lending-done, 2 lending (with
+  // cross_stream_wait too); 0 neither.
+  int lending = 0;
   double seconds = 0;  // 0: no cap
   std::int64_t validate_every = 100'000;
   std::uint64_t seed = 1;
@@ -61,7 +63,8 @@ struct Flags {
 [[noreturn]] void Usage(const char* why) {
   std::fprintf(stderr,
                "ccalloc-soak: %s\nusage: ccalloc-soak [--ops N] [--threads N] "
-               "[--policy classic|growable|lending] [--seconds S] [--validate-every N] [--seed N]\n",
+               "[--policy classic|growable|lending|lending-done] [--seconds S]\n"
+               "  [--validate-every N] [--seed N]\n",
                why);
   std::exit(2);
 }
@@ -79,13 +82,16 @@ Flags ParseFlags(int argc, char** argv) {
     } else if (arg == "--threads") {
       ok = absl::SimpleAtoi(value, &f.threads) && f.threads > 0 && f.threads <= 256;
     } else if (arg == "--policy") {
-      // lending: growable segments that also lend memory whose work may
-      // still run, ordered on the device (cross_stream_wait); growable lends
-      // only memory whose work is done (the default).
+      // lending: growable segments with cross_stream_reuse and
+      // cross_stream_wait (loans of memory whose work may still run,
+      // ordered on the device); lending-done: cross_stream_reuse alone
+      // (loans of memory whose work is done).
       ok = std::strcmp(value, "classic") == 0 || std::strcmp(value, "growable") == 0 ||
-           std::strcmp(value, "lending") == 0;
+           std::strcmp(value, "lending") == 0 || std::strcmp(value, "lending-done") == 0;
       f.growable = std::strcmp(value, "classic") != 0;
-      f.lending = std::strcmp(value, "lending") == 0;
+      f.lending = std::strcmp(value, "lending") == 0        ? 2
+                  : std::strcmp(value, "lending-done") == 0 ? 1
+                                                            : 0;
     } else if (arg == "--seconds") {
       ok = absl::SimpleAtod(value, &f.seconds) && f.seconds >= 0;
     } else if (arg == "--validate-every") {
@@ -128,7 +134,8 @@ class Soak {
     sim_ = std::make_unique<SimBackend>(config);
     options_ = PytorchNativeOptions();
     options_.expandable_segments = flags.growable;
-    options_.cross_stream_wait = flags.lending;
+    options_.cross_stream_reuse = flags.lending > 0;
+    options_.cross_stream_wait = flags.lending == 2;
     alloc_ =
         std::make_unique<DeviceAllocator>(std::make_unique<BorrowedBackend>(sim_.get()), options_);
   }
@@ -209,7 +216,11 @@ class Soak {
 
     std::printf(
         "ccalloc-soak: policy %s, %d threads, %lld ops requested%s\n",
-        flags_.lending ? "lending" : flags_.growable ? "growable" : "classic", flags_.threads,
+        flags_.lending == 2   ? "lending"
+        : flags_.lending == 1 ? "lending-done"
+        : flags_.growable     ? "growable"
+                              : "classic",
+        flags_.threads,
         static_cast<long long>(flags_.ops),
         flags_.seconds > 0 ? absl::StrCat(", capped at ", flags_.seconds, " s").c_str() : "");
     std::printf("  ops done            %lld in %.2f s (%s)\n", static_cast<long long>(total.ops),
@@ -230,7 +241,7 @@ class Soak {
         "  peak reserved       %s, peak allocated %s\n",
         FormatBytes(static_cast<std::uint64_t>(stats.reserved_bytes[kStatAll].peak)).c_str(),
         FormatBytes(static_cast<std::uint64_t>(stats.allocated_bytes[kStatAll].peak)).c_str());
-    if (flags_.growable) {
+    if (flags_.lending > 0) {
       std::printf("  cross-stream loans  %lld (device-side waits %lld)\n",
                   static_cast<long long>(stats.num_cross_stream_reuses),
                   static_cast<long long>(stats.num_device_waits));
