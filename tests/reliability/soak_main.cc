@@ -52,9 +52,11 @@ struct Flags {
   std::int64_t ops = 10'000'000;
   int threads = 8;
   bool growable = true;
-  // Growable with cross_stream_reuse: 1 lending-done, 2 lending (with
-  // cross_stream_wait too); 0 neither.
-  int lending = 0;
+  // Growable segments lending memory across streams (cross_stream_reuse):
+  // kDone only memory whose work is done, kOrdered also memory whose work
+  // may still run, ordered on the device (cross_stream_wait).
+  enum class Lending { kNone, kDone, kOrdered };
+  Lending lending = Lending::kNone;
   double seconds = 0;  // 0: no cap
   std::int64_t validate_every = 100'000;
   std::uint64_t seed = 1;
@@ -89,9 +91,9 @@ Flags ParseFlags(int argc, char** argv) {
       ok = std::strcmp(value, "classic") == 0 || std::strcmp(value, "growable") == 0 ||
            std::strcmp(value, "lending") == 0 || std::strcmp(value, "lending-done") == 0;
       f.growable = std::strcmp(value, "classic") != 0;
-      f.lending = std::strcmp(value, "lending") == 0        ? 2
-                  : std::strcmp(value, "lending-done") == 0 ? 1
-                                                            : 0;
+      f.lending = std::strcmp(value, "lending") == 0        ? Flags::Lending::kOrdered
+                  : std::strcmp(value, "lending-done") == 0 ? Flags::Lending::kDone
+                                                            : Flags::Lending::kNone;
     } else if (arg == "--seconds") {
       ok = absl::SimpleAtod(value, &f.seconds) && f.seconds >= 0;
     } else if (arg == "--validate-every") {
@@ -134,8 +136,8 @@ class Soak {
     sim_ = std::make_unique<SimBackend>(config);
     options_ = PytorchNativeOptions();
     options_.expandable_segments = flags.growable;
-    options_.cross_stream_reuse = flags.lending > 0;
-    options_.cross_stream_wait = flags.lending == 2;
+    options_.cross_stream_reuse = flags.lending != Flags::Lending::kNone;
+    options_.cross_stream_wait = flags.lending == Flags::Lending::kOrdered;
     alloc_ =
         std::make_unique<DeviceAllocator>(std::make_unique<BorrowedBackend>(sim_.get()), options_);
   }
@@ -216,10 +218,10 @@ class Soak {
 
     std::printf(
         "ccalloc-soak: policy %s, %d threads, %lld ops requested%s\n",
-        flags_.lending == 2   ? "lending"
-        : flags_.lending == 1 ? "lending-done"
-        : flags_.growable     ? "growable"
-                              : "classic",
+        flags_.lending == Flags::Lending::kOrdered ? "lending"
+        : flags_.lending == Flags::Lending::kDone  ? "lending-done"
+        : flags_.growable                          ? "growable"
+                                                   : "classic",
         flags_.threads,
         static_cast<long long>(flags_.ops),
         flags_.seconds > 0 ? absl::StrCat(", capped at ", flags_.seconds, " s").c_str() : "");
@@ -241,7 +243,7 @@ class Soak {
         "  peak reserved       %s, peak allocated %s\n",
         FormatBytes(static_cast<std::uint64_t>(stats.reserved_bytes[kStatAll].peak)).c_str(),
         FormatBytes(static_cast<std::uint64_t>(stats.allocated_bytes[kStatAll].peak)).c_str());
-    if (flags_.lending > 0) {
+    if (flags_.lending != Flags::Lending::kNone) {
       std::printf("  cross-stream loans  %lld (device-side waits %lld)\n",
                   static_cast<long long>(stats.num_cross_stream_reuses),
                   static_cast<long long>(stats.num_device_waits));
