@@ -604,6 +604,62 @@ def host_reference_ms(repeats=5, iterations=200_000):
     return best
 
 
+# The per-step host probe: about a millisecond of the reference loop.
+HOST_PROBE_ITERATIONS = 20_000
+# The per-step host probe: about a millisecond of the reference loop.
+HOST_PROBE_ITERATIONS = 20_000
+
+
+def host_adjusted_ratio(rs, base_runs):
+    """Step time of `rs` against `base_runs`, with the host's state taken out:
+    a least-squares fit of log(step ms) over every timed step of both, with
+    one term per step index (every run trains the same shapes in the same
+    order, so step i is the same work in all of them), one for the
+    allocator, and the log of the step's host probe (host_probe_ms). Returns
+    (ratio, standard error of its log, the probe's elasticity, steps);
+    (None, None, None, steps) where the runs have no probes or the fit is
+    degenerate. A diagnostic beside the plain mean, which stays the figure of
+    record: it tells an allocator's cost from the host states its processes
+    happened to draw. Steps of one process are not independent (its host
+    state persists), so the error understates the spread between rounds."""
+    groups = {}
+    mine = {id(r) for r in rs}
+    for r in list(rs) + list(base_runs):
+        probes = r.get("host_probe_ms")
+        if not probes:
+            continue
+        for i in range(r["warmup"], min(len(r["step_ms"]), len(probes))):
+            if r["step_ms"][i] > 0 and probes[i] > 0:
+                groups.setdefault(i, []).append((math.log(r["step_ms"][i]),
+                                                 1.0 if id(r) in mine else 0.0,
+                                                 math.log(probes[i])))
+    # Each step index's mean taken out (its shape's own time), then two
+    # regressors: which allocator, and the host probe.
+    ys, xs, ps = [], [], []
+    for g in groups.values():
+        if len(g) < 2:
+            continue
+        my, mx, mp = (statistics.fmean(v[k] for v in g) for k in range(3))
+        for y, x, p in g:
+            ys.append(y - my)
+            xs.append(x - mx)
+            ps.append(p - mp)
+    n = len(ys)
+    sxx = sum(x * x for x in xs)
+    spp = sum(p * p for p in ps)
+    sxp = sum(x * p for x, p in zip(xs, ps))
+    det = sxx * spp - sxp * sxp
+    if n < 4 or sxx <= 0 or det <= 1e-12 * max(sxx * spp, 1e-300):
+        return None, None, None, n
+    sxy = sum(x * y for x, y in zip(xs, ys))
+    spy = sum(p * y for p, y in zip(ps, ys))
+    b = (spp * sxy - sxp * spy) / det
+    c = (sxx * spy - sxp * sxy) / det
+    dof = max(n - 2 - len(groups), 1)
+    s2 = sum((y - b * x - c * p) ** 2 for x, p, y in zip(xs, ps, ys)) / dof
+    return math.exp(b), math.sqrt(s2 * spp / det), c, n
+
+
 def child_train(args):
     host_ref_before = host_reference_ms()
     ct = setup_allocator(args.config, args.library)
@@ -631,8 +687,16 @@ def child_train(args):
     # GPU idle waiting for launches.
     launch_ms, gpu_ms = [], []
     start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    # The host's state at each step: the device machines' host runs the same
+    # code at one speed or at half of it, switching every few seconds
+    # (bench/host_core_probe.py: every core shows both), so a process's mean
+    # step time says as much about the states it drew as about its
+    # allocator. A short probe before each step (outside its time) says which
+    # state each step drew: host_adjusted_ratio takes it out of the ratio.
+    probes = []
     for i, shape in enumerate(shapes):
         torch.cuda.synchronize()
+        probes.append(host_reference_ms(repeats=1, iterations=HOST_PROBE_ITERATIONS))
         t0 = time.perf_counter()
         start.record()
         loss = step(shape)
@@ -665,6 +729,7 @@ def child_train(args):
         "config": args.config, "workload": args.workload, "steps": len(shapes),
         "warmup": warmup, "shapes": shapes,
         "step_ms": [t * 1e3 for t in times],
+        "host_probe_ms": probes,
         "launch_ms": launch_ms, "gpu_span_ms": gpu_ms,
         "mean_launch_ms": statistics.fmean(launch_ms[warmup:]),
         "mean_gpu_span_ms": statistics.fmean(gpu_ms[warmup:]),
@@ -942,6 +1007,9 @@ def summarize(runs):
             rs = of(config)
             means = [r["mean_step_ms"] for r in rs]
             vs_exp, vs_exp_rounds = mean_ratio(rs, expandable)
+            adj, adj_err, elasticity, adj_steps = (
+                host_adjusted_ratio(rs, expandable) if config != BASELINE else
+                (None, None, None, 0))
             vs_nat, _ = mean_ratio(rs, native)
             rel = [r["median_step_ms"] / native_median[r["round"]] for r in rs
                    if r["round"] in native_median]
@@ -956,6 +1024,10 @@ def summarize(runs):
                 "median_step_ms": statistics.median(r["median_step_ms"] for r in rs),
                 "mean_vs_expandable": vs_exp, "mean_vs_expandable_rounds": vs_exp_rounds,
                 "mean_vs_native": vs_nat,
+                # The same with the host's state taken out (a diagnostic:
+                # host_adjusted_ratio).
+                "host_adjusted_vs_expandable": adj, "host_adjusted_log_error": adj_err,
+                "host_probe_elasticity": elasticity, "host_adjusted_steps": adj_steps,
                 # As before: median over rounds of (median step / native's median step).
                 "step_vs_native": statistics.median(rel) if rel else None,
                 "peak_allocated": max(r["peak_allocated"] for r in rs),
@@ -1097,6 +1169,25 @@ def print_summary(summary, worst, rounds):
               f"{r['mean_step_ms_min']:8.1f} {r['mean_step_ms_max']:8.1f} "
               f"{r['mean_step_ms_stdev']:6.2f} {r['step_stdev_ms']:9.1f} {r['median_step_ms']:8.1f} "
               f"{fmt_ratio(r['mean_vs_expandable']):>9} {span:>13} {fmt_ratio(r['mean_vs_native']):>9}")
+    if any(r.get("host_adjusted_vs_expandable") is not None for r in summary):
+        print()
+        print(f"host adjusted (a diagnostic; the mean above is the figure of record): step time "
+              f"against {BASELINE}'s fitted over every timed step with one term per step (the "
+              f"same shape in every run), one for the allocator and one for the host probe (a "
+              f"~1 ms loop before each step: the host runs at one speed or at half of it, "
+              f"switching every few seconds); 'err' is the fit's standard error of the log, "
+              f"which understates the spread between rounds; 'elast' is step time's elasticity "
+              f"to the probe")
+        head = f"{'workload':11} {'allocator':18} {'adjusted':>9} {'err':>6} {'elast':>6} {'steps':>6}"
+        print(head)
+        print("-" * len(head))
+        for r in summary:
+            if r.get("host_adjusted_vs_expandable") is None:
+                continue
+            print(f"{r['workload']:11} {r['config']:18} "
+                  f"{fmt_ratio(r['host_adjusted_vs_expandable']):>9} "
+                  f"{r['host_adjusted_log_error']:6.3f} {r['host_probe_elasticity']:6.2f} "
+                  f"{r['host_adjusted_steps']:6d}")
     if any(r["mean_launch_ms"] is not None for r in summary):
         print()
         print("where the time goes, means over rounds: 'launch' is the host's time until the "

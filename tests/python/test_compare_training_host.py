@@ -84,6 +84,57 @@ class HostReferenceTest(unittest.TestCase):
 
 
 
+class HostAdjustedTest(unittest.TestCase):
+    SHAPES = [100.0, 150.0, 80.0, 120.0, 90.0, 200.0]
+
+    @classmethod
+    def probed(cls, config, rnd, factor, slow, host_cost=1.0):
+        """A run whose step i takes SHAPES[i] * factor, times 1 + host_cost
+        on the steps in `slow` (the host at half speed: probe 2.0, else 1.0)."""
+        ms = [s * factor * ((1 + host_cost) if i in slow else 1.0)
+              for i, s in enumerate(cls.SHAPES)]
+        probes = [2.0 if i in slow else 1.0 for i in range(len(cls.SHAPES))]
+        return {"workload": "unet", "config": config, "round": rnd, "warmup": 1,
+                "step_ms": [999.0] + ms, "host_probe_ms": [0.5] + probes}
+
+    def test_the_host_state_is_taken_out_of_the_ratio(self):
+        # ccalloc is 3% slower on every step but drew the slow host on four
+        # steps, the baseline on one: the plain ratio reads far more.
+        base = [self.probed("native_expandable", 0, 1.0, {2}),
+                self.probed("native_expandable", 1, 1.0, {0})]
+        mine = [self.probed("ccalloc", 0, 1.03, {1, 3, 4, 5}),
+                self.probed("ccalloc", 1, 1.03, {0, 2})]
+        plain = (sum(sum(r["step_ms"][1:]) for r in mine) /
+                 sum(sum(r["step_ms"][1:]) for r in base))
+        self.assertGreater(plain, 1.3)
+        ratio, err, elasticity, steps = compare_training.host_adjusted_ratio(mine, base)
+        self.assertAlmostEqual(ratio, 1.03, places=6)
+        self.assertAlmostEqual(elasticity, 1.0, places=6)  # twice the probe, twice the time
+        self.assertLess(err, 1e-6)
+        self.assertEqual(steps, 4 * 6)
+
+    def test_without_probes_or_without_a_host_signal_it_gives_none(self):
+        base = [self.probed("native_expandable", 0, 1.0, set())]
+        mine = [self.probed("ccalloc", 0, 1.1, set())]
+        # No step ran slow anywhere: the probe cannot be told from a constant.
+        self.assertIsNone(compare_training.host_adjusted_ratio(mine, base)[0])
+        bare = [{k: v for k, v in r.items() if k != "host_probe_ms"} for r in mine + base]
+        self.assertEqual(compare_training.host_adjusted_ratio(bare[:1], bare[1:]),
+                         (None, None, None, 0))
+
+    def test_the_summary_carries_it_for_all_but_the_baseline(self):
+        runs = []
+        for config, factor, slow in (("native_expandable", 1.0, {1}), ("ccalloc", 0.95, {4})):
+            r = self.probed(config, 0, factor, slow)
+            r.update({k: v for k, v in run(config, 0, 1.0).items() if k not in r})
+            r["mean_step_ms"] = sum(r["step_ms"][1:]) / 6
+            runs.append(r)
+        rows = {r["config"]: r for r in compare_training.summarize(runs)}
+        self.assertAlmostEqual(rows["ccalloc"]["host_adjusted_vs_expandable"], 0.95, places=6)
+        self.assertEqual(rows["ccalloc"]["host_adjusted_steps"], 12)
+        self.assertIsNone(rows["native_expandable"]["host_adjusted_vs_expandable"])
+
+
 class MoveCostTest(unittest.TestCase):
     def steps(self, config, rnd, ms, maps):
         return {"workload": "unet", "config": config, "round": rnd, "warmup": 1,
