@@ -17,19 +17,11 @@ import os
 import platform
 import statistics
 import subprocess
-import time
+import sys
 
-
-def loop_ms(iterations=200_000, repeats=5):
-    best = None
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        acc = 0
-        for i in range(iterations):
-            acc += i & 7
-        elapsed = (time.perf_counter() - t0) * 1e3
-        best = elapsed if best is None else min(best, elapsed)
-    return best
+# The same loop as every training run's host reference.
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from compare_training import host_reference_ms  # noqa: E402
 
 
 def main():
@@ -42,9 +34,9 @@ def main():
     for _ in range(args.rounds):
         for c in cores:
             os.sched_setaffinity(0, {c})
-            by_core[c].append(loop_ms())
+            by_core[c].append(host_reference_ms())
     os.sched_setaffinity(0, set(cores))
-    unpinned = [loop_ms() for _ in range(args.rounds)]
+    unpinned = [host_reference_ms() for _ in range(args.rounds)]
     try:
         topo = subprocess.run(["lscpu", "-e"], capture_output=True, text=True).stdout
     except OSError:
