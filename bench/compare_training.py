@@ -62,6 +62,16 @@ stdev of the per-run means), the ratio of that mean to native_expandable's
 allocated; then, for each ccalloc configuration, the worst case over the
 workloads.
 
+The host of the device machines runs the same code at one speed or at half of
+it, switching every few seconds on every core (bench/host_core_probe.py), so
+one process can draw mostly the slow state and the next mostly the fast one.
+Each run times a ~1 ms probe of the host reference loop before every step
+(host_probe_ms), and the summary adds, for every allocator but the baseline,
+its step time against native_expandable's fitted with the probe taken out
+(host_adjusted_ratio: a term per step index, one for the allocator, one for
+the log of the probe): a diagnostic beside the mean, which stays the figure
+compared.
+
 Where the time goes, per run: the host's time to launch each step (until the
 step's function returns) and the span of its work on the GPU (CUDA events
 around it); --kernel-profile N adds the GPU time of the kernels alone over the
