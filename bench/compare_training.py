@@ -616,8 +616,6 @@ def host_reference_ms(repeats=5, iterations=200_000):
 
 # The per-step host probe: about a millisecond of the reference loop.
 HOST_PROBE_ITERATIONS = 20_000
-# The per-step host probe: about a millisecond of the reference loop.
-HOST_PROBE_ITERATIONS = 20_000
 
 
 def host_adjusted_ratio(rs, base_runs):
