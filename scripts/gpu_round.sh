@@ -31,6 +31,13 @@
 #                                              `traces` records them alone); about
 #                                              9 minutes on an H100 (a time budget
 #                                              skips, and reports, what would not fit)
+#   scripts/gpu_round.sh .gpu OUTDIR hostbound the three host-bound workloads (GPT-2, the
+#                                              checkpointed LM, two streams) under
+#                                              native_expandable, ccalloc and ccalloc_c16
+#                                              (max_map_chunk_mb:16), 2 interleaved rounds, with
+#                                              the host-adjusted fit: OUTDIR/hostbound.json and
+#                                              .log (~8 minutes on an H100); the A/B that says
+#                                              whether fewer, larger chunks buy step time
 #   scripts/gpu_round.sh .gpu OUTDIR traces    only the traces of every training
 #                                              workload (about 2 minutes on an H100):
 #                                              OUTDIR/traces.tar
@@ -233,6 +240,19 @@ ldd "$L"; ! ldd "$L" | grep -i absl'
         rc=1
       fi
       ;;
+    hostbound)
+      # Whether a step's time follows the chunks it maps: the default against
+      # 16 MiB chunks on the workloads whose launch is the whole step
+      # (bench/results/h100_training_c16_host_bound.json: two rounds could
+      # not tell). Read the 'host adjusted' table beside the means.
+      run hostbound env PYTHONPATH="$ROOT/python${PYTHONPATH:+:$PYTHONPATH}" \
+        CCALLOC_TORCH_LIBRARY="$BUNDLE/allocator/libccalloc_torch.so" \
+        CCALLOC_CACHE="${TMPDIR:-/tmp}/ccalloc-cache" \
+        python3 bench/compare_training.py --workloads gpt2,ckpt_lm,two_streams \
+        --configs native_expandable,ccalloc,ccalloc_c16 \
+        --ccalloc-config ccalloc_c16=max_map_chunk_mb:16 --rounds 2 --steps 30 --warmup 5 \
+        --time-budget 480 --timeout 100 --out "$OUT/hostbound.json"
+      ;;
     traces)
       # Only the traces (one short untimed ccalloc run per workload, each
       # trace saying its step count): OUTDIR/traces.tar, for traces/.
@@ -282,7 +302,7 @@ ldd "$L"; ! ldd "$L" | grep -i absl'
       tar -tvf "$OUT/profile.tar"
       ;;
     *)
-      echo "unknown part '$part' (core, bench, torch, compare, training, traces, pip, compat, costs, sleep, profile)" >&2
+      echo "unknown part '$part' (core, bench, torch, compare, training, hostbound, traces, pip, compat, costs, sleep, profile)" >&2
       rc=2
       ;;
   esac
