@@ -16,6 +16,7 @@
 //
 // Prints ops/s, ops done, invariant violations and leaks; exits 1 unless both
 // are 0. Not a ctest test: it is a long run, like a benchmark.
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cmath>
@@ -48,15 +49,22 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+// What --policy names: classic or growable segments and, for growable ones,
+// memory lent across streams once its work is done (cross_stream_reuse) and
+// also while it may still run, ordered on the device (cross_stream_wait).
+struct Policy {
+  const char* name;
+  bool growable, lend, lend_ordered;
+};
+constexpr Policy kPolicies[] = {{"classic", false, false, false},
+                                {"growable", true, false, false},
+                                {"lending-done", true, true, false},
+                                {"lending", true, true, true}};
+
 struct Flags {
   std::int64_t ops = 10'000'000;
   int threads = 8;
-  bool growable = true;
-  // Growable segments lending memory across streams (cross_stream_reuse):
-  // kDone only memory whose work is done, kOrdered also memory whose work
-  // may still run, ordered on the device (cross_stream_wait).
-  enum class Lending { kNone, kDone, kOrdered };
-  Lending lending = Lending::kNone;
+  const Policy* policy = &kPolicies[1];
   double seconds = 0;  // 0: no cap
   std::int64_t validate_every = 100'000;
   std::uint64_t seed = 1;
@@ -84,16 +92,11 @@ Flags ParseFlags(int argc, char** argv) {
     } else if (arg == "--threads") {
       ok = absl::SimpleAtoi(value, &f.threads) && f.threads > 0 && f.threads <= 256;
     } else if (arg == "--policy") {
-      // lending: growable segments with cross_stream_reuse and
-      // cross_stream_wait (loans of memory whose work may still run,
-      // ordered on the device); lending-done: cross_stream_reuse alone
-      // (loans of memory whose work is done).
-      ok = std::strcmp(value, "classic") == 0 || std::strcmp(value, "growable") == 0 ||
-           std::strcmp(value, "lending") == 0 || std::strcmp(value, "lending-done") == 0;
-      f.growable = std::strcmp(value, "classic") != 0;
-      f.lending = std::strcmp(value, "lending") == 0        ? Flags::Lending::kOrdered
-                  : std::strcmp(value, "lending-done") == 0 ? Flags::Lending::kDone
-                                                            : Flags::Lending::kNone;
+      const auto named =
+          std::find_if(std::begin(kPolicies), std::end(kPolicies),
+                       [&](const Policy& p) { return std::strcmp(value, p.name) == 0; });
+      ok = named != std::end(kPolicies);
+      if (ok) f.policy = named;
     } else if (arg == "--seconds") {
       ok = absl::SimpleAtod(value, &f.seconds) && f.seconds >= 0;
     } else if (arg == "--validate-every") {
@@ -135,9 +138,9 @@ class Soak {
     config.auto_complete_events = false;
     sim_ = std::make_unique<SimBackend>(config);
     options_ = PytorchNativeOptions();
-    options_.expandable_segments = flags.growable;
-    options_.cross_stream_reuse = flags.lending != Flags::Lending::kNone;
-    options_.cross_stream_wait = flags.lending == Flags::Lending::kOrdered;
+    options_.expandable_segments = flags.policy->growable;
+    options_.cross_stream_reuse = flags.policy->lend;
+    options_.cross_stream_wait = flags.policy->lend_ordered;
     alloc_ =
         std::make_unique<DeviceAllocator>(std::make_unique<BorrowedBackend>(sim_.get()), options_);
   }
@@ -218,11 +221,7 @@ class Soak {
 
     std::printf(
         "ccalloc-soak: policy %s, %d threads, %lld ops requested%s\n",
-        flags_.lending == Flags::Lending::kOrdered ? "lending"
-        : flags_.lending == Flags::Lending::kDone  ? "lending-done"
-        : flags_.growable                          ? "growable"
-                                                   : "classic",
-        flags_.threads,
+        flags_.policy->name, flags_.threads,
         static_cast<long long>(flags_.ops),
         flags_.seconds > 0 ? absl::StrCat(", capped at ", flags_.seconds, " s").c_str() : "");
     std::printf("  ops done            %lld in %.2f s (%s)\n", static_cast<long long>(total.ops),
@@ -243,7 +242,7 @@ class Soak {
         "  peak reserved       %s, peak allocated %s\n",
         FormatBytes(static_cast<std::uint64_t>(stats.reserved_bytes[kStatAll].peak)).c_str(),
         FormatBytes(static_cast<std::uint64_t>(stats.allocated_bytes[kStatAll].peak)).c_str());
-    if (flags_.lending != Flags::Lending::kNone) {
+    if (flags_.policy->lend) {
       std::printf("  cross-stream loans  %lld (device-side waits %lld)\n",
                   static_cast<long long>(stats.num_cross_stream_reuses),
                   static_cast<long long>(stats.num_device_waits));
@@ -400,8 +399,8 @@ class Soak {
                                it->second->requested_size, " in the snapshot, ", h.requested,
                                " by the thread"));
       }
-      if (!model.Add(h.ptr, ModelBlock{it->second->size, h.requested, 0}, options_, flags_.growable,
-                     &why)) {
+      if (!model.Add(h.ptr, ModelBlock{it->second->size, h.requested, 0}, options_,
+                     flags_.policy->growable, &why)) {
         violation(why);
       }
     }
