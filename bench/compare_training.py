@@ -72,6 +72,13 @@ its step time against native_expandable's fitted with the probe taken out
 the log of the probe): a diagnostic beside the mean, which stays the figure
 compared.
 
+--concurrent runs a round's allocators side by side instead: one process
+each, started together on the same GPU, so that every host state falls on all
+of them at once. The host-bound workloads leave the GPU idle most of a step,
+and the processes share it alike; each run's device-memory figures then count
+the others' memory too (peak allocated and reserved are the allocator's own).
+Two allocators at a time fit GPT-2 on an 80 GB card.
+
 Where the time goes, per run: the host's time to launch each step (until the
 step's function returns) and the span of its work on the GPU (CUDA events
 around it); --kernel-profile N adds the GPU time of the kernels alone over the
@@ -1275,6 +1282,11 @@ def parse_args(argv):
                    help="first record DIR/<workload>.trace.gz per workload in an untimed ccalloc "
                         "run of --trace-steps steps (CCALLOC_TRACE)")
     p.add_argument("--trace-steps", type=int, default=12)
+    p.add_argument("--concurrent", action="store_true",
+                   help="run each round's allocators side by side (one process each, started "
+                        "together on the same GPU) instead of one after another, so that the "
+                        "host's speed states fall on all of them alike; device-memory figures "
+                        "then include the other processes' memory")
     p.add_argument("--time-budget", type=float, default=0.0, metavar="SECONDS",
                    help="start no run that would likely end after this many seconds from the "
                         "start (estimated from the longest run of that workload so far); "
@@ -1338,10 +1350,49 @@ def main(argv):
             return f"time budget {args.time_budget:.0f} s"
         return None
 
+    def report(r):
+        if "error" not in r:
+            print(f"  {r['workload']} / {r['config']}: mean {r['mean_step_ms']:.1f} ms "
+                  f"(median {r['median_step_ms']:.1f}, max {r['max_step_ms']:.1f}), peak allocated "
+                  f"{fmt_bytes(r['peak_allocated'])}, peak reserved "
+                  f"{fmt_bytes(r['peak_reserved'])} ({fmt_ratio(r['reserved_over_allocated'], 4)}), "
+                  f"device peak {fmt_bytes(r['device_used_peak'])} ({r['wall_s']:.0f} s)",
+                  flush=True)
+
     # Rounds interleave the allocators (A B C A B C ...) so that drift in the
     # GPU's clocks or a neighbour's load falls on all of them alike.
+    # --concurrent runs a round's allocators side by side instead, one
+    # process each, started together: the host's speed states then fall on
+    # all of them at once.
     for rnd in range(args.rounds):
         for workload in workloads:
+            if args.concurrent:
+                print(f"[{time.time() - t0:6.0f}s] {workload} / {', '.join(configs)} side by side"
+                      + (f" (round {rnd + 1}/{args.rounds})" if args.rounds > 1 else ""), flush=True)
+                skip = over_budget(workload)
+                if skip:
+                    runs.extend({"config": c, "workload": workload, "round": rnd,
+                                 "skipped": skip} for c in configs)
+                    continue
+                together = [None] * len(configs)
+
+                def one(i, config):
+                    try:
+                        together[i] = run_child(args, config, "train", workload)
+                    except Exception as e:   # noqa: BLE001 (a thread's error must not vanish)
+                        together[i] = {"config": config, "workload": workload,
+                                       "error": repr(e), "rc": -1, "wall_s": 0.0}
+                threads = [threading.Thread(target=one, args=(i, c)) for i, c in enumerate(configs)]
+                for t in threads:
+                    t.start()
+                for t in threads:
+                    t.join()
+                for r in together:
+                    r["round"], r["concurrent"] = rnd, len(configs)
+                    runs.append(r)
+                    longest[workload] = max(longest.get(workload, 0.0), r["wall_s"])
+                    report(r)
+                continue
             for config in configs:
                 print(f"[{time.time() - t0:6.0f}s] {workload} / {config}"
                       + (f" (round {rnd + 1}/{args.rounds})" if args.rounds > 1 else ""), flush=True)
@@ -1354,13 +1405,7 @@ def main(argv):
                 runs[-1]["round"] = rnd
                 r = runs[-1]
                 longest[workload] = max(longest.get(workload, 0.0), r["wall_s"])
-                if "error" not in r:
-                    print(f"  mean {r['mean_step_ms']:.1f} ms (median {r['median_step_ms']:.1f}, "
-                          f"max {r['max_step_ms']:.1f}), peak allocated "
-                          f"{fmt_bytes(r['peak_allocated'])}, peak reserved "
-                          f"{fmt_bytes(r['peak_reserved'])} ({fmt_ratio(r['reserved_over_allocated'], 4)}), "
-                          f"device peak {fmt_bytes(r['device_used_peak'])} ({r['wall_s']:.0f} s)",
-                          flush=True)
+                report(r)
     if args.record_traces:
         # After the timed rounds, untimed: no timed run carries a recorder, and
         # a time budget cuts traces before timings.

@@ -203,5 +203,60 @@ class MoveCostTest(unittest.TestCase):
         self.assertEqual(compare_training.move_costs(runs), [])
 
 
+class ConcurrentRoundsTest(unittest.TestCase):
+    """--concurrent starts a round's allocators together, one process each."""
+
+    def main(self, argv):
+        import contextlib, io, threading, time
+        lock, state = threading.Lock(), {"active": 0, "most": 0, "calls": 0}
+
+        def run_child(args, config, mode, workload=None, **_):
+            with lock:
+                state["active"] += 1
+                state["calls"] += 1
+                state["most"] = max(state["most"], state["active"])
+            time.sleep(0.2)   # a run: long enough for its partners to start
+            with lock:
+                state["active"] -= 1
+            return run(config, 0, 60.0 if config == "native_expandable" else 61.0) | {
+                "workload": workload, "wall_s": 0.2, "device_used_peak": 101}
+
+        real = compare_training.run_child, compare_training.print_table
+        compare_training.run_child = run_child
+        compare_training.print_table = lambda *a: None
+        try:
+            with contextlib.redirect_stdout(io.StringIO()):
+                rc = compare_training.main(argv)
+        finally:
+            compare_training.run_child, compare_training.print_table = real
+        return rc, state
+
+    def test_a_rounds_allocators_run_side_by_side_and_are_summarized_by_round(self):
+        import json, os, tempfile
+        with tempfile.TemporaryDirectory() as tmp:
+            out = os.path.join(tmp, "r.json")
+            rc, state = self.main(["--workloads", "unet,vit", "--configs",
+                                   "native_expandable,ccalloc", "--rounds", "2", "--concurrent",
+                                   "--out", out])
+            with open(out) as f:
+                result = json.load(f)
+        self.assertEqual(rc, 0)
+        self.assertEqual(state["calls"], 8)   # 2 rounds x 2 workloads x 2 allocators
+        self.assertEqual(state["most"], 2)    # both allocators of a round at once, no more
+        runs = result["runs"]
+        self.assertEqual([(r["workload"], r["config"], r["round"]) for r in runs[:4]],
+                         [("unet", "native_expandable", 0), ("unet", "ccalloc", 0),
+                          ("vit", "native_expandable", 0), ("vit", "ccalloc", 0)])
+        self.assertTrue(all(r["concurrent"] == 2 for r in runs))
+        rows = {(r["workload"], r["config"]): r for r in result["summary"]}
+        self.assertAlmostEqual(rows[("unet", "ccalloc")]["mean_vs_expandable"], 61.0 / 60.0)
+
+    def test_without_it_the_allocators_run_one_after_another(self):
+        rc, state = self.main(["--workloads", "unet", "--configs", "native_expandable,ccalloc",
+                               "--rounds", "2"])
+        self.assertEqual(rc, 0)
+        self.assertEqual(state["calls"], 4)
+        self.assertEqual(state["most"], 1)
+
 if __name__ == "__main__":
     unittest.main()
