@@ -1117,6 +1117,12 @@ def move_costs(runs):
             mx, my = statistics.fmean(xs), statistics.fmean(ys)
             slope = (sum((x - mx) * (y - my) for x, y in zip(xs, ys)) /
                      sum((x - mx) ** 2 for x in xs))
+            # How the placements' time falls over the steps: a cost spread
+            # thin (every step re-lays a little) and one in a few steps (the
+            # steps that reach the peak lay memory out again) call for
+            # different cures.
+            prep = sorted(host["prepare_ns"], reverse=True)
+            top = prep[:max(1, math.ceil(len(prep) / 10))]
             out.append({"workload": workload, "config": config, "steps": len(xs),
                         "maps_per_step": mx, "extra_ms_per_step": my,
                         "us_per_map": slope * 1e3, "extra_ms_without_maps": my - slope * mx,
@@ -1125,6 +1131,10 @@ def move_costs(runs):
                                            if lent["num_cross_stream_reuses"] else None),
                         "device_waits_per_step": (statistics.fmean(lent["num_device_waits"])
                                                   if lent["num_device_waits"] else None),
+                        "prepare_ms_median_step": statistics.median(prep) if prep else None,
+                        "prepare_ms_max_step": prep[0] if prep else None,
+                        "prepare_share_top_tenth": (sum(top) / sum(prep)
+                                                    if prep and sum(prep) > 0 else None),
                         # ccalloc's own clock: host ms per step in placements
                         # that mapped, in waits, and on the unmap worker.
                         **{k.replace("_ns", "_ms_per_step"): statistics.fmean(v) if v else None
@@ -1438,11 +1448,15 @@ def main(argv):
               "memory, a trim beyond the marks, memory going back), the unmap worker's "
               "thread, and the unmaps the launching thread made itself ('fg unmaps', "
               "their ms within 'prepare'); 'loans' and 'dev waits' are blocks lent across "
-              "streams and the device-side waits that ordered them (cross_stream_reuse)")
+              "streams and the device-side waits that ordered them (cross_stream_reuse); "
+              "'prep med', 'prep max' and 'top 10%' say how 'prepare' falls over the steps: "
+              "its median and largest step, and the share of it in the tenth of the steps "
+              "that cost most")
         head = (f"{'workload':11} {'allocator':18} {'steps':>5} {'maps/step':>9} "
                 f"{'extra ms':>8} {'us/map':>7} {'extra ms, no maps':>17} {'prepare ms':>10} "
                 f"{'wait ms':>7} {'under':>6} {'trim':>6} {'rel':>6} {'worker ms':>9} "
-                f"{'fg unmaps':>9} {'fg ms':>6} {'loans':>6} {'dev waits':>9}")
+                f"{'fg unmaps':>9} {'fg ms':>6} {'loans':>6} {'dev waits':>9} "
+                f"{'prep med':>8} {'prep max':>8} {'top 10%':>7}")
         print(head)
         print("-" * len(head))
         for m in moves:
@@ -1457,7 +1471,10 @@ def main(argv):
                   f"{fmt_ms(m.get('foreground_unmaps_per_step')):>9} "
                   f"{fmt_ms(m.get('foreground_unmap_ms_per_step')):>6} "
                   f"{fmt_ms(m.get('loans_per_step')):>6} "
-                  f"{fmt_ms(m.get('device_waits_per_step')):>9}")
+                  f"{fmt_ms(m.get('device_waits_per_step')):>9} "
+                  f"{fmt_ms(m.get('prepare_ms_median_step')):>8} "
+                  f"{fmt_ms(m.get('prepare_ms_max_step')):>8} "
+                  f"{fmt_ratio(m.get('prepare_share_top_tenth'), 2):>7}")
     if traces:
         print()
         for t in traces:

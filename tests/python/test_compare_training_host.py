@@ -169,6 +169,24 @@ class MoveCostTest(unittest.TestCase):
         self.assertAlmostEqual(m["worker_ms_per_step"], 3.0)
         self.assertIsNone(m["wait_trim_ms_per_step"])  # not read by these runs
 
+    def test_how_the_placements_time_falls_over_the_steps(self):
+        # Twenty timed steps: eighteen cheap ones and two that lay memory out
+        # again (the steps that reach the peak).
+        prep = [0.5] * 9 + [40.0] + [0.5] * 9 + [60.0]
+        maps = [1] * 9 + [300] + [1] * 9 + [500]
+        runs = [self.steps("native_expandable", 0, [60.0] * 20, [0] * 20),
+                self.steps("ccalloc", 0, [61.0] * 20, maps)]
+        runs[1]["step_calls"] = {
+            "counters": ["num_maps", "num_unmaps", "num_stream_syncs", "prepare_ns"],
+            "steps": [[999, 0, 0, 9e9]] + [[m, m, 0, p * 1e6] for m, p in zip(maps, prep)]}
+        (m,) = compare_training.move_costs(runs)
+        self.assertAlmostEqual(m["prepare_ms_median_step"], 0.5)
+        self.assertAlmostEqual(m["prepare_ms_max_step"], 60.0)   # warm-up's 9e9 left out
+        self.assertAlmostEqual(m["prepare_share_top_tenth"], 100.0 / 109.0)
+        runs[1]["step_calls"]["steps"] = [[999, 0, 0, 0]] + [[m, m, 0, 0] for m in maps]
+        (m,) = compare_training.move_costs(runs)
+        self.assertIsNone(m["prepare_share_top_tenth"])          # no time to share out
+
     def test_waits_are_split_by_what_waited(self):
         runs = [self.steps("native_expandable", 0, [60.0, 80.0], [0, 0]),
                 self.steps("ccalloc", 0, [61.0, 90.0], [1, 100])]
