@@ -302,12 +302,18 @@ absl::StatusOr<Options> ParseOptions(absl::string_view conf, const Options& base
         return BadValue(key, value, "must be in [0, 1]");
       }
       options.release_slack_max = f;
+    } else if (key == "release_slack_hard") {
+      double f = 0;
+      if (!absl::SimpleAtod(value, &f) || !(f >= 0.0 && f <= 1.0)) {
+        return BadValue(key, value, "must be in [0, 1]");
+      }
+      options.release_slack_hard = f;
     } else {
       return absl::InvalidArgumentError(absl::StrCat(
           "CCALLOC_CONF: unknown key '", key,
           "' (known: max_split_size_mb, roundup_power2_divisions, "
           "garbage_collection_threshold, expandable_segments, backend, memory_limit, "
-          "memory_fraction, release_slack, release_slack_max, max_map_chunk_mb, "
+          "memory_fraction, release_slack, release_slack_max, release_slack_hard, max_map_chunk_mb, "
           "map_chunk_divisor, map_chunk_scale, unpin_edges_mb, unwaited_moves, hold_reserved, "
           "mapped_fit, mapped_fit_min_mb, mapped_fit_missing_mb, "
           "background_unmap, keep_old_mappings, skip_busy_pages, skip_busy_holes, partial_runs, "
@@ -333,6 +339,7 @@ std::string Options::ToString() const {
       ",expandable_segments:", expandable_segments ? "True" : "False",
       ",memory_limit:", memory_limit, ",memory_fraction:", memory_fraction,
       ",release_slack:", release_slack, ",release_slack_max:", release_slack_max,
+      ",release_slack_hard:", release_slack_hard,
       ",max_map_chunk_mb:", max_map_chunk / kMiB,
                                  ",map_chunk_divisor:", map_chunk_divisor,
                                  ",map_chunk_scale:", map_chunk_scale,

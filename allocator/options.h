@@ -54,6 +54,15 @@ struct Options {
   // queue; the default keeps reserved within 1% of the peak allocated with
   // room for page rounding. Never below release_slack.
   double release_slack_max = 0.008;
+  // ... and this fraction (release_slack_hard) before such a trim waits for
+  // the last of the memory it needs: a shortfall that fits under it is left
+  // held, for the next growth to take without a wait. Beyond release_slack_max
+  // a trim that cannot move enough finished memory waits for queued work, and
+  // what it waits for is most often one or two pages (the replay at a GPU
+  // lag of 200 events: 1-4 MiB short in almost every such wait), while a wait
+  // drains the GPU's whole queue (23-78 ms in one step of GPT-2 on an H100).
+  // Never below release_slack_max; equal to it: every such trim waits.
+  double release_slack_hard = 0.0095;
   // Growable segments (hold_reserved): memory held once since the cache was
   // last emptied (empty_cache, the OOM ladder) may be taken again without
   // moving any, even where the marks above would move it: the peak reserved

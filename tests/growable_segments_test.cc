@@ -46,7 +46,7 @@ class GrowableSegmentsTest : public AllocatorTest<SimGrowable> {
   // (hold_reserved): every growth past the peak allocated moves or trims.
   Options NoSlackMechanics() const {
     Options options = Mechanics();
-    options.release_slack = options.release_slack_max = 0;
+    options.release_slack = options.release_slack_max = options.release_slack_hard = 0;
     options.hold_reserved = false;
     return options;
   }
@@ -172,7 +172,7 @@ class GrowableSegmentsTest : public AllocatorTest<SimGrowable> {
   void MakeWithSlack(double low, double high) {
     Options options = Mechanics();
     options.release_slack = low;
-    options.release_slack_max = high;
+    options.release_slack_max = options.release_slack_hard = high;
     Make(options);
   }
   // A growth on stream 0 that must move memory freed moments ago on the same
@@ -1493,6 +1493,57 @@ TEST_F(GrowableSegmentsTest, ABlockOverPagesAMoveJustLeftWaitsAndGetsItsOwnMemor
   ASSERT_TRUE(alloc_->EmptyCache().ok());
   alloc_.reset();
   EXPECT_TRUE(env_.NothingOutstanding());
+}
+
+// release_slack_hard: a trim beyond the high mark that only a wait could
+// finish leaves what it still lacks held, up to the hard mark and the memory
+// limit, instead of draining a stream's queue for it; at the hard mark (or
+// the limit) it waits as before.
+TEST_F(GrowableSegmentsTest, ATrimShortOfWhatOnlyAWaitGivesLeavesItHeldUpToTheHardMark) {
+  struct Case {
+    const char* name;
+    double hard;
+    std::size_t limit;  // 0: none
+    bool waits;
+  };
+  // Stream 0 keeps 96 MiB and frees an 8 MiB block (one chunk); stream 1 then
+  // grows by 8 MiB, 4 MiB past the high mark (no slack but the two-page
+  // minimum): only the freed chunk, whose stream may still use it, can
+  // make up those 4 MiB.
+  for (const Case& c : {Case{"hard mark past the shortfall", 0.1, 0, false},
+                        Case{"no hard mark", 0.0, 0, true},
+                        Case{"a memory limit 2 MiB past the high mark", 0.1, 110 * kMiB, true}}) {
+    SCOPED_TRACE(c.name);
+    Options options = NoSlackMechanics();
+    options.release_slack_hard = c.hard;
+    options.memory_limit = c.limit;
+    Make(options);
+    const DevicePtr keep = AllocateOk(96 * kMiB, 0);
+    const DevicePtr a = AllocateOk(8 * kMiB, 0);
+    FreeOk(a);
+    const MemoryStats before = alloc_->GetStats();
+    const DevicePtr grown = AllocateOk(8 * kMiB, 1);
+    const MemoryStats after = alloc_->GetStats();
+    const std::int64_t peak = after.allocated_bytes[kStatAll].peak;
+    ASSERT_EQ(peak, static_cast<std::int64_t>(104 * kMiB));
+    const std::int64_t reserved = after.reserved_bytes[kStatAll].current;
+    if (c.waits) {
+      EXPECT_EQ(after.num_waits_trim, before.num_waits_trim + 1);
+      EXPECT_EQ(after.num_stream_syncs, before.num_stream_syncs + 1);
+      EXPECT_EQ(reserved, peak) << "the chunk went back";
+    } else {
+      EXPECT_EQ(after.num_waits_trim, before.num_waits_trim) << "waited";
+      EXPECT_EQ(after.num_stream_syncs, before.num_stream_syncs);
+      // The freed chunk is still held: 8 MiB past the peak, within the hard
+      // mark (10.4 MiB past it).
+      EXPECT_EQ(reserved, peak + static_cast<std::int64_t>(8 * kMiB));
+      EXPECT_LE(static_cast<double>(reserved), static_cast<double>(peak) * (1.0 + c.hard));
+    }
+    if (c.limit > 0) EXPECT_LE(reserved, static_cast<std::int64_t>(c.limit));
+    ExpectDeviceHoldsReserved();
+    EXPECT_TRUE(IsValid(*alloc_));
+    FreeEmptyAndEnd({keep, grown});
+  }
 }
 
 // partial_runs (the default): beyond the high mark, one-page chunks freed

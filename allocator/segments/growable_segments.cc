@@ -417,9 +417,22 @@ absl::Status GrowableSegments::Prepare(CacheLock lock, Segment& range, const Blo
   if (status.ok() && excess_high > moved) {
     // The whole excess, not only what this block maps: memory held past the
     // mark (a capture, or pinned memory that nothing could replace) goes
-    // back at the first growth that can give it.
+    // back at the first growth that can give it. Up to the hard mark (and
+    // the memory limit) what only a wait could give stays held instead
+    // (release_slack_hard): memory ends at most that far past the peak, and
+    // the GPU's queue is not drained for a page or two. The hard mark is
+    // the peak's own, not memory held once (hold_reserved), so held memory
+    // never climbs on it.
+    const std::size_t hard_mark =
+        peak + std::max<std::size_t>(
+                   static_cast<std::size_t>(
+                       std::max(options_.release_slack_hard, options_.release_slack_max) *
+                       static_cast<double>(peak)),
+                   2 * page_size_);
+    std::size_t unwaited = hard_mark > high_mark ? hard_mark - high_mark : 0;
+    if (limit > 0) unwaited = std::min(unwaited, limit > high_mark ? limit - high_mark : 0);
     status = UnmapFreeChunks(excess_high - moved, begin, begin + bytes, &place, segment,
-                             /*owner=*/nullptr, /*wait=*/true)
+                             /*owner=*/nullptr, /*wait=*/true, unwaited)
                  .status();
   }
   // The chunks taken go where they fit and new memory fills the rest of
@@ -1082,7 +1095,7 @@ void GrowableSegments::UndoLeaving(GrowableSegment* segment, std::size_t first) 
 
 absl::StatusOr<std::size_t> GrowableSegments::UnmapFreeChunks(
     std::size_t target, DevicePtr keep_begin, DevicePtr keep_end, Placement* place,
-    const GrowableSegment* dest, PrivatePool* owner, bool wait) {
+    const GrowableSegment* dest, PrivatePool* owner, bool wait, std::size_t unwaited) {
   std::size_t released = 0;
   // Unmapping during a capture would invalidate it, and a live private pool
   // is memory a captured graph replays into.
@@ -1175,6 +1188,9 @@ absl::StatusOr<std::size_t> GrowableSegments::UnmapFreeChunks(
   std::sort(waiting.begin(), waiting.end(), oldest_first);
   for (const Chunk& c : waiting) {
     if (released >= target) break;
+    // What the hard mark can hold is not worth a drain of the queue: it stays
+    // held, and a later growth takes it once its work is done.
+    if (target - released <= unwaited) break;
     // Work queued before the chunk's blocks were freed may still touch it
     // (a wait for an older free may have covered it already: then none).
     if (absl::Status s = WaitForFree(c.stream, c.freed_at, WaitSite::kTrim); !s.ok()) return s;

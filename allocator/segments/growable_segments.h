@@ -494,11 +494,14 @@ class GrowableSegments final : public SegmentStore {
   // by the worker when its work has finished, else, for a hole of dest's
   // stream, left mapped where it is until it has (Leaving); one that fits
   // nowhere goes back to the device (the worker unmaps and releases it). Nothing while capturing. Chunks whose work may not
-  // have finished are skipped, or, with `wait`, waited for.
+  // have finished are skipped, or, with `wait`, waited for, unless at most
+  // `unwaited` bytes of `target` are still to take (release_slack_hard):
+  // those stay held.
   absl::StatusOr<std::size_t> UnmapFreeChunks(std::size_t target, DevicePtr keep_begin,
                                               DevicePtr keep_end, Placement* place,
                                               const GrowableSegment* dest, PrivatePool* owner,
-                                              bool wait) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+                                              bool wait, std::size_t unwaited = 0)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // The range `segment` is: every segment of this store is one.
   static GrowableSegment& Of(Segment& segment) {
     return static_cast<GrowableSegment&>(segment);
