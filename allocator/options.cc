@@ -276,6 +276,14 @@ absl::StatusOr<Options> ParseOptions(absl::string_view conf, const Options& base
       if (absl::Status s = ParseBool(key, value, &options.cross_stream_wait); !s.ok()) return s;
     } else if (key == "partial_runs") {
       if (absl::Status s = ParseBool(key, value, &options.partial_runs); !s.ok()) return s;
+    } else if (key == "busy_wait_us") {
+      double f = 0;
+      if (value == "auto") {
+        f = -1;
+      } else if (!absl::SimpleAtod(value, &f) || !(f >= 0.0 && f <= 1e9)) {
+        return BadValue(key, value, "must be a number of microseconds (0: off) or auto");
+      }
+      options.busy_wait_us = f;
     } else if (key == "skip_busy_pages") {
       if (absl::Status s = ParseBool(key, value, &options.skip_busy_pages); !s.ok()) return s;
     } else if (key == "mapped_fit_min_mb") {
@@ -316,7 +324,8 @@ absl::StatusOr<Options> ParseOptions(absl::string_view conf, const Options& base
           "memory_fraction, release_slack, release_slack_max, release_slack_hard, max_map_chunk_mb, "
           "map_chunk_divisor, map_chunk_scale, unpin_edges_mb, unwaited_moves, hold_reserved, "
           "mapped_fit, mapped_fit_min_mb, mapped_fit_missing_mb, "
-          "background_unmap, keep_old_mappings, skip_busy_pages, skip_busy_holes, partial_runs, "
+          "background_unmap, keep_old_mappings, skip_busy_pages, skip_busy_holes, busy_wait_us, "
+          "partial_runs, "
           "cross_stream_reuse, cross_stream_wait, backup_batch_mb)"));
     }
   }
@@ -356,6 +365,9 @@ std::string Options::ToString() const {
                                  ",keep_old_mappings:", keep_old_mappings ? "True" : "False",
                                  ",skip_busy_pages:", skip_busy_pages ? "True" : "False",
                                  ",skip_busy_holes:", skip_busy_holes ? "True" : "False",
+                                 ",busy_wait_us:",
+                                 busy_wait_us < 0 ? std::string("auto")
+                                                  : absl::StrCat(busy_wait_us),
                                  ",partial_runs:", partial_runs ? "True" : "False",
                                  ",cross_stream_reuse:", cross_stream_reuse ? "True" : "False",
                                  ",cross_stream_wait:", cross_stream_wait ? "True" : "False",

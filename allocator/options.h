@@ -164,6 +164,20 @@ struct Options {
   // partial_runs it cost GPT-2 668 maps in one step and waits of 30-42 ms:
   // bench/results/h100_skip_busy_elsewhere_ab.json.) False: the block waits.
   bool skip_busy_holes = true;
+  // Growable segments (busy_wait_us, 0: off; an experiment): what a wait for
+  // queued work under a block costs, in microseconds of host time, or "auto"
+  // (-1 here): the mean of this process's waits under blocks so far. Where a
+  // block's place would still wait (no place costs no more maps:
+  // skip_busy_holes), it goes instead to the first place among the next free
+  // blocks by size, then at the start of its stream's largest free block
+  // (the range's unmapped end), whose extra pages' maps cost less than such
+  // a wait: each chunk priced at this process's mean
+  // host time per chunk mapped (50 us, the H100 table's map with its access,
+  // before any). On an H100 a wait under a block drained 8-47 ms of GPT-2's
+  // queue in the steps that reach the peak (2026-11-27): the host time of
+  // ~150-900 chunks mapped. Off by default until a GPU A/B says what the
+  // extra maps cost the steps after.
+  double busy_wait_us = 0;
   // Growable segments (partial_runs): beyond the high mark, a free chunk
   // whose work may still be queued and that fits no run of its own size
   // (a one-page edge chunk, where the block maps two-page chunks) fills

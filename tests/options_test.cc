@@ -215,6 +215,23 @@ TEST(OptionsTest, ReleaseSlack) {
   for (const char* bad : {"release_slack_max:1.5", "release_slack_max:-1", "release_slack_max:"}) {
     EXPECT_THAT(ParseError(bad), HasSubstr("release_slack_max")) << bad;
   }
+  EXPECT_DOUBLE_EQ(DefaultOptions().release_slack_hard, 0.0095);
+  EXPECT_DOUBLE_EQ(ParseOk("release_slack_hard:0.008").release_slack_hard, 0.008);
+  EXPECT_THAT(ParseOk("release_slack_hard:0.009").ToString(), HasSubstr("release_slack_hard:0.009"));
+  for (const char* bad : {"release_slack_hard:2", "release_slack_hard:-0.1", "release_slack_hard:"}) {
+    EXPECT_THAT(ParseError(bad), HasSubstr("release_slack_hard")) << bad;
+  }
+}
+
+TEST(OptionsTest, BusyWait) {
+  EXPECT_EQ(DefaultOptions().busy_wait_us, 0) << "off by default";
+  EXPECT_DOUBLE_EQ(ParseOk("busy_wait_us:2500").busy_wait_us, 2500.0);
+  EXPECT_LT(ParseOk("busy_wait_us:auto").busy_wait_us, 0) << "auto: measured";
+  EXPECT_THAT(ParseOk("busy_wait_us:auto").ToString(), HasSubstr("busy_wait_us:auto"));
+  EXPECT_THAT(ParseOk("busy_wait_us:2500").ToString(), HasSubstr("busy_wait_us:2500"));
+  for (const char* bad : {"busy_wait_us:-1", "busy_wait_us:soon", "busy_wait_us:"}) {
+    EXPECT_THAT(ParseError(bad), HasSubstr("busy_wait_us")) << bad;
+  }
 }
 
 TEST(OptionsTest, UnpinEdges) {
