@@ -33,11 +33,18 @@
 #                                              skips, and reports, what would not fit)
 #   scripts/gpu_round.sh .gpu OUTDIR hostbound the three host-bound workloads (GPT-2, the
 #                                              checkpointed LM, two streams) under
-#                                              native_expandable, ccalloc and ccalloc_c16
-#                                              (max_map_chunk_mb:16), 2 interleaved rounds, with
+#                                              native_expandable, ccalloc and ccalloc_busy
+#                                              (busy_wait_us:auto), 2 interleaved rounds, with
 #                                              the host-adjusted fit: OUTDIR/hostbound.json and
 #                                              .log (~8 minutes on an H100); the A/B that says
-#                                              whether fewer, larger chunks buy step time
+#                                              whether placing a block where it maps more
+#                                              beats waiting for the GPU under it
+#   scripts/gpu_round.sh .gpu OUTDIR hostprofile where two streams' host time goes under
+#                                              native_expandable and ccalloc
+#                                              (bench/host_profile.py: by operator and CUDA
+#                                              call, GC pauses): OUTDIR/hostprofile.json and
+#                                              .log (~4 minutes); its step is slower under
+#                                              ccalloc by more than ccalloc's own clock says
 #   scripts/gpu_round.sh .gpu OUTDIR traces    only the traces of every training
 #                                              workload (about 2 minutes on an H100):
 #                                              OUTDIR/traces.tar
@@ -241,17 +248,29 @@ ldd "$L"; ! ldd "$L" | grep -i absl'
       fi
       ;;
     hostbound)
-      # Whether a step's time follows the chunks it maps: the default against
-      # 16 MiB chunks on the workloads whose launch is the whole step
-      # (bench/results/h100_training_c16_host_bound.json: two rounds could
-      # not tell). Read the 'host adjusted' table beside the means.
+      # Whether a wait under a block (8-47 ms of GPT-2's queue on an H100 in
+      # the steps that reach the peak) is worth more maps elsewhere
+      # (busy_wait_us:auto) on the workloads whose launch is the whole step.
+      # Read the 'host adjusted' table beside the means, and 'prepare',
+      # 'under' and 'top 10%' in the driver-call table.
       run hostbound env PYTHONPATH="$ROOT/python${PYTHONPATH:+:$PYTHONPATH}" \
         CCALLOC_TORCH_LIBRARY="$BUNDLE/allocator/libccalloc_torch.so" \
         CCALLOC_CACHE="${TMPDIR:-/tmp}/ccalloc-cache" \
         python3 bench/compare_training.py --workloads gpt2,ckpt_lm,two_streams \
-        --configs native_expandable,ccalloc,ccalloc_c16 \
-        --ccalloc-config ccalloc_c16=max_map_chunk_mb:16 --rounds 2 --steps 30 --warmup 5 \
+        --configs native_expandable,ccalloc,ccalloc_busy \
+        --ccalloc-config ccalloc_busy=busy_wait_us:auto --rounds 2 --steps 30 --warmup 5 \
         --time-budget 480 --timeout 100 --out "$OUT/hostbound.json"
+      ;;
+    hostprofile)
+      # Two streams ran 1.02-1.07x expandable_segments' step time in every
+      # call of 2026-11-27 while ccalloc's placements were 3.6 ms of the
+      # 12 ms a step of extra launch time: what else the host does there.
+      run hostprofile env PYTHONPATH="$ROOT/python${PYTHONPATH:+:$PYTHONPATH}" \
+        CCALLOC_TORCH_LIBRARY="$BUNDLE/allocator/libccalloc_torch.so" \
+        CCALLOC_CACHE="${TMPDIR:-/tmp}/ccalloc-cache" \
+        timeout 400 python3 bench/host_profile.py --workloads two_streams \
+        --configs native_expandable,ccalloc --steps 12 --profile-steps 4 \
+        --out "$OUT/hostprofile.json"
       ;;
     traces)
       # Only the traces (one short untimed ccalloc run per workload, each
@@ -302,7 +321,7 @@ ldd "$L"; ! ldd "$L" | grep -i absl'
       tar -tvf "$OUT/profile.tar"
       ;;
     *)
-      echo "unknown part '$part' (core, bench, torch, compare, training, hostbound, traces, pip, compat, costs, sleep, profile)" >&2
+      echo "unknown part '$part' (core, bench, torch, compare, training, hostbound, hostprofile, traces, pip, compat, costs, sleep, profile)" >&2
       rc=2
       ;;
   esac
