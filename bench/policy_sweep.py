@@ -63,7 +63,8 @@ def run(args, names):
         out = os.path.join(tmp, "replay.json")
         cmd = [args.replay, "--repeat", "0", "--no-progress", "--json", out]
         cmd += ["--gpu-lag", str(args.gpu_lag)] if args.gpu_lag else []
-        cmd += ["--conf", args.conf, "--policy", "ccalloc"] if args.conf else ["--policy", "ccalloc"]
+        # (With a --conf, that policy alone: the defaults are the baseline's.)
+        cmd += ["--conf", args.conf, "--policy", "custom"] if args.conf else ["--policy", "ccalloc"]
         done = subprocess.run(cmd + names, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                               text=True)
         if done.returncode != 0:

@@ -37,7 +37,8 @@ fragmentation, device traffic, out-of-memory retries and host time per call.
 TRACE                    a trace file: ccalloc v1 text (plain or .gz) or an RMM
                          logging_resource_adaptor CSV; or scenario:<name>[:<seed>]
 options:
-  --policy NAME[,NAME]   pytorch-native, ccalloc (repeatable; default: both)
+  --policy NAME[,NAME]   pytorch-native, ccalloc (repeatable; default: both);
+                         custom: only the --conf policies
   --conf "CONF"          also replay a policy named "custom": CCALLOC_CONF syntax
                          (PyTorch's PYTORCH_CUDA_ALLOC_CONF keys) on ccalloc's defaults
   --capacity SIZE        the card's memory, e.g. 24GiB (default 80 GiB, an H100);
@@ -194,6 +195,12 @@ int Main(int argc, char** argv) {
   std::set<std::string> seen;
   for (const std::string& name : policy_names) {
     if (!seen.insert(name).second) continue;
+    // "custom" names the --conf policies, which follow: asked for alone, they
+    // are all that is replayed.
+    if (name == "custom") {
+      if (confs.empty()) return Usage("--policy custom needs --conf");
+      continue;
+    }
     absl::StatusOr<Policy> p = PresetPolicy(name);
     if (!p.ok()) return Usage(std::string(p.status().message()));
     policies.push_back(*p);
