@@ -13,6 +13,7 @@
 //
 //   ccalloc-soak [--ops 10000000] [--threads 8] [--policy classic|growable|lending|lending-done]
 //                [--seconds 0 (no cap)] [--validate-every 100000] [--seed 1]
+//                [--conf CCALLOC_CONF (on top of the policy: an option's own paths)]
 //
 // Prints ops/s, ops done, invariant violations and leaks; exits 1 unless both
 // are 0. Not a ctest test: it is a long run, like a benchmark.
@@ -68,13 +69,14 @@ struct Flags {
   double seconds = 0;  // 0: no cap
   std::int64_t validate_every = 100'000;
   std::uint64_t seed = 1;
+  std::string conf;  // CCALLOC_CONF syntax, over the policy's options
 };
 
 [[noreturn]] void Usage(const char* why) {
   std::fprintf(stderr,
                "ccalloc-soak: %s\nusage: ccalloc-soak [--ops N] [--threads N] "
                "[--policy classic|growable|lending|lending-done] [--seconds S]\n"
-               "  [--validate-every N] [--seed N]\n",
+               "  [--validate-every N] [--seed N] [--conf CCALLOC_CONF]\n",
                why);
   std::exit(2);
 }
@@ -103,6 +105,8 @@ Flags ParseFlags(int argc, char** argv) {
       ok = absl::SimpleAtoi(value, &f.validate_every) && f.validate_every > 0;
     } else if (arg == "--seed") {
       ok = absl::SimpleAtoi(value, &f.seed);
+    } else if (arg == "--conf") {
+      f.conf = value;
     } else {
       Usage(absl::StrCat("unknown flag ", arg).c_str());
     }
@@ -141,6 +145,11 @@ class Soak {
     options_.expandable_segments = flags.policy->growable;
     options_.cross_stream_reuse = flags.policy->lend;
     options_.cross_stream_wait = flags.policy->lend_ordered;
+    if (!flags.conf.empty()) {
+      absl::StatusOr<Options> parsed = ParseOptions(flags.conf, options_);
+      if (!parsed.ok()) Usage(std::string(parsed.status().message()).c_str());
+      options_ = *std::move(parsed);
+    }
     alloc_ =
         std::make_unique<DeviceAllocator>(std::make_unique<BorrowedBackend>(sim_.get()), options_);
   }
