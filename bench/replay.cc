@@ -442,10 +442,12 @@ absl::StatusOr<ReplayResult> Replay(const Trace& trace, const Policy& policy,
     }
     std::int64_t max_reserved = -1;
     DriverCallCounts half_calls, half_background;
+    std::uint64_t half_waited = 0;
     for (std::size_t i = 0; i < n; ++i) {
       if (i == n / 2) {  // the second half's figures start here
         half_calls = counter->counts();
         half_background = counter->background_counts();
+        if (sim != nullptr) half_waited = sim->counts().waited_ticks;
       }
       progress.Update(i, "replay");
       if (absl::Status s = player.Step(i); !s.ok()) return s;
@@ -506,7 +508,10 @@ absl::StatusOr<ReplayResult> Replay(const Trace& trace, const Policy& policy,
     r.waits_under_block = stats.num_waits_under_block;
     r.waits_trim = stats.num_waits_trim;
     r.waits_release = stats.num_waits_release;
-    if (sim != nullptr) r.waited_events = sim->counts().waited_ticks;
+    if (sim != nullptr) {
+      r.waited_events = sim->counts().waited_ticks;
+      r.late_waited_events = r.waited_events - half_waited;
+    }
     if (config.driver_costs != nullptr) {
       const DriverTimeModel model = ModelDriverTime(calls, *config.driver_costs);
       r.driver_time_modelled = true;
@@ -1074,7 +1079,8 @@ std::string ResultsToJson(const std::vector<ReplayResult>& results) {
                       ", \"stream_waits\": ", r.stream_waits,
                       ", \"stream_waits_by_site\": {\"under_block\": ", r.waits_under_block,
                       ", \"trim\": ", r.waits_trim, ", \"release\": ", r.waits_release, "}",
-                      ", \"waited_events\": ", r.waited_events, ",\n   ");
+                      ", \"waited_events\": ", r.waited_events,
+                      ", \"late_waited_events\": ", r.late_waited_events, ",\n   ");
       absl::StrAppend(&out, "\"steps\": ", r.steps,
                       ", \"steps_source\": ", JsonString(r.steps_source),
                       ", \"driver_calls_per_step\": ",

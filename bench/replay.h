@@ -148,6 +148,9 @@ struct ReplayResult {
   // With ReplayConfig::gpu_lag: the trace events the waits left the GPU to
   // catch up on, together (the host stood still meanwhile).
   std::uint64_t waited_events = 0;
+  // ... of them, those of waits in the second half of the trace (the warm
+  // steps: late_mapped_chunks' half).
+  std::uint64_t late_waited_events = 0;
   // Modelled driver time: Σ calls × cost per call from the cost table.
   bool driver_time_modelled = false;  // false: no table
   std::string driver_costs_device;    // the table's "device"

@@ -281,6 +281,11 @@ TEST(ReplayTest, LaggingGpuMakesTrimsWaitAndCountsWhatTheyWaitedFor) {
   EXPECT_GT(lags.waited_events, 0u);
   // No wait is longer than the lag.
   EXPECT_LE(lags.waited_events, static_cast<std::uint64_t>(lags.stream_waits) * 200);
+  // The second half's share of them (the warm steps), counted apart.
+  EXPECT_EQ(keeps_up.late_waited_events, 0u);
+  EXPECT_LE(lags.late_waited_events, lags.waited_events);
+  EXPECT_THAT(ResultsToJson({lags}),
+              HasSubstr(absl::StrCat("\"late_waited_events\": ", lags.late_waited_events)));
   // Every wait is counted by what waited.
   EXPECT_EQ(lags.waits_under_block + lags.waits_trim + lags.waits_release, lags.stream_waits);
   EXPECT_THAT(ResultsToJson({lags}), HasSubstr("\"stream_waits_by_site\": {\"under_block\": "));
