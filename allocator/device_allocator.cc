@@ -248,28 +248,29 @@ absl::StatusOr<Block*> DeviceAllocator::TryAllocate(std::size_t rounded,
       const std::size_t budget = capturing() ? 0 : BusyMapBudget();
       Block* const largest = budget > 0 ? free_blocks.Largest(stream) : nullptr;
       bool found = false;
+      // (The lock's proof and the store are taken here: a lambda is outside
+      // the lock analysis.)
+      const CacheLock lock = Locked();
+      SegmentStore* const store = store_.get();
+      auto try_place = [&](Block* other, std::size_t max_pages) {
+        std::optional<DevicePtr> p = store->PlaceElsewhere(lock, *other, rounded, max_pages);
+        if (p.has_value()) {
+          block = other;
+          at = *p;
+          found = true;
+        }
+      };
       for (int pass = 0; pass < (budget > 0 ? 2 : 1) && !found; ++pass) {
         const std::size_t max_pages = placing.pages_to_map + (pass == 0 ? 0 : budget);
         int asked = 0;
-        for (auto it = free_blocks.After(block);
-             it != free_blocks.end() && (*it)->stream == stream && asked < kBusyAlternatives;
+        for (auto it = free_blocks.After(block); !found && it != free_blocks.end() &&
+                                                 (*it)->stream == stream &&
+                                                 asked < kBusyAlternatives;
              ++it, ++asked) {
-          if (std::optional<DevicePtr> p =
-                  store_->PlaceElsewhere(Locked(), **it, rounded, max_pages)) {
-            block = *it;
-            at = *p;
-            found = true;
-            break;
-          }
+          try_place(*it, max_pages);
         }
-        if (!found && max_pages > placing.pages_to_map && largest != nullptr &&
-            largest != block) {
-          if (std::optional<DevicePtr> p =
-                  store_->PlaceElsewhere(Locked(), *largest, rounded, max_pages)) {
-            block = largest;
-            at = *p;
-            found = true;
-          }
+        if (!found && pass == 1 && largest != nullptr && largest != block) {
+          try_place(largest, max_pages);
         }
       }
     }

@@ -97,6 +97,16 @@ absl::StatusOr<double> ParseFraction(absl::string_view key, absl::string_view va
   return f;
 }
 
+// The release_slack keys: a fraction of the peak in [0, 1] (0 allowed).
+absl::Status ParseSlack(absl::string_view key, absl::string_view value, double* out) {
+  double f = 0;
+  if (!absl::SimpleAtod(value, &f) || !(f >= 0.0 && f <= 1.0)) {
+    return BadValue(key, value, "must be in [0, 1]");
+  }
+  *out = f;
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::StatusOr<std::size_t> ParseByteSize(absl::string_view text) {
@@ -245,11 +255,7 @@ absl::StatusOr<Options> ParseOptions(absl::string_view conf, const Options& base
       }
       options.map_chunk_scale = d;
     } else if (key == "release_slack") {
-      double f = 0;
-      if (!absl::SimpleAtod(value, &f) || !(f >= 0.0 && f <= 1.0)) {
-        return BadValue(key, value, "must be in [0, 1]");
-      }
-      options.release_slack = f;
+      if (absl::Status s = ParseSlack(key, value, &options.release_slack); !s.ok()) return s;
     } else if (key == "unwaited_moves") {
       if (absl::Status s = ParseBool(key, value, &options.unwaited_moves); !s.ok()) return s;
     } else if (key == "hold_reserved") {
@@ -305,17 +311,9 @@ absl::StatusOr<Options> ParseOptions(absl::string_view conf, const Options& base
       }
       options.unpin_edges = mb * kMiB;
     } else if (key == "release_slack_max") {
-      double f = 0;
-      if (!absl::SimpleAtod(value, &f) || !(f >= 0.0 && f <= 1.0)) {
-        return BadValue(key, value, "must be in [0, 1]");
-      }
-      options.release_slack_max = f;
+      if (absl::Status s = ParseSlack(key, value, &options.release_slack_max); !s.ok()) return s;
     } else if (key == "release_slack_hard") {
-      double f = 0;
-      if (!absl::SimpleAtod(value, &f) || !(f >= 0.0 && f <= 1.0)) {
-        return BadValue(key, value, "must be in [0, 1]");
-      }
-      options.release_slack_hard = f;
+      if (absl::Status s = ParseSlack(key, value, &options.release_slack_hard); !s.ok()) return s;
     } else {
       return absl::InvalidArgumentError(absl::StrCat(
           "CCALLOC_CONF: unknown key '", key,

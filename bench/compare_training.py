@@ -1374,48 +1374,44 @@ def main(argv):
     # --concurrent runs a round's allocators side by side instead, one
     # process each, started together: the host's speed states then fall on
     # all of them at once.
+    groups = [configs] if args.concurrent else [[c] for c in configs]
+
+    def run_together(group, workload):
+        if len(group) == 1:
+            return [run_child(args, group[0], "train", workload)]
+        together = [None] * len(group)
+
+        def one(i, config):
+            try:
+                together[i] = run_child(args, config, "train", workload)
+            except Exception as e:   # noqa: BLE001 (a thread's error must not vanish)
+                together[i] = {"config": config, "workload": workload,
+                               "error": repr(e), "rc": -1, "wall_s": 0.0}
+        threads = [threading.Thread(target=one, args=(i, c)) for i, c in enumerate(group)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        return together
+
     for rnd in range(args.rounds):
         for workload in workloads:
-            if args.concurrent:
-                print(f"[{time.time() - t0:6.0f}s] {workload} / {', '.join(configs)} side by side"
+            for group in groups:
+                print(f"[{time.time() - t0:6.0f}s] {workload} / {', '.join(group)}"
+                      + (" side by side" if args.concurrent else "")
                       + (f" (round {rnd + 1}/{args.rounds})" if args.rounds > 1 else ""), flush=True)
                 skip = over_budget(workload)
                 if skip:
                     runs.extend({"config": c, "workload": workload, "round": rnd,
-                                 "skipped": skip} for c in configs)
+                                 "skipped": skip} for c in group)
                     continue
-                together = [None] * len(configs)
-
-                def one(i, config):
-                    try:
-                        together[i] = run_child(args, config, "train", workload)
-                    except Exception as e:   # noqa: BLE001 (a thread's error must not vanish)
-                        together[i] = {"config": config, "workload": workload,
-                                       "error": repr(e), "rc": -1, "wall_s": 0.0}
-                threads = [threading.Thread(target=one, args=(i, c)) for i, c in enumerate(configs)]
-                for t in threads:
-                    t.start()
-                for t in threads:
-                    t.join()
-                for r in together:
-                    r["round"], r["concurrent"] = rnd, len(configs)
+                for r in run_together(group, workload):
+                    r["round"] = rnd
+                    if args.concurrent:
+                        r["concurrent"] = len(group)
                     runs.append(r)
                     longest[workload] = max(longest.get(workload, 0.0), r["wall_s"])
                     report(r)
-                continue
-            for config in configs:
-                print(f"[{time.time() - t0:6.0f}s] {workload} / {config}"
-                      + (f" (round {rnd + 1}/{args.rounds})" if args.rounds > 1 else ""), flush=True)
-                skip = over_budget(workload)
-                if skip:
-                    runs.append({"config": config, "workload": workload, "round": rnd,
-                                 "skipped": skip})
-                    continue
-                runs.append(run_child(args, config, "train", workload))
-                runs[-1]["round"] = rnd
-                r = runs[-1]
-                longest[workload] = max(longest.get(workload, 0.0), r["wall_s"])
-                report(r)
     if args.record_traces:
         # After the timed rounds, untimed: no timed run carries a recorder, and
         # a time budget cuts traces before timings.

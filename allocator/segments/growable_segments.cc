@@ -228,10 +228,13 @@ std::size_t GrowableSegments::NotePeak(std::size_t bytes) {
   return peak_allocated_;
 }
 
+std::size_t GrowableSegments::PeakMark(std::size_t peak, double slack) const {
+  return peak + std::max<std::size_t>(static_cast<std::size_t>(slack * static_cast<double>(peak)),
+                                      2 * page_size_);
+}
+
 std::size_t GrowableSegments::Mark(std::size_t peak, double slack) const {
-  const std::size_t mark =
-      peak + std::max<std::size_t>(static_cast<std::size_t>(slack * static_cast<double>(peak)),
-                                   2 * page_size_);
+  const std::size_t mark = PeakMark(peak, slack);
   // Memory already held once since the cache was last emptied (held_) is
   // taken again freely: it raises no peak, and a cache that gives back what
   // it will take again soon pays a move (an unmap and a map) for each give
@@ -424,11 +427,7 @@ absl::Status GrowableSegments::Prepare(CacheLock lock, Segment& range, const Blo
     // the peak's own, not memory held once (hold_reserved), so held memory
     // never climbs on it.
     const std::size_t hard_mark =
-        peak + std::max<std::size_t>(
-                   static_cast<std::size_t>(
-                       std::max(options_.release_slack_hard, options_.release_slack_max) *
-                       static_cast<double>(peak)),
-                   2 * page_size_);
+        PeakMark(peak, std::max(options_.release_slack_hard, options_.release_slack_max));
     std::size_t unwaited = hard_mark > high_mark ? hard_mark - high_mark : 0;
     if (limit > 0) unwaited = std::min(unwaited, limit > high_mark ? limit - high_mark : 0);
     status = UnmapFreeChunks(excess_high - moved, begin, begin + bytes, &place, segment,

@@ -343,6 +343,9 @@ class GrowableSegments final : public SegmentStore {
   // (release_slack: the low mark, release_slack_max: the high one), memory
   // held once included (hold_reserved). Prepare's budget and Ready's check.
   std::size_t Mark(std::size_t peak, double slack) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The peak's own mark: `slack` of it past it, at least two pages; Mark
+  // without the memory held once.
+  std::size_t PeakMark(std::size_t peak, double slack) const;
   // Holds `handle` again where an old mapping of it is still mapped (its
   // release was withheld: UnmapWorker::Result::kept).
   void HoldWhereStillMapped(PhysicalHandle handle) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
