@@ -14,6 +14,12 @@ Block* BlockPool::BestFit(StreamId stream, std::size_t size,
   return it->block;
 }
 
+Block* BlockPool::FitOtherThan(StreamId stream, std::size_t size, const Block* skip) const {
+  auto it = blocks_.lower_bound(Entry{stream, size, 0, nullptr});
+  if (it != blocks_.end() && it->block == skip) ++it;
+  return it == blocks_.end() || it->stream != stream ? nullptr : it->block;
+}
+
 void BlockPool::Rekey(Block* block, DevicePtr ptr, std::size_t size) {
   auto it = Find(block);
   found_block_ = nullptr;

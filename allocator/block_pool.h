@@ -56,6 +56,7 @@ enum class BlockState : std::uint8_t {
   kFree,       // in a pool, reusable
   kAllocated,  // handed to the user
   kPending,    // freed by the user, waiting for events on other streams
+  kHot,        // freed by the user, held aside uncoalesced (Options::hot_slot)
 };
 
 struct Block {
@@ -191,6 +192,10 @@ class BlockPool {
   // of growable segments are always splittable); null when there is none.
   Block* BestFit(StreamId stream, std::size_t size, const SizePolicy& policy,
                  bool expandable) const;
+  // BestFit for growable segments passing over `skip`, and without
+  // remembering what it found (nothing is taken out after it): the smallest
+  // free block on `stream` of at least `size` bytes other than `skip`.
+  Block* FitOtherThan(StreamId stream, std::size_t size, const Block* skip) const;
 
   // The smallest free block of at least `size` bytes on a stream other than
   // `except` that `usable` accepts, looking at no more than `per_stream`

@@ -52,6 +52,7 @@ DeviceAllocator::DeviceAllocator(std::unique_ptr<DeviceBackend> backend,
 
 DeviceAllocator::~DeviceAllocator() {
   absl::MutexLock lock(&mu_);
+  FlushHot();  // its pages counted free before the store lets go of them
   // Nothing may still be running on memory we hand back.
   if (num_pending_ > 0 || !segments_.empty()) {
     (void)backend_->SynchronizeDevice();
@@ -114,6 +115,15 @@ absl::StatusOr<DevicePtr> DeviceAllocator::Allocate(std::size_t size, StreamId s
   const PoolKind pool = SizePolicy::PoolFor(*rounded);
 
   absl::MutexLock lock(&mu_);
+  if (hot_ != nullptr) {
+    // The block the last free held aside, if this asks for it again.
+    if (Block* hit = TakeHot(*rounded, size, stream, pool); hit != nullptr) {
+      if (recorder_ != nullptr) recorder_->OnAllocate(hit->ptr, size, stream, 0);
+      DebugCheck();
+      return hit->ptr;
+    }
+    FlushHot();
+  }
   PrivatePool* owner = nullptr;
   if (ABSL_PREDICT_FALSE(pool_work_)) {
     if (capturing()) {
@@ -591,8 +601,12 @@ Block* DeviceAllocator::SplitFreeAt(Block* block, DevicePtr at) {
 }
 
 void DeviceAllocator::MarkAllocated(Block* block, std::size_t requested) {
-  block->state = BlockState::kAllocated;
   if (growable_) store_->NoteAllocated(Locked(), *block->segment, block->ptr, block->size);
+  HandOut(block, requested);
+}
+
+void DeviceAllocator::HandOut(Block* block, std::size_t requested) {
+  block->state = BlockState::kAllocated;
   block->requested = requested;
   allocated_.emplace(block->ptr, block);
 
@@ -615,6 +629,7 @@ void DeviceAllocator::MarkAllocated(Block* block, std::size_t requested) {
 absl::Status DeviceAllocator::Free(DevicePtr ptr) {
   if (ptr == 0) return absl::OkStatus();
   absl::MutexLock lock(&mu_);
+  FlushHot();  // (one block at a time: the newest free is the likeliest asked for)
   auto it = allocated_.find(ptr);
   if (it == allocated_.end()) {
     return absl::InvalidArgumentError(DescribeBadPointer(ptr, /*for_free=*/true));
@@ -665,7 +680,21 @@ absl::Status DeviceAllocator::Free(DevicePtr ptr) {
     deferred_.push_back(block);
     UpdatePoolWork();
   } else if (events.empty()) {
-    FreeBlock(block);
+    if (HotEligible(*block)) {
+      // Free to the user and to every counter, but not yet coalesced,
+      // indexed or given back to the page table (FlushHot does that).
+      block->state = BlockState::kHot;
+      block->requested = 0;
+      // Numbered now, at the user's free: the work queued before it is all
+      // that uses the memory, so a page freed here may go as soon as that
+      // is done, however late the block is returned.
+      block->freed_at = ++free_seq_;
+      StatAdd(stats_.active, block->pool, -1);
+      StatAdd(stats_.active_bytes, block->pool, -static_cast<std::int64_t>(block->size));
+      hot_ = block;
+    } else {
+      FreeBlock(block);
+    }
   } else {
     block->state = BlockState::kPending;
     block->pending_events = static_cast<int>(events.size());
@@ -683,13 +712,69 @@ absl::Status DeviceAllocator::Free(DevicePtr ptr) {
 }
 
 void DeviceAllocator::FreeBlock(Block* block) {
-  block->state = BlockState::kFree;
-  block->freed_at = ++free_seq_;
-  if (growable_) store_->NoteFree(Locked(), *block->segment, block->ptr, block->size, free_seq_);
-  block->stream_uses.clear();
-  block->requested = 0;
   StatAdd(stats_.active, block->pool, -1);
   StatAdd(stats_.active_bytes, block->pool, -static_cast<std::int64_t>(block->size));
+  ReturnBlock(block, ++free_seq_);
+}
+
+bool DeviceAllocator::HotEligible(const Block& block) const {
+  // Only the default pool's growable segments: their free blocks count as
+  // nothing (classic segments count split free blocks as inactive), and no
+  // private pool's accounting can see the block held. Not while a capture
+  // routes allocations or pool work is owed: those paths walk blocks.
+  return options_.hot_slot && growable_ && block.segment->expandable &&
+         block.segment->owner == nullptr && block.stream_uses.empty() && !block.borrowed &&
+         !pool_work_ && !capturing();
+}
+
+Block* DeviceAllocator::TakeHot(std::size_t rounded, std::size_t requested, StreamId stream,
+                               PoolKind pool) {
+  Block* block = hot_;
+  // Only where the slow path would hand out this very block: the same size
+  // on the same stream in the default pool (no capture routes it elsewhere,
+  // no region is the thread's, no pending block would come free first),
+  // and best fit would choose the hole the block's free would make: no free
+  // block before it (that hole would start there), and no other free block
+  // that fits before that hole in best fit's order (size, then address).
+  // Then Ready says the slow path would carve it at once. So hot_slot
+  // changes no placement, and no figure of the replay.
+  if (block->stream != stream || block->size != rounded || block->pool != pool ||
+      ABSL_PREDICT_FALSE(pool_work_ || num_pending_ > 0 || capturing() ||
+                         CurrentRegion() != 0)) {
+    return nullptr;
+  }
+  if (block->prev != nullptr && block->prev->state == BlockState::kFree) return nullptr;
+  const Block* after = block->next != nullptr && block->next->state == BlockState::kFree
+                           ? block->next
+                           : nullptr;
+  const std::size_t hole = block->size + (after != nullptr ? after->size : 0);
+  if (const Block* other = PoolOf(pool).FitOtherThan(stream, rounded, after);
+      other != nullptr && (other->size < hole || (other->size == hole && other->ptr < block->ptr))) {
+    return nullptr;
+  }
+  if (!store_->Ready(Locked(), *block->segment, block->ptr, rounded)) return nullptr;
+  hot_ = nullptr;
+  HandOut(block, requested);  // its pages were never counted free
+  return block;
+}
+
+void DeviceAllocator::FlushHot() const {
+  if (hot_ == nullptr) return;
+  Block* block = hot_;
+  hot_ = nullptr;
+  // Logically const: what a report reads is the same before and after
+  // (the counters moved at the free); see the declaration.
+  // (Every free since its own flushed it first, so its number is still
+  // the newest of any free block it coalesces with.)
+  const_cast<DeviceAllocator*>(this)->ReturnBlock(block, block->freed_at);
+}
+
+void DeviceAllocator::ReturnBlock(Block* block, std::uint64_t freed_at) {
+  block->state = BlockState::kFree;
+  block->freed_at = freed_at;
+  if (growable_) store_->NoteFree(Locked(), *block->segment, block->ptr, block->size, freed_at);
+  block->stream_uses.clear();
+  block->requested = 0;
   Block* prev = block->prev != nullptr && block->prev->state == BlockState::kFree
                     ? block->prev
                     : nullptr;
@@ -771,6 +856,7 @@ absl::Status DeviceAllocator::OrderAfterUse(StreamId waiter, StreamId user) {
 absl::Status DeviceAllocator::RecordStream(DevicePtr ptr, StreamId stream) {
   if (ptr == 0) return absl::OkStatus();
   absl::MutexLock lock(&mu_);
+  FlushHot();
   auto it = allocated_.find(ptr);
   if (it == allocated_.end()) {
     return absl::InvalidArgumentError(
@@ -919,6 +1005,7 @@ absl::Status DeviceAllocator::SynchronizePending() {
 
 absl::Status DeviceAllocator::EmptyCache() {
   absl::MutexLock lock(&mu_);
+  FlushHot();
   if (capturing()) {
     return absl::FailedPreconditionError(
         "empty_cache is not permitted while allocations are routed to a private pool (a "
@@ -942,11 +1029,13 @@ absl::Status DeviceAllocator::EmptyCache() {
 
 absl::Status DeviceAllocator::FinishBackgroundWork() {
   absl::MutexLock lock(&mu_);
+  FlushHot();
   return store_->FinishBackground(Locked());
 }
 
 absl::Status DeviceAllocator::SetMemoryLimit(std::size_t bytes) {
   absl::MutexLock lock(&mu_);
+  FlushHot();
   memory_limit_ = bytes;
   return absl::OkStatus();
 }
@@ -959,6 +1048,7 @@ absl::Status DeviceAllocator::SetMemoryFraction(double fraction) {
   absl::StatusOr<DeviceMemoryInfo> info = backend_->MemoryInfo();
   if (!info.ok()) return info.status();
   absl::MutexLock lock(&mu_);
+  FlushHot();
   memory_limit_ =
       static_cast<std::size_t>(fraction * static_cast<double>(info->total_bytes));
   return absl::OkStatus();
@@ -966,11 +1056,13 @@ absl::Status DeviceAllocator::SetMemoryFraction(double fraction) {
 
 void DeviceAllocator::SetTraceRecorder(TraceRecorder* recorder) {
   absl::MutexLock lock(&mu_);
+  FlushHot();
   recorder_ = recorder;
 }
 
 std::size_t DeviceAllocator::memory_limit() const {
   absl::MutexLock lock(&mu_);
+  FlushHot();
   return memory_limit_;
 }
 

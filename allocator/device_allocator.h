@@ -310,8 +310,25 @@ class DeviceAllocator final : private SegmentCache {
   Block* SplitFreeAt(Block* block, DevicePtr at) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Marks a block that left its index allocated and counts it.
   void MarkAllocated(Block* block, std::size_t requested) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // MarkAllocated less the page table's count: the state, the map and the
+  // counters.
+  void HandOut(Block* block, std::size_t requested) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Marks a block free, coalesces it and indexes it.
   void FreeBlock(Block* block) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // FreeBlock less the active counters (already moved): the page table's
+  // free, the coalesce and the index, as the free numbered `freed_at`.
+  void ReturnBlock(Block* block, std::uint64_t freed_at) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Options::hot_slot. Whether the block a free gives back may be held
+  // aside (its counters moved, nothing else), and the request it serves.
+  bool HotEligible(const Block& block) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  Block* TakeHot(std::size_t rounded, std::size_t requested, StreamId stream, PoolKind pool)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Returns the held block as a free would have (ReturnBlock). Every entry
+  // point but Allocate's hit and Free calls it first, so nothing else ever
+  // sees a held block. Const for the reports (Fragmentation, TakeSnapshot),
+  // which must see it coalesced too: the allocator is never a const object,
+  // and the lock is held.
+  void FlushHot() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // FreeBlock where no free block follows: `block` takes in `prev` (the
   // free block before it, or null) and is indexed.
   void MergeIntoFreed(Block* block, Block* prev) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -436,6 +453,9 @@ class DeviceAllocator final : private SegmentCache {
   absl::flat_hash_map<StreamId, std::deque<PendingEvent>> pending_ ABSL_GUARDED_BY(mu_);
   std::size_t num_pending_ ABSL_GUARDED_BY(mu_) = 0;
   std::vector<Block*> spare_blocks_ ABSL_GUARDED_BY(mu_);
+  // The block the last free held aside (Options::hot_slot), or null.
+  // Mutable for FlushHot.
+  mutable Block* hot_ ABSL_GUARDED_BY(mu_) = nullptr;
   // Counts frees; a free block remembers the count at its newest free.
   std::uint64_t free_seq_ ABSL_GUARDED_BY(mu_) = 0;
   // Per stream, the free count when the stream (or the device) was last

@@ -32,6 +32,7 @@ absl::StatusOr<const Block*> DeviceAllocator::AllocatedBlockHolding(
             what, " of ", Hex(ptr), ": the block at ", Hex(b->ptr),
             " is already freed (waiting for other streams)"));
       case BlockState::kFree:
+      case BlockState::kHot:  // (every caller returned it first: FlushHot)
         return absl::InvalidArgumentError(absl::StrCat(
             what, " of ", Hex(ptr), ": the address lies in free cached memory"));
     }
@@ -43,6 +44,7 @@ absl::StatusOr<const Block*> DeviceAllocator::AllocatedBlockHolding(
 
 absl::StatusOr<DeviceAllocator::IpcExport> DeviceAllocator::ExportIpc(DevicePtr ptr) {
   absl::MutexLock lock(&mu_);
+  FlushHot();
   absl::StatusOr<const Block*> block = AllocatedBlockHolding(ptr, "ExportIpc");
   if (!block.ok()) return block.status();
   if (const PrivatePool* owner = (*block)->segment->owner; owner != nullptr && owner->paused) {
@@ -55,6 +57,7 @@ absl::StatusOr<DeviceAllocator::IpcExport> DeviceAllocator::ExportIpc(DevicePtr 
 absl::StatusOr<std::pair<DevicePtr, std::size_t>> DeviceAllocator::BaseAllocation(
     DevicePtr ptr) const {
   absl::MutexLock lock(&mu_);
+  FlushHot();
   absl::StatusOr<const Block*> block = AllocatedBlockHolding(ptr, "BaseAllocation");
   if (!block.ok()) return block.status();
   return store_->SharedRange(Locked(), **block);
@@ -70,6 +73,7 @@ absl::Status DeviceAllocator::AddPeerAccess(int peer_device) {
         "AddPeerAccess: device ", peer_device, " is this allocator's own device"));
   }
   absl::MutexLock lock(&mu_);
+  FlushHot();
   return store_->AddPeerAccess(Locked(), peer_device);
 }
 

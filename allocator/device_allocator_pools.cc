@@ -63,6 +63,7 @@ absl::Status DeviceAllocator::CreateOrIncrefPool(PoolId pool) {
   }
   if (absl::Status s = RefuseRegionId(pool); !s.ok()) return s;
   absl::MutexLock lock(&mu_);
+  FlushHot();
   CreateOrIncrefLocked(pool);
   DebugCheck();
   return absl::OkStatus();
@@ -77,6 +78,7 @@ absl::Status DeviceAllocator::BeginAllocateToPool(PoolId pool,
   if (!filter) return absl::InvalidArgumentError("BeginAllocateToPool: the filter is empty");
   if (absl::Status s = RefuseRegionId(pool); !s.ok()) return s;
   absl::MutexLock lock(&mu_);
+  FlushHot();
   for (const Route& route : routes_) {
     if (route.id == pool) {
       return absl::FailedPreconditionError(
@@ -98,6 +100,7 @@ absl::Status DeviceAllocator::BeginAllocateToPool(PoolId pool,
 
 absl::Status DeviceAllocator::EndAllocateToPool(PoolId pool) {
   absl::MutexLock lock(&mu_);
+  FlushHot();
   auto it = std::find_if(routes_.begin(), routes_.end(),
                          [pool](const Route& r) { return r.id == pool; });
   if (it == routes_.end()) {
@@ -118,6 +121,7 @@ absl::Status DeviceAllocator::ReleasePool(PoolId pool) {
   }
   if (absl::Status s = RefuseRegionId(pool); !s.ok()) return s;
   absl::MutexLock lock(&mu_);
+  FlushHot();
   PrivatePool* owner = FindPool(pool);
   if (owner == nullptr) return absl::NotFoundError(absl::StrCat("unknown pool ", pool));
   if (owner->use_count == 0) {
@@ -175,6 +179,7 @@ absl::StatusOr<DevicePtr> DeviceAllocator::AllocateAt(PoolId pool, DevicePtr ptr
         requested, ") at most its size"));
   }
   absl::MutexLock lock(&mu_);
+  FlushHot();
   PrivatePool* owner = nullptr;
   if (pool != 0) {
     owner = FindPool(pool);
@@ -216,6 +221,7 @@ absl::StatusOr<DevicePtr> DeviceAllocator::AllocateAt(PoolId pool, DevicePtr ptr
 
 absl::Status DeviceAllocator::EmptyCachePool(PoolId pool) {
   absl::MutexLock lock(&mu_);
+  FlushHot();
   PrivatePool* owner = nullptr;
   if (pool != 0) {
     owner = FindPool(pool);

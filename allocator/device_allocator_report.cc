@@ -35,6 +35,7 @@ MemoryStats DeviceAllocator::GetStats() const {
 
 void DeviceAllocator::ResetPeakStats() {
   absl::MutexLock lock(&mu_);
+  FlushHot();
   stats_.ResetPeaks();
   tags_.ResetPeaks();
 }
@@ -47,6 +48,7 @@ std::vector<TagUsage> DeviceAllocator::TagStats() const {
 void DeviceAllocator::BlocksHolding(const DevicePtr* ptrs, std::size_t n, DevicePtr* starts,
                                     std::size_t* sizes, TagId* tags) const {
   absl::MutexLock lock(&mu_);
+  FlushHot();
   for (std::size_t i = 0; i < n; ++i) {
     const Block* b = nullptr;
     // A tensor's storage starts its block, so the hash lookup nearly always
@@ -64,11 +66,13 @@ void DeviceAllocator::BlocksHolding(const DevicePtr* ptrs, std::size_t n, Device
 
 void DeviceAllocator::ResetAccumulatedStats() {
   absl::MutexLock lock(&mu_);
+  FlushHot();
   stats_.ResetAccumulated();
 }
 
 FragmentationNow DeviceAllocator::Fragmentation() const {
   absl::MutexLock lock(&mu_);
+  FlushHot();
   return FragmentationLocked();
 }
 
@@ -93,6 +97,7 @@ FragmentationNow DeviceAllocator::FragmentationLocked() const {
 
 Snapshot DeviceAllocator::TakeSnapshot() const {
   absl::MutexLock lock(&mu_);
+  FlushHot();
   Snapshot snap;
   snap.device = backend_->device();
   snap.stats = stats_;
@@ -126,6 +131,7 @@ Snapshot DeviceAllocator::TakeSnapshot() const {
           info.active_size += b->size;
           break;
         case BlockState::kFree:
+        case BlockState::kHot:  // (TakeSnapshot returned it first: FlushHot)
           bi.status = BlockStatus::kInactive;
           break;
       }
@@ -250,6 +256,7 @@ bool DeviceAllocator::ValidateLocked(std::string* why) const {
   std::size_t allocated_blocks = 0;
   std::size_t pending_refs = 0;
   std::size_t deferred_blocks = 0;
+  std::size_t hot_blocks = 0;
   absl::flat_hash_map<const PrivatePool*, std::size_t> pool_segments;
   for (const auto& [base, segment] : segments_) {
     const int p = PoolIndex(segment->pool);
@@ -317,6 +324,16 @@ bool DeviceAllocator::ValidateLocked(std::string* why) const {
           requested[p] += static_cast<std::int64_t>(b->requested);
           break;
         }
+        case BlockState::kHot:
+          // Freed and held aside (Options::hot_slot): counted as free, its
+          // pages still as used (the store's check counts every block not
+          // free), and only ever the one block hot_ names.
+          if (b != hot_ || !segment->expandable || owner != nullptr || !b->stream_uses.empty()) {
+            return fail(absl::StrCat("block ", Hex(b->ptr), " is held aside but is not the "
+                                     "hot block of a default growable segment"));
+          }
+          ++hot_blocks;
+          break;
         case BlockState::kPending:
           // No events yet: freed during a capture, waiting to record them.
           if (b->pending_events == 0 &&
@@ -434,6 +451,9 @@ bool DeviceAllocator::ValidateLocked(std::string* why) const {
   if (free_blocks != indexed) return fail("the pools index blocks that are not free");
   if (deferred_blocks != deferred_.size()) {
     return fail("the deferred-event list disagrees with the pending blocks");
+  }
+  if (hot_blocks != (hot_ != nullptr ? 1u : 0u) || (hot_ != nullptr && !options_.hot_slot)) {
+    return fail("the held-aside block is not in a segment, or held with hot_slot off");
   }
   for (const Route& route : routes_) {
     if (FindPool(route.id) != route.owner || route.owner->use_count < 1) {

@@ -282,6 +282,8 @@ absl::StatusOr<Options> ParseOptions(absl::string_view conf, const Options& base
       if (absl::Status s = ParseBool(key, value, &options.cross_stream_wait); !s.ok()) return s;
     } else if (key == "partial_runs") {
       if (absl::Status s = ParseBool(key, value, &options.partial_runs); !s.ok()) return s;
+    } else if (key == "hot_slot") {
+      if (absl::Status s = ParseBool(key, value, &options.hot_slot); !s.ok()) return s;
     } else if (key == "busy_wait_us") {
       double f = 0;
       if (value == "auto") {
@@ -323,7 +325,7 @@ absl::StatusOr<Options> ParseOptions(absl::string_view conf, const Options& base
           "map_chunk_divisor, map_chunk_scale, unpin_edges_mb, unwaited_moves, hold_reserved, "
           "mapped_fit, mapped_fit_min_mb, mapped_fit_missing_mb, "
           "background_unmap, keep_old_mappings, skip_busy_pages, skip_busy_holes, busy_wait_us, "
-          "partial_runs, "
+          "partial_runs, hot_slot, "
           "cross_stream_reuse, cross_stream_wait, backup_batch_mb)"));
     }
   }
@@ -367,6 +369,7 @@ std::string Options::ToString() const {
                                  busy_wait_us < 0 ? std::string("auto")
                                                   : absl::StrCat(busy_wait_us),
                                  ",partial_runs:", partial_runs ? "True" : "False",
+                                 ",hot_slot:", hot_slot ? "True" : "False",
                                  ",cross_stream_reuse:", cross_stream_reuse ? "True" : "False",
                                  ",cross_stream_wait:", cross_stream_wait ? "True" : "False",
                                  ",backup_batch_mb:", backup_batch / kMiB);
