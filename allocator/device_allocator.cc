@@ -763,9 +763,9 @@ void DeviceAllocator::FlushHot() const {
   Block* block = hot_;
   hot_ = nullptr;
   // Logically const: what a report reads is the same before and after
-  // (the counters moved at the free); see the declaration.
-  // (Every free since its own flushed it first, so its number is still
-  // the newest of any free block it coalesces with.)
+  // (the counters moved at the free); see the declaration. Every free
+  // since this block's flushed it first, so its number is still the newest
+  // of any free block it coalesces with.
   const_cast<DeviceAllocator*>(this)->ReturnBlock(block, block->freed_at);
 }
 
@@ -1062,7 +1062,6 @@ void DeviceAllocator::SetTraceRecorder(TraceRecorder* recorder) {
 
 std::size_t DeviceAllocator::memory_limit() const {
   absl::MutexLock lock(&mu_);
-  FlushHot();
   return memory_limit_;
 }
 
