@@ -33,12 +33,10 @@
 #                                              skips, and reports, what would not fit)
 #   scripts/gpu_round.sh .gpu OUTDIR hostbound the three host-bound workloads (GPT-2, the
 #                                              checkpointed LM, two streams) under
-#                                              native_expandable, ccalloc and ccalloc_busy
-#                                              (busy_wait_us:auto), 2 interleaved rounds, with
-#                                              the host-adjusted fit: OUTDIR/hostbound.json and
-#                                              .log (~8 minutes on an H100); the A/B that says
-#                                              whether placing a block where it maps more
-#                                              beats waiting for the GPU under it
+#                                              native_expandable and ccalloc, 3 interleaved
+#                                              rounds, with the host-adjusted fit:
+#                                              OUTDIR/hostbound.json and .log (~8 minutes on
+#                                              an H100)
 #   scripts/gpu_round.sh .gpu OUTDIR hostprofile where two streams' host time goes under
 #                                              native_expandable and ccalloc
 #                                              (bench/host_profile.py: by operator and CUDA
@@ -248,18 +246,19 @@ ldd "$L"; ! ldd "$L" | grep -i absl'
       fi
       ;;
     hostbound)
-      # Whether a wait under a block (8-47 ms of GPT-2's queue on an H100 in
-      # the steps that reach the peak) is worth more maps elsewhere
-      # (busy_wait_us:auto) on the workloads whose launch is the whole step.
-      # Read the 'host adjusted' table beside the means, and 'prepare',
-      # 'under' and 'top 10%' in the driver-call table.
+      # The three host-bound workloads (launch ~ step: GPT-2, the
+      # checkpointed LM, two streams), default against expandable_segments
+      # only, three interleaved rounds: each read both over and under 1.01
+      # across the calls of 2026-11-27 at two rounds (the host's two speed
+      # states move a round by 10-20%), so more rounds of fewer workloads.
+      # Read 'host adjusted' beside the means, and 'prepare' and 'fg
+      # unmaps' in the driver-call table.
       run hostbound env PYTHONPATH="$ROOT/python${PYTHONPATH:+:$PYTHONPATH}" \
         CCALLOC_TORCH_LIBRARY="$BUNDLE/allocator/libccalloc_torch.so" \
         CCALLOC_CACHE="${TMPDIR:-/tmp}/ccalloc-cache" \
         python3 bench/compare_training.py --workloads gpt2,ckpt_lm,two_streams \
-        --configs native_expandable,ccalloc,ccalloc_busy \
-        --ccalloc-config ccalloc_busy=busy_wait_us:auto --rounds 2 --steps 30 --warmup 5 \
-        --time-budget 480 --timeout 100 --out "$OUT/hostbound.json"
+        --configs native_expandable,ccalloc --rounds 3 --steps 30 --warmup 5 \
+        --time-budget 500 --timeout 100 --out "$OUT/hostbound.json"
       ;;
     hostprofile)
       # Two streams ran 1.02-1.07x expandable_segments' step time in every
