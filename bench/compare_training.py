@@ -79,6 +79,14 @@ and the processes share it alike; each run's device-memory figures then count
 the others' memory too (peak allocated and reserved are the allocator's own).
 Two allocators at a time fit GPT-2 on an 80 GB card.
 
+--lockstep runs them side by side too, but taking turns step by step: the
+parent gives each process one step in turn (the order alternating from step
+to step) and the next only when that step's work on the GPU is done. So a
+step of one allocator and the same step of the other meet the same host
+state a few hundred milliseconds apart, as --concurrent's do, while the GPU
+runs one process's work at a time, as in sequential rounds: fit for the
+GPU-bound workloads as well as the host-bound ones.
+
 Where the time goes, per run: the host's time to launch each step (until the
 step's function returns) and the span of its work on the GPU (CUDA events
 around it); --kernel-profile N adds the GPU time of the kernels alone over the
@@ -117,6 +125,7 @@ import random
 import shutil
 import statistics
 import subprocess
+import tempfile
 import sys
 import threading
 import time
@@ -709,8 +718,10 @@ def child_train(args):
     # allocator. A short probe before each step (outside its time) says which
     # state each step drew: host_adjusted_ratio takes it out of the ratio.
     probes = []
+    turn = Turn()   # --lockstep: one step at a time among the round's processes
     for i, shape in enumerate(shapes):
         torch.cuda.synchronize()
+        turn.wait()
         probes.append(host_reference_ms(repeats=1, iterations=HOST_PROBE_ITERATIONS))
         t0 = time.perf_counter()
         start.record()
@@ -729,6 +740,7 @@ def child_train(args):
             mem.settle()
         else:
             mem.sample()
+        turn.finished(last=i + 1 == len(shapes))
         if (i + 1) % 10 == 0:
             print(f"[child] step {i + 1}/{len(shapes)}: {times[-1] * 1e3:.1f} ms", flush=True)
     peak_alloc, peak_reserved = mem.peaks()
@@ -836,6 +848,75 @@ def child_max_batch(args):
 
 def is_ccalloc(config_name):
     return "ccalloc_conf" in CONFIGS[config_name]
+
+
+LOCKSTEP_ENV = "CCALLOC_COMPARE_LOCKSTEP"
+
+
+class Turns:
+    """--lockstep's coordinator: one step at a time to each child in turn.
+
+    A pair of FIFOs per child (go: the parent's "g"; done: the child's "d"
+    after each step, "e" after its last). The parent holds both ends open
+    (O_RDWR), so no open blocks on a child that never starts; a child whose
+    turn brings no answer within `timeout` seconds (it died, or hangs: its
+    run's watchdog kills it) or that says "e" leaves the rotation.
+    """
+
+    def __init__(self, names, directory, timeout):
+        self.names, self.timeout, self.fds, self.env = list(names), timeout, {}, {}
+        self.turns = {n: 0 for n in self.names}
+        for i, n in enumerate(self.names):
+            go, done = (os.path.join(directory, f"{i}.{k}") for k in ("go", "done"))
+            os.mkfifo(go)
+            os.mkfifo(done)
+            self.fds[n] = (os.open(go, os.O_RDWR), os.open(done, os.O_RDWR))
+            self.env[n] = {LOCKSTEP_ENV: f"{go}{os.pathsep}{done}"}
+
+    def run(self):
+        import select
+        active, turn = list(self.names), 0
+        while active:
+            k = turn % len(active)
+            for n in active[k:] + active[:k]:
+                go, done = self.fds[n]
+                os.write(go, b"g")
+                ready, _, _ = select.select([done], [], [], self.timeout)
+                if not ready or os.read(done, 1) != b"d":
+                    active.remove(n)
+                else:
+                    self.turns[n] += 1
+            turn += 1
+
+    def close(self):
+        for go, done in self.fds.values():
+            os.close(go)
+            os.close(done)
+
+
+class Turn:
+    """A child's side of --lockstep (a no-op without it)."""
+
+    def __init__(self, env=None):
+        spec = (os.environ if env is None else env).get(LOCKSTEP_ENV)
+        self.go = self.done = None
+        if spec:
+            go, done = spec.split(os.pathsep)
+            self.go, self.done = os.open(go, os.O_RDONLY), os.open(done, os.O_WRONLY)
+
+    def wait(self):
+        """Blocks until the parent gives this child its next step."""
+        if self.go is not None and os.read(self.go, 1) != b"g":
+            self.go = self.done = None   # the parent is gone: run on alone
+
+    def finished(self, last=False):
+        """The step's work is done; `last`: there is no further step."""
+        if self.done is not None:
+            os.write(self.done, b"e" if last else b"d")
+            if last:
+                os.close(self.done)
+                os.close(self.go)
+                self.go = self.done = None
 
 
 def child_env(config_name, extra=None):
@@ -1297,6 +1378,10 @@ def parse_args(argv):
                         "together on the same GPU) instead of one after another, so that the "
                         "host's speed states fall on all of them alike; device-memory figures "
                         "then include the other processes' memory")
+    p.add_argument("--lockstep", action="store_true",
+                   help="like --concurrent, but the processes take turns step by step, one step "
+                        "on the GPU at a time (the order alternating), so that the same step of "
+                        "each allocator meets the same host state")
     p.add_argument("--time-budget", type=float, default=0.0, metavar="SECONDS",
                    help="start no run that would likely end after this many seconds from the "
                         "start (estimated from the longest run of that workload so far); "
@@ -1374,31 +1459,42 @@ def main(argv):
     # --concurrent runs a round's allocators side by side instead, one
     # process each, started together: the host's speed states then fall on
     # all of them at once.
-    groups = [configs] if args.concurrent else [[c] for c in configs]
+    # --lockstep: side by side, one step at a time (Turns).
+    side_by_side = args.concurrent or args.lockstep
+    groups = [configs] if side_by_side else [[c] for c in configs]
 
     def run_together(group, workload):
         if len(group) == 1:
             return [run_child(args, group[0], "train", workload)]
         together = [None] * len(group)
+        tmp = tempfile.TemporaryDirectory() if args.lockstep else None
+        turns = Turns(group, tmp.name, args.timeout) if tmp else None
 
         def one(i, config):
             try:
-                together[i] = run_child(args, config, "train", workload)
+                together[i] = run_child(args, config, "train", workload,
+                                        env=turns.env[config] if turns else None)
             except Exception as e:   # noqa: BLE001 (a thread's error must not vanish)
                 together[i] = {"config": config, "workload": workload,
                                "error": repr(e), "rc": -1, "wall_s": 0.0}
         threads = [threading.Thread(target=one, args=(i, c)) for i, c in enumerate(group)]
+        if turns:
+            threads.append(threading.Thread(target=turns.run))
         for t in threads:
             t.start()
         for t in threads:
             t.join()
+        if turns:
+            turns.close()
+            tmp.cleanup()
         return together
 
     for rnd in range(args.rounds):
         for workload in workloads:
             for group in groups:
                 print(f"[{time.time() - t0:6.0f}s] {workload} / {', '.join(group)}"
-                      + (" side by side" if args.concurrent else "")
+                      + (" in lockstep" if args.lockstep else
+                         " side by side" if args.concurrent else "")
                       + (f" (round {rnd + 1}/{args.rounds})" if args.rounds > 1 else ""), flush=True)
                 skip = over_budget(workload)
                 if skip:
@@ -1407,8 +1503,10 @@ def main(argv):
                     continue
                 for r in run_together(group, workload):
                     r["round"] = rnd
-                    if args.concurrent:
+                    if side_by_side:
                         r["concurrent"] = len(group)
+                    if args.lockstep:
+                        r["lockstep"] = True
                     runs.append(r)
                     longest[workload] = max(longest.get(workload, 0.0), r["wall_s"])
                     report(r)

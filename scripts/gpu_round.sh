@@ -37,6 +37,11 @@
 #                                              rounds, with the host-adjusted fit:
 #                                              OUTDIR/hostbound.json and .log (~8 minutes on
 #                                              an H100)
+#   scripts/gpu_round.sh .gpu OUTDIR lockstep  the seven workloads, default against
+#                                              expandable_segments, each round's two
+#                                              processes taking turns step by step
+#                                              (--lockstep), 2 rounds: OUTDIR/lockstep.json
+#                                              and .log (~9 minutes on an H100)
 #   scripts/gpu_round.sh .gpu OUTDIR hostprofile where two streams' host time goes under
 #                                              native_expandable and ccalloc
 #                                              (bench/host_profile.py: by operator and CUDA
@@ -260,6 +265,18 @@ ldd "$L"; ! ldd "$L" | grep -i absl'
         --configs native_expandable,ccalloc --rounds 3 --steps 30 --warmup 5 \
         --time-budget 500 --timeout 100 --out "$OUT/hostbound.json"
       ;;
+    lockstep)
+      # The whole table with each round's two processes taking turns step by
+      # step (compare_training.py --lockstep): the same step of both meets
+      # the same host state, and the GPU runs one at a time. Two rounds of
+      # the seven fit the call's ten minutes as the sequential ones do.
+      run lockstep env PYTHONPATH="$ROOT/python${PYTHONPATH:+:$PYTHONPATH}" \
+        CCALLOC_TORCH_LIBRARY="$BUNDLE/allocator/libccalloc_torch.so" \
+        CCALLOC_CACHE="${TMPDIR:-/tmp}/ccalloc-cache" \
+        python3 bench/compare_training.py --configs native_expandable,ccalloc --lockstep \
+        --rounds 2 --steps 30 --warmup 5 --time-budget 520 --timeout 150 \
+        --out "$OUT/lockstep.json"
+      ;;
     hostprofile)
       # Two streams ran 1.02-1.07x expandable_segments' step time in every
       # call of 2026-11-27 while ccalloc's placements were 3.6 ms of the
@@ -320,7 +337,7 @@ ldd "$L"; ! ldd "$L" | grep -i absl'
       tar -tvf "$OUT/profile.tar"
       ;;
     *)
-      echo "unknown part '$part' (core, bench, torch, compare, training, hostbound, hostprofile, traces, pip, compat, costs, sleep, profile)" >&2
+      echo "unknown part '$part' (core, bench, torch, compare, training, hostbound, lockstep, hostprofile, traces, pip, compat, costs, sleep, profile)" >&2
       rc=2
       ;;
   esac

@@ -276,5 +276,102 @@ class ConcurrentRoundsTest(unittest.TestCase):
         self.assertEqual(state["calls"], 4)
         self.assertEqual(state["most"], 1)
 
+
+class LockstepTest(unittest.TestCase):
+    """--lockstep: the round's processes take turns, one step at a time."""
+
+    def children(self, turns, steps, log, lock, skip=()):
+        import threading, time
+
+        def child(name):
+            if name in skip:
+                return                       # never opens its FIFOs, as a child that died
+            turn = compare_training.Turn(turns.env[name])
+            for i in range(steps[name]):
+                turn.wait()
+                with lock:
+                    log.append((name, "start"))
+                time.sleep(0.002)            # the step
+                with lock:
+                    log.append((name, "end"))
+                turn.finished(last=i + 1 == steps[name])
+        return [threading.Thread(target=child, args=(n,)) for n in turns.names]
+
+    def run_round(self, steps, timeout=10.0, skip=()):
+        import tempfile, threading
+        log, lock = [], threading.Lock()
+        with tempfile.TemporaryDirectory() as tmp:
+            turns = compare_training.Turns(list(steps), tmp, timeout)
+            threads = self.children(turns, steps, log, lock, skip) + [
+                threading.Thread(target=turns.run)]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join(30)
+                self.assertFalse(t.is_alive(), "a turn never came")
+            turns.close()
+        return log, turns.turns
+
+    def test_steps_never_overlap_and_the_order_alternates(self):
+        log, turns = self.run_round({"a": 4, "b": 4})
+        # One step at a time: every start is followed by its own end.
+        for (n1, e1), (n2, e2) in zip(log[::2], log[1::2]):
+            self.assertEqual((e1, e2, n1), ("start", "end", n2))
+        order = [n for n, e in log if e == "start"]
+        self.assertEqual(order, ["a", "b", "b", "a", "a", "b", "b", "a"])
+        self.assertEqual(turns, {"a": 3, "b": 3})   # the last step answers "e"
+
+    def test_a_child_with_more_steps_runs_on_alone(self):
+        log, _ = self.run_round({"a": 2, "b": 5})
+        order = [n for n, e in log if e == "start"]
+        self.assertEqual(order.count("a"), 2)
+        self.assertEqual(order.count("b"), 5)
+        self.assertEqual(order[-3:], ["b", "b", "b"])
+
+    def test_a_child_that_never_comes_leaves_the_rotation(self):
+        log, _ = self.run_round({"dead": 3, "b": 3}, timeout=0.3, skip=("dead",))
+        self.assertEqual([n for n, e in log if e == "start"], ["b", "b", "b"])
+
+    def test_a_lockstep_round_hands_each_child_its_turns(self):
+        import contextlib, io, json, os, tempfile, threading
+        lock, starts = threading.Lock(), []
+
+        def run_child(args, config, mode, workload=None, env=None, **_):
+            turn = compare_training.Turn(env)   # the child's side, as in child_train
+            for i in range(3):
+                turn.wait()
+                with lock:
+                    starts.append(config)
+                turn.finished(last=i == 2)
+            return run(config, 0, 60.0 if config == "native_expandable" else 63.0) | {
+                "workload": workload, "wall_s": 0.1, "device_used_peak": 101}
+
+        real = compare_training.run_child, compare_training.print_table
+        compare_training.run_child = run_child
+        compare_training.print_table = lambda *a: None
+        try:
+            with tempfile.TemporaryDirectory() as tmp, \
+                    contextlib.redirect_stdout(io.StringIO()):
+                out = os.path.join(tmp, "r.json")
+                rc = compare_training.main(["--workloads", "unet", "--configs",
+                                            "native_expandable,ccalloc", "--rounds", "1",
+                                            "--lockstep", "--timeout", "20", "--out", out])
+                with open(out) as f:
+                    result = json.load(f)
+        finally:
+            compare_training.run_child, compare_training.print_table = real
+        self.assertEqual(rc, 0)
+        self.assertEqual(starts, ["native_expandable", "ccalloc", "ccalloc", "native_expandable",
+                                  "native_expandable", "ccalloc"])
+        self.assertTrue(all(r["lockstep"] and r["concurrent"] == 2 for r in result["runs"]))
+        rows = {r["config"]: r for r in result["summary"]}
+        self.assertAlmostEqual(rows["ccalloc"]["mean_vs_expandable"], 63.0 / 60.0)
+
+    def test_without_a_parent_a_child_runs_alone(self):
+        turn = compare_training.Turn({})
+        turn.wait()
+        turn.finished(last=True)
+
+
 if __name__ == "__main__":
     unittest.main()
