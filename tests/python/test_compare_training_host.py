@@ -45,6 +45,20 @@ def run(config, rnd, mean, launch=None, gpu=None, kernel=None):
     return r
 
 
+def main_with(run_child, argv):
+    """compare_training.main, quiet, with each run made by `run_child`
+    (run_child's arguments) instead of a child process on a GPU."""
+    import contextlib, io
+    real = compare_training.run_child, compare_training.print_table
+    compare_training.run_child = run_child
+    compare_training.print_table = lambda *a: None
+    try:
+        with contextlib.redirect_stdout(io.StringIO()):
+            return compare_training.main(argv)
+    finally:
+        compare_training.run_child, compare_training.print_table = real
+
+
 class SummaryTest(unittest.TestCase):
     def test_where_the_time_goes_is_averaged_over_the_runs_that_have_it(self):
         runs = [run("native_expandable", 0, 60.0, launch=20.0, gpu=58.0, kernel=50.0),
@@ -225,7 +239,7 @@ class ConcurrentRoundsTest(unittest.TestCase):
     """--concurrent starts a round's allocators together, one process each."""
 
     def main(self, argv):
-        import contextlib, io, threading, time
+        import threading, time
         lock, state = threading.Lock(), {"active": 0, "most": 0, "calls": 0}
 
         def run_child(args, config, mode, workload=None, **_):
@@ -239,15 +253,7 @@ class ConcurrentRoundsTest(unittest.TestCase):
             return run(config, 0, 60.0 if config == "native_expandable" else 61.0) | {
                 "workload": workload, "wall_s": 0.2, "device_used_peak": 101}
 
-        real = compare_training.run_child, compare_training.print_table
-        compare_training.run_child = run_child
-        compare_training.print_table = lambda *a: None
-        try:
-            with contextlib.redirect_stdout(io.StringIO()):
-                rc = compare_training.main(argv)
-        finally:
-            compare_training.run_child, compare_training.print_table = real
-        return rc, state
+        return main_with(run_child, argv), state
 
     def test_a_rounds_allocators_run_side_by_side_and_are_summarized_by_round(self):
         import json, os, tempfile
@@ -333,7 +339,7 @@ class LockstepTest(unittest.TestCase):
         self.assertEqual([n for n, e in log if e == "start"], ["b", "b", "b"])
 
     def test_a_lockstep_round_hands_each_child_its_turns(self):
-        import contextlib, io, json, os, tempfile, threading
+        import json, os, tempfile, threading
         lock, starts = threading.Lock(), []
 
         def run_child(args, config, mode, workload=None, env=None, **_):
@@ -346,20 +352,13 @@ class LockstepTest(unittest.TestCase):
             return run(config, 0, 60.0 if config == "native_expandable" else 63.0) | {
                 "workload": workload, "wall_s": 0.1, "device_used_peak": 101}
 
-        real = compare_training.run_child, compare_training.print_table
-        compare_training.run_child = run_child
-        compare_training.print_table = lambda *a: None
-        try:
-            with tempfile.TemporaryDirectory() as tmp, \
-                    contextlib.redirect_stdout(io.StringIO()):
-                out = os.path.join(tmp, "r.json")
-                rc = compare_training.main(["--workloads", "unet", "--configs",
-                                            "native_expandable,ccalloc", "--rounds", "1",
-                                            "--lockstep", "--timeout", "20", "--out", out])
-                with open(out) as f:
-                    result = json.load(f)
-        finally:
-            compare_training.run_child, compare_training.print_table = real
+        with tempfile.TemporaryDirectory() as tmp:
+            out = os.path.join(tmp, "r.json")
+            rc = main_with(run_child, ["--workloads", "unet", "--configs",
+                                       "native_expandable,ccalloc", "--rounds", "1",
+                                       "--lockstep", "--timeout", "20", "--out", out])
+            with open(out) as f:
+                result = json.load(f)
         self.assertEqual(rc, 0)
         self.assertEqual(starts, ["native_expandable", "ccalloc", "ccalloc", "native_expandable",
                                   "native_expandable", "ccalloc"])
