@@ -681,17 +681,7 @@ absl::Status DeviceAllocator::Free(DevicePtr ptr) {
     UpdatePoolWork();
   } else if (events.empty()) {
     if (HotEligible(*block)) {
-      // Free to the user and to every counter, but not yet coalesced,
-      // indexed or given back to the page table (FlushHot does that).
-      block->state = BlockState::kHot;
-      block->requested = 0;
-      // Numbered now, at the user's free: the work queued before it is all
-      // that uses the memory, so a page freed here may go as soon as that
-      // is done, however late the block is returned.
-      block->freed_at = ++free_seq_;
-      StatAdd(stats_.active, block->pool, -1);
-      StatAdd(stats_.active_bytes, block->pool, -static_cast<std::int64_t>(block->size));
-      hot_ = block;
+      HoldAside(block);
     } else {
       FreeBlock(block);
     }
@@ -711,10 +701,27 @@ absl::Status DeviceAllocator::Free(DevicePtr ptr) {
   return absl::OkStatus();
 }
 
-void DeviceAllocator::FreeBlock(Block* block) {
+void DeviceAllocator::EndActive(const Block* block) {
   StatAdd(stats_.active, block->pool, -1);
   StatAdd(stats_.active_bytes, block->pool, -static_cast<std::int64_t>(block->size));
+}
+
+void DeviceAllocator::FreeBlock(Block* block) {
+  EndActive(block);
   ReturnBlock(block, ++free_seq_);
+}
+
+void DeviceAllocator::HoldAside(Block* block) {
+  // Free to the user and to every counter, but not yet coalesced, indexed
+  // or given back to the page table (FlushHot does that).
+  EndActive(block);
+  block->state = BlockState::kHot;
+  block->requested = 0;
+  // Numbered now, at the user's free: the work queued before it is all that
+  // uses the memory, so a page freed here may go as soon as that is done,
+  // however late the block is returned.
+  block->freed_at = ++free_seq_;
+  hot_ = block;
 }
 
 bool DeviceAllocator::HotEligible(const Block& block) const {

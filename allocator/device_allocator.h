@@ -315,6 +315,11 @@ class DeviceAllocator final : private SegmentCache {
   void HandOut(Block* block, std::size_t requested) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Marks a block free, coalesces it and indexes it.
   void FreeBlock(Block* block) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // A freed block leaves the active counters (FreeBlock's and HoldAside's
+  // first step).
+  void EndActive(const Block* block) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Options::hot_slot: the freed block becomes hot_ instead of FreeBlock.
+  void HoldAside(Block* block) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // FreeBlock less the active counters (already moved): the page table's
   // free, the coalesce and the index, as the free numbered `freed_at`.
   void ReturnBlock(Block* block, std::uint64_t freed_at) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);

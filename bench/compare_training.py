@@ -125,8 +125,8 @@ import random
 import shutil
 import statistics
 import subprocess
-import tempfile
 import sys
+import tempfile
 import threading
 import time
 

@@ -1844,7 +1844,6 @@ TEST(GrowableSegmentTableTest, HeldBitsFollowEveryWriteAcrossWordEdges) {
   EXPECT_THAT(why, ::testing::HasSubstr("held bit"));
 }
 
-
 // hot_slot: a free's block is held aside, and the next request of its size
 // on its stream gets it back with no placement; every other call finds it
 // coalesced and indexed, so nothing but host time differs from hot_slot off.
