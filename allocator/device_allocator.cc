@@ -51,8 +51,7 @@ DeviceAllocator::DeviceAllocator(std::unique_ptr<DeviceBackend> backend,
 }
 
 DeviceAllocator::~DeviceAllocator() {
-  absl::MutexLock lock(&mu_);
-  FlushHot();  // its pages counted free before the store lets go of them
+  FlushedLock lock(this);  // its pages counted free before the store lets go of them
   // Nothing may still be running on memory we hand back.
   if (num_pending_ > 0 || !segments_.empty()) {
     (void)backend_->SynchronizeDevice();
@@ -628,8 +627,7 @@ void DeviceAllocator::HandOut(Block* block, std::size_t requested) {
 
 absl::Status DeviceAllocator::Free(DevicePtr ptr) {
   if (ptr == 0) return absl::OkStatus();
-  absl::MutexLock lock(&mu_);
-  FlushHot();  // (one block at a time: the newest free is the likeliest asked for)
+  FlushedLock lock(this);  // (one block at a time: the newest free is the likeliest asked for)
   auto it = allocated_.find(ptr);
   if (it == allocated_.end()) {
     return absl::InvalidArgumentError(DescribeBadPointer(ptr, /*for_free=*/true));
@@ -862,8 +860,7 @@ absl::Status DeviceAllocator::OrderAfterUse(StreamId waiter, StreamId user) {
 
 absl::Status DeviceAllocator::RecordStream(DevicePtr ptr, StreamId stream) {
   if (ptr == 0) return absl::OkStatus();
-  absl::MutexLock lock(&mu_);
-  FlushHot();
+  FlushedLock lock(this);
   auto it = allocated_.find(ptr);
   if (it == allocated_.end()) {
     return absl::InvalidArgumentError(
@@ -1011,8 +1008,7 @@ absl::Status DeviceAllocator::SynchronizePending() {
 }
 
 absl::Status DeviceAllocator::EmptyCache() {
-  absl::MutexLock lock(&mu_);
-  FlushHot();
+  FlushedLock lock(this);
   if (capturing()) {
     return absl::FailedPreconditionError(
         "empty_cache is not permitted while allocations are routed to a private pool (a "
@@ -1035,14 +1031,12 @@ absl::Status DeviceAllocator::EmptyCache() {
 }
 
 absl::Status DeviceAllocator::FinishBackgroundWork() {
-  absl::MutexLock lock(&mu_);
-  FlushHot();
+  FlushedLock lock(this);
   return store_->FinishBackground(Locked());
 }
 
 absl::Status DeviceAllocator::SetMemoryLimit(std::size_t bytes) {
-  absl::MutexLock lock(&mu_);
-  FlushHot();
+  FlushedLock lock(this);
   memory_limit_ = bytes;
   return absl::OkStatus();
 }
@@ -1054,16 +1048,14 @@ absl::Status DeviceAllocator::SetMemoryFraction(double fraction) {
   }
   absl::StatusOr<DeviceMemoryInfo> info = backend_->MemoryInfo();
   if (!info.ok()) return info.status();
-  absl::MutexLock lock(&mu_);
-  FlushHot();
+  FlushedLock lock(this);
   memory_limit_ =
       static_cast<std::size_t>(fraction * static_cast<double>(info->total_bytes));
   return absl::OkStatus();
 }
 
 void DeviceAllocator::SetTraceRecorder(TraceRecorder* recorder) {
-  absl::MutexLock lock(&mu_);
-  FlushHot();
+  FlushedLock lock(this);
   recorder_ = recorder;
 }
 

@@ -329,11 +329,31 @@ class DeviceAllocator final : private SegmentCache {
   Block* TakeHot(std::size_t rounded, std::size_t requested, StreamId stream, PoolKind pool)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Returns the held block as a free would have (ReturnBlock). Every entry
-  // point but Allocate's hit and Free calls it first, so nothing else ever
-  // sees a held block. Const for the reports (Fragmentation, TakeSnapshot),
-  // which must see it coalesced too: the allocator is never a const object,
-  // and the lock is held.
+  // point but Allocate's hit calls it first (FlushedLock), so
+  // nothing else ever sees a held block. Const for the reports
+  // (Fragmentation, TakeSnapshot), which must see it coalesced too: the
+  // allocator is never a const object, and the lock is held.
   void FlushHot() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The lock of every entry point that walks blocks, pools or pages: mu_,
+  // and the held block returned (FlushHot) before anything else runs, so an
+  // entry point cannot forget to. Only Allocate takes mu_ without it (its
+  // hit is the held block; a miss returns it), and the accessors that read
+  // counters or options alone.
+  class ABSL_SCOPED_LOCKABLE FlushedLock {
+   public:
+    explicit FlushedLock(const DeviceAllocator* allocator)
+        ABSL_EXCLUSIVE_LOCK_FUNCTION(allocator->mu_)
+        : lock_(&allocator->mu_) {
+      allocator->mu_.AssertHeld();
+      allocator->FlushHot();
+    }
+    ~FlushedLock() ABSL_UNLOCK_FUNCTION() = default;
+    FlushedLock(const FlushedLock&) = delete;
+    FlushedLock& operator=(const FlushedLock&) = delete;
+
+   private:
+    absl::MutexLock lock_;
+  };
   // FreeBlock where no free block follows: `block` takes in `prev` (the
   // free block before it, or null) and is indexed.
   void MergeIntoFreed(Block* block, Block* prev) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);

@@ -43,8 +43,7 @@ absl::StatusOr<const Block*> DeviceAllocator::AllocatedBlockHolding(
 }
 
 absl::StatusOr<DeviceAllocator::IpcExport> DeviceAllocator::ExportIpc(DevicePtr ptr) {
-  absl::MutexLock lock(&mu_);
-  FlushHot();
+  FlushedLock lock(this);
   absl::StatusOr<const Block*> block = AllocatedBlockHolding(ptr, "ExportIpc");
   if (!block.ok()) return block.status();
   if (const PrivatePool* owner = (*block)->segment->owner; owner != nullptr && owner->paused) {
@@ -56,8 +55,7 @@ absl::StatusOr<DeviceAllocator::IpcExport> DeviceAllocator::ExportIpc(DevicePtr 
 
 absl::StatusOr<std::pair<DevicePtr, std::size_t>> DeviceAllocator::BaseAllocation(
     DevicePtr ptr) const {
-  absl::MutexLock lock(&mu_);
-  FlushHot();
+  FlushedLock lock(this);
   absl::StatusOr<const Block*> block = AllocatedBlockHolding(ptr, "BaseAllocation");
   if (!block.ok()) return block.status();
   return store_->SharedRange(Locked(), **block);
@@ -72,8 +70,7 @@ absl::Status DeviceAllocator::AddPeerAccess(int peer_device) {
     return absl::InvalidArgumentError(absl::StrCat(
         "AddPeerAccess: device ", peer_device, " is this allocator's own device"));
   }
-  absl::MutexLock lock(&mu_);
-  FlushHot();
+  FlushedLock lock(this);
   return store_->AddPeerAccess(Locked(), peer_device);
 }
 

@@ -62,8 +62,7 @@ absl::Status DeviceAllocator::CreateOrIncrefPool(PoolId pool) {
     return absl::InvalidArgumentError("pool 0 is the default pool, not a private pool");
   }
   if (absl::Status s = RefuseRegionId(pool); !s.ok()) return s;
-  absl::MutexLock lock(&mu_);
-  FlushHot();
+  FlushedLock lock(this);
   CreateOrIncrefLocked(pool);
   DebugCheck();
   return absl::OkStatus();
@@ -77,8 +76,7 @@ absl::Status DeviceAllocator::BeginAllocateToPool(PoolId pool,
   }
   if (!filter) return absl::InvalidArgumentError("BeginAllocateToPool: the filter is empty");
   if (absl::Status s = RefuseRegionId(pool); !s.ok()) return s;
-  absl::MutexLock lock(&mu_);
-  FlushHot();
+  FlushedLock lock(this);
   for (const Route& route : routes_) {
     if (route.id == pool) {
       return absl::FailedPreconditionError(
@@ -99,8 +97,7 @@ absl::Status DeviceAllocator::BeginAllocateToPool(PoolId pool,
 }
 
 absl::Status DeviceAllocator::EndAllocateToPool(PoolId pool) {
-  absl::MutexLock lock(&mu_);
-  FlushHot();
+  FlushedLock lock(this);
   auto it = std::find_if(routes_.begin(), routes_.end(),
                          [pool](const Route& r) { return r.id == pool; });
   if (it == routes_.end()) {
@@ -120,8 +117,7 @@ absl::Status DeviceAllocator::ReleasePool(PoolId pool) {
     return absl::InvalidArgumentError("pool 0 is the default pool: it cannot be released");
   }
   if (absl::Status s = RefuseRegionId(pool); !s.ok()) return s;
-  absl::MutexLock lock(&mu_);
-  FlushHot();
+  FlushedLock lock(this);
   PrivatePool* owner = FindPool(pool);
   if (owner == nullptr) return absl::NotFoundError(absl::StrCat("unknown pool ", pool));
   if (owner->use_count == 0) {
@@ -178,8 +174,7 @@ absl::StatusOr<DevicePtr> DeviceAllocator::AllocateAt(PoolId pool, DevicePtr ptr
         what, ": the range must be non-empty and 512-byte aligned, and requested (",
         requested, ") at most its size"));
   }
-  absl::MutexLock lock(&mu_);
-  FlushHot();
+  FlushedLock lock(this);
   PrivatePool* owner = nullptr;
   if (pool != 0) {
     owner = FindPool(pool);
@@ -220,8 +215,7 @@ absl::StatusOr<DevicePtr> DeviceAllocator::AllocateAt(PoolId pool, DevicePtr ptr
 }
 
 absl::Status DeviceAllocator::EmptyCachePool(PoolId pool) {
-  absl::MutexLock lock(&mu_);
-  FlushHot();
+  FlushedLock lock(this);
   PrivatePool* owner = nullptr;
   if (pool != 0) {
     owner = FindPool(pool);

@@ -313,8 +313,7 @@ std::size_t DeviceAllocator::AccountPaused(PrivatePool* owner, std::size_t befor
 }
 
 absl::StatusOr<std::size_t> DeviceAllocator::Pause(RegionId region, PauseOptions options) {
-  absl::MutexLock lock(&mu_);
-  FlushHot();
+  FlushedLock lock(this);
   absl::StatusOr<PrivatePool*> found = UsedRegion(region);
   if (!found.ok()) return found.status();
   PrivatePool* owner = *found;
@@ -362,8 +361,7 @@ absl::StatusOr<std::size_t> DeviceAllocator::Pause(RegionId region, PauseOptions
 }
 
 absl::StatusOr<std::size_t> DeviceAllocator::Resume(RegionId region) {
-  absl::MutexLock lock(&mu_);
-  FlushHot();
+  FlushedLock lock(this);
   absl::StatusOr<PrivatePool*> found = UsedRegion(region);
   if (!found.ok()) return found.status();
   PrivatePool* owner = *found;
@@ -417,8 +415,7 @@ absl::StatusOr<std::size_t> DeviceAllocator::Resume(RegionId region) {
 }
 
 absl::StatusOr<std::size_t> DeviceAllocator::ReserveBackup(RegionId region) {
-  absl::MutexLock lock(&mu_);
-  FlushHot();
+  FlushedLock lock(this);
   absl::StatusOr<PrivatePool*> found = UsedRegion(region);
   if (!found.ok()) return found.status();
   PrivatePool* owner = *found;

@@ -34,8 +34,7 @@ MemoryStats DeviceAllocator::GetStats() const {
 }
 
 void DeviceAllocator::ResetPeakStats() {
-  absl::MutexLock lock(&mu_);
-  FlushHot();
+  FlushedLock lock(this);
   stats_.ResetPeaks();
   tags_.ResetPeaks();
 }
@@ -47,8 +46,7 @@ std::vector<TagUsage> DeviceAllocator::TagStats() const {
 
 void DeviceAllocator::BlocksHolding(const DevicePtr* ptrs, std::size_t n, DevicePtr* starts,
                                     std::size_t* sizes, TagId* tags) const {
-  absl::MutexLock lock(&mu_);
-  FlushHot();
+  FlushedLock lock(this);
   for (std::size_t i = 0; i < n; ++i) {
     const Block* b = nullptr;
     // A tensor's storage starts its block, so the hash lookup nearly always
@@ -65,14 +63,12 @@ void DeviceAllocator::BlocksHolding(const DevicePtr* ptrs, std::size_t n, Device
 }
 
 void DeviceAllocator::ResetAccumulatedStats() {
-  absl::MutexLock lock(&mu_);
-  FlushHot();
+  FlushedLock lock(this);
   stats_.ResetAccumulated();
 }
 
 FragmentationNow DeviceAllocator::Fragmentation() const {
-  absl::MutexLock lock(&mu_);
-  FlushHot();
+  FlushedLock lock(this);
   return FragmentationLocked();
 }
 
@@ -96,8 +92,7 @@ FragmentationNow DeviceAllocator::FragmentationLocked() const {
 }
 
 Snapshot DeviceAllocator::TakeSnapshot() const {
-  absl::MutexLock lock(&mu_);
-  FlushHot();
+  FlushedLock lock(this);
   Snapshot snap;
   snap.device = backend_->device();
   snap.stats = stats_;
