@@ -1381,7 +1381,9 @@ def parse_args(argv):
     p.add_argument("--lockstep", action="store_true",
                    help="like --concurrent, but the processes take turns step by step, one step "
                         "on the GPU at a time (the order alternating), so that the same step of "
-                        "each allocator meets the same host state")
+                        "each allocator meets the same host state (on an H100 host its "
+                        "per-step differences were noisier than sequential runs': the "
+                        "processes disturb each other)")
     p.add_argument("--time-budget", type=float, default=0.0, metavar="SECONDS",
                    help="start no run that would likely end after this many seconds from the "
                         "start (estimated from the longest run of that workload so far); "
