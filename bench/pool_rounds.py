@@ -1,0 +1,149 @@
+#!/usr/bin/env python3
+"""Pools the rounds of several bench/compare_training.py results into one
+step-time ratio per workload, with the interval it can claim.
+
+    python3 bench/pool_rounds.py bench/results/h100_training_all7_ec1999d.json \\
+        bench/results/h100_hostbound_97535ca.json [--baseline native_expandable] \\
+        [--target 1.01] [--json OUT.json]
+
+Each input is a compare_training.py --out file, or one wrapped as
+bench/results/ wraps them ({"results": {...}}). Within a file, a run of every
+other configuration is paired with the baseline's run of the same workload
+and round (the round is interleaved: the same host state, near enough), and
+each pair gives one ratio, mean step time over the baseline's. The rounds of
+all files pooled, each workload gets the mean ratio, its standard deviation
+and a two-sided 95% Student-t interval, and a verdict against the target:
+'met' where the interval lies below it, 'over' where it lies above, and
+'not resolved' where it holds the target: then 'rounds for +-x' says how many
+rounds of that spread an interval of half-width (target - 1) would take.
+
+Pool only runs of the same policy: the files say their commit; this script
+does not judge what changed between them.
+"""
+
+import argparse
+import json
+import math
+import statistics
+import sys
+
+# Two-sided 95% quantiles of Student's t by degrees of freedom (1..30); the
+# normal's 1.96 beyond.
+T95 = [12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
+       2.201, 2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086,
+       2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042]
+
+
+def t95(df):
+    if df < 1:
+        return math.inf
+    return T95[df - 1] if df <= len(T95) else 1.96
+
+
+def runs_of(document):
+    """The runs of a compare_training.py result, bare or wrapped."""
+    if isinstance(document, dict) and "runs" not in document and "results" in document:
+        document = document["results"]
+    if not isinstance(document, dict) or not isinstance(document.get("runs"), list):
+        raise ValueError("no 'runs' list: not a compare_training.py result")
+    return document["runs"]
+
+
+def round_ratios(runs, baseline, source=""):
+    """{(workload, config): [(source, round, ratio), ...]} from one file."""
+    by_key = {}
+    for run in runs:
+        step = run.get("mean_step_ms")
+        if step is None or not step > 0:
+            continue   # a failed or skipped run has no time
+        by_key[(run["workload"], run["config"], run.get("round", 0))] = step
+    ratios = {}
+    for (workload, config, rnd), step in sorted(by_key.items()):
+        if config == baseline:
+            continue
+        base = by_key.get((workload, baseline, rnd))
+        if base is None:
+            continue   # no baseline run in that round: nothing to pair with
+        ratios.setdefault((workload, config), []).append((source, rnd, step / base))
+    return ratios
+
+
+def pool(ratios, target):
+    """Per (workload, config): the pooled figures and the verdict."""
+    out = []
+    for (workload, config), items in sorted(ratios.items()):
+        values = [r for _, _, r in items]
+        n = len(values)
+        mean = statistics.fmean(values)
+        sd = statistics.stdev(values) if n > 1 else None
+        half = t95(n - 1) * sd / math.sqrt(n) if sd is not None else math.inf
+        low, high = mean - half, mean + half
+        if high <= target:
+            verdict = "met"
+        elif low > target:
+            verdict = "over"
+        else:
+            verdict = "not resolved"
+        needed = None
+        if verdict == "not resolved" and sd is not None and target > 1:
+            # Rounds for a half-width of (target - 1) at this spread (normal
+            # approximation: the t quantile is near 2 there).
+            needed = math.ceil((1.96 * sd / (target - 1)) ** 2)
+        out.append({"workload": workload, "config": config, "rounds": n, "mean": mean,
+                    "sd": sd, "low": low, "high": high, "verdict": verdict,
+                    "rounds_needed": needed, "ratios": values,
+                    "sources": sorted({s for s, _, _ in items})})
+    return out
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("files", nargs="+", help="compare_training.py results (bare or wrapped)")
+    p.add_argument("--baseline", default="native_expandable",
+                   help="the configuration each ratio is against (default native_expandable)")
+    p.add_argument("--target", type=float, default=1.01,
+                   help="the ratio the verdict is against (default 1.01)")
+    p.add_argument("--json", default=None, help="write the pooled figures here")
+    args = p.parse_args(argv)
+
+    ratios = {}
+    for path in args.files:
+        try:
+            with open(path) as f:
+                runs = runs_of(json.load(f))
+        except (OSError, ValueError) as e:
+            print(f"pool_rounds: {path}: {e}", file=sys.stderr)
+            return 2
+        for key, items in round_ratios(runs, args.baseline, source=path).items():
+            ratios.setdefault(key, []).extend(items)
+    if not ratios:
+        print(f"pool_rounds: no run paired with a '{args.baseline}' run of the same workload "
+              "and round", file=sys.stderr)
+        return 1
+    rows = pool(ratios, args.target)
+
+    print(f"mean step time over {args.baseline}'s, pooled over {len(args.files)} file(s): "
+          f"the mean of the round ratios, a two-sided 95% t interval, and the verdict "
+          f"against {args.target}")
+    header = (f"{'workload':<12} {'config':<18} {'rounds':>6} {'mean':>7} {'sd':>7} "
+              f"{'95% interval':>15}  {'verdict':<13} {'rounds for +-' + format(args.target - 1, '.0%'):>15}")
+    print(header)
+    print("-" * len(header))
+    for r in rows:
+        sd = f"{r['sd']:.3f}" if r["sd"] is not None else "-"
+        interval = (f"{r['low']:.3f}..{r['high']:.3f}" if math.isfinite(r["low"])
+                    else "- (one round)")
+        needed = str(r["rounds_needed"]) if r["rounds_needed"] is not None else "-"
+        print(f"{r['workload']:<12} {r['config']:<18} {r['rounds']:>6} {r['mean']:>7.3f} "
+              f"{sd:>7} {interval:>15}  {r['verdict']:<13} {needed:>15}")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"baseline": args.baseline, "target": args.target, "files": args.files,
+                       "rows": [{k: (v if not (isinstance(v, float) and not math.isfinite(v))
+                                     else None) for k, v in r.items()} for r in rows]},
+                      f, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
