@@ -530,6 +530,9 @@ class GrowableSegments final : public SegmentStore {
   absl::btree_map<DevicePtr, GrowableSegment*> ranges_ ABSL_GUARDED_BY(mu_);
   // Chunks moved away, still mapped at their old pages, oldest first.
   std::vector<Leaving> leaving_ ABSL_GUARDED_BY(mu_);
+  // UnmapFreeChunks' working vectors, kept for their capacity.
+  std::vector<Chunk> finished_scratch_ ABSL_GUARDED_BY(mu_);
+  std::vector<std::pair<std::uint64_t, std::uint32_t>> order_scratch_ ABSL_GUARDED_BY(mu_);
   // The most ever allocated at once (every allocation passes Prepare or
   // Ready): the marks' base. Not the counters' peak, which
   // reset_peak_memory_stats (and the memory profiler, at every phase
