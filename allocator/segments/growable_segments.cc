@@ -1121,10 +1121,16 @@ absl::StatusOr<std::size_t> GrowableSegments::UnmapFreeChunks(
   // then idles while the host queues work again (taking the largest holes
   // first instead waited for memory freed moments ago: at a replay lag of
   // 200 events, 22,484 events waited over the seven traces, 15,980 this way).
-  // Below the high mark, in hole order (a member: reused, so that a trim
-  // allocates nothing once the vector has grown).
-  std::vector<Chunk>& finished_chunks = finished_scratch_;
-  finished_chunks.clear();
+  // Below the high mark: of the chunks whose work has finished, the oldest
+  // freed, ties in hole order; as every chunk is a page or more, the trim
+  // takes at most `keep` of them, so only that many are kept (a heap whose
+  // top is the newest kept) instead of every finished chunk sorted (a
+  // tenth of the replay's host instructions on the checkpointed LM). A
+  // member: reused, so that a trim allocates nothing once it has grown.
+  std::vector<RankedChunk>& oldest = oldest_scratch_;
+  oldest.clear();
+  const std::size_t keep = target / page_size_ + (target % page_size_ != 0 ? 1 : 0);
+  std::uint64_t position = 0;
   std::vector<Chunk> waiting;
   // Holes largest first (each index is ordered by stream, then size).
   for (PoolKind kind : {PoolKind::kLarge, PoolKind::kSmall}) {
@@ -1168,8 +1174,16 @@ absl::StatusOr<std::size_t> GrowableSegments::UnmapFreeChunks(
         i = end;
         if (start < lo || end > hi || (va < keep_end && va + bytes > keep_begin)) continue;
         const Chunk chunk{segment, start, end, stream, segment->FreedAt(start, end)};
-        if (!wait) {
-          finished_chunks.push_back(chunk);  // its hole's work has finished
+        if (!wait) {  // its hole's work has finished
+          const RankedChunk ranked{chunk.freed_at, position++, chunk};
+          if (oldest.size() < keep) {
+            oldest.push_back(ranked);
+            std::push_heap(oldest.begin(), oldest.end(), RankedChunk::Older);
+          } else if (keep > 0 && RankedChunk::Older(ranked, oldest.front())) {
+            std::pop_heap(oldest.begin(), oldest.end(), RankedChunk::Older);
+            oldest.back() = ranked;
+            std::push_heap(oldest.begin(), oldest.end(), RankedChunk::Older);
+          }
           continue;
         }
         const bool finished = hole_finished || cache_.FreeCompleted(stream, chunk.freed_at);
@@ -1189,24 +1203,10 @@ absl::StatusOr<std::size_t> GrowableSegments::UnmapFreeChunks(
     }
   }
   auto oldest_first = [](const Chunk& a, const Chunk& b) { return a.freed_at < b.freed_at; };
-  // Oldest free first, ties in hole order: (free, position) pairs, of
-  // which only as many are put in order as the trim can take, so a trim
-  // that needs a few chunks of many does not sort them all (a stable sort
-  // of every finished chunk was a tenth of the replay's host instructions
-  // on the checkpointed LM).
-  if (!finished_chunks.empty() && released < target) {
-    std::vector<std::pair<std::uint64_t, std::uint32_t>>& order = order_scratch_;
-    order.clear();
-    for (std::size_t k = 0; k < finished_chunks.size(); ++k) {
-      order.emplace_back(finished_chunks[k].freed_at, static_cast<std::uint32_t>(k));
-    }
-    // Every chunk is a page or more, so the trim takes at most this many.
-    const std::size_t most = std::min(order.size(), (target - released + page_size_ - 1) / page_size_);
-    std::partial_sort(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(most), order.end());
-    for (std::size_t k = 0; k < most && released < target; ++k) {
-      const Chunk& c = finished_chunks[order[k].second];
-      if (absl::Status s = TakeChunk(c, /*leave=*/false, place, &released); !s.ok()) return s;
-    }
+  std::sort_heap(oldest.begin(), oldest.end(), RankedChunk::Older);
+  for (const RankedChunk& r : oldest) {
+    if (released >= target) break;
+    if (absl::Status s = TakeChunk(r.chunk, /*leave=*/false, place, &released); !s.ok()) return s;
   }
   std::sort(waiting.begin(), waiting.end(), oldest_first);
   for (const Chunk& c : waiting) {

@@ -447,6 +447,16 @@ class GrowableSegments final : public SegmentStore {
     StreamId stream;
     std::uint64_t freed_at;
   };
+  // A chunk with its place in UnmapFreeChunks' order: oldest free first,
+  // then the order the scan met it in.
+  struct RankedChunk {
+    std::uint64_t freed_at;
+    std::uint64_t position;
+    Chunk chunk;
+    static bool Older(const RankedChunk& a, const RankedChunk& b) {
+      return a.freed_at != b.freed_at ? a.freed_at < b.freed_at : a.position < b.position;
+    }
+  };
   // Takes `c` off its pages for UnmapFreeChunks: left mapped there until its
   // work is done (`leave`: a move within the stream, which needs a run of
   // `place` to fit) or handed to the worker to unmap (and release, when it
@@ -530,9 +540,8 @@ class GrowableSegments final : public SegmentStore {
   absl::btree_map<DevicePtr, GrowableSegment*> ranges_ ABSL_GUARDED_BY(mu_);
   // Chunks moved away, still mapped at their old pages, oldest first.
   std::vector<Leaving> leaving_ ABSL_GUARDED_BY(mu_);
-  // UnmapFreeChunks' working vectors, kept for their capacity.
-  std::vector<Chunk> finished_scratch_ ABSL_GUARDED_BY(mu_);
-  std::vector<std::pair<std::uint64_t, std::uint32_t>> order_scratch_ ABSL_GUARDED_BY(mu_);
+  // UnmapFreeChunks' oldest finished chunks, kept for its capacity.
+  std::vector<RankedChunk> oldest_scratch_ ABSL_GUARDED_BY(mu_);
   // The most ever allocated at once (every allocation passes Prepare or
   // Ready): the marks' base. Not the counters' peak, which
   // reset_peak_memory_stats (and the memory profiler, at every phase
