@@ -755,6 +755,43 @@ TEST_F(GrowableSegmentsTest, BelowTheHighMarkTheMemoryFreedLongestAgoMoves) {
   for (DevicePtr p : {h.keep, h.keep2, c1, c2}) FreeOk(p);
 }
 
+// ... and of many holes it takes only the chunks it needs, oldest free
+// first whatever the holes' sizes or places: six one-chunk holes freed in a
+// shuffled order give their memory up in that order (UnmapFreeChunks keeps
+// only as many chunks as the trim can take).
+TEST_F(GrowableSegmentsTest, BelowTheHighMarkATrimTakesTheOldestChunksOfManyHoles) {
+  MakeWithSlack(0, 1.0);
+  constexpr int kHoles = 6;
+  constexpr int kOrder[kHoles] = {3, 0, 5, 1, 4, 2};  // the order of the frees
+  std::vector<DevicePtr> holes;
+  std::vector<DevicePtr> keeps;
+  for (int i = 0; i < kHoles; ++i) {
+    holes.push_back(AllocateOk(8 * kMiB, 0));  // one chunk (Mechanics: 8 MiB)
+    keeps.push_back(AllocateOk(2 * kMiB, 0));  // so that no two holes coalesce
+  }
+  for (int i : kOrder) FreeOk(holes[i]);
+  // As above: the first growth on stream 1 finds stream 0's frees not yet
+  // done; once they are, growths move chunks without a wait.
+  const DevicePtr c1 = AllocateOk(6 * kMiB, 1);
+  env_.sim()->CompleteStream(0);
+  std::vector<DevicePtr> taken = {c1};
+  for (int moved = 1; moved <= kHoles; ++moved) {
+    const std::int64_t reserved = alloc_->GetStats().reserved_bytes[kStatAll].current;
+    taken.push_back(AllocateOk(8 * kMiB, 1));
+    const MemoryStats stats = alloc_->GetStats();
+    ASSERT_EQ(stats.num_stream_syncs, 0);
+    ASSERT_EQ(stats.reserved_bytes[kStatAll].current, reserved) << "a chunk should have moved";
+    for (int k = 0; k < kHoles; ++k) {
+      const bool gone = std::find(kOrder, kOrder + moved, k) != kOrder + moved;
+      EXPECT_EQ(MappedBytes(keeps[0], holes[k], 8 * kMiB), gone ? 0u : 8 * kMiB)
+          << "hole " << k << " after " << moved << " moves";
+    }
+    EXPECT_TRUE(IsValid(*alloc_));
+  }
+  for (DevicePtr p : keeps) FreeOk(p);
+  for (DevicePtr p : taken) FreeOk(p);
+}
+
 // hold_reserved: where live bytes swing below their peak and back (churn),
 // memory held once is taken again instead of being moved back and forth,
 // and the peak reserved is no higher for it.
