@@ -24,8 +24,12 @@ does not judge what changed between them.
 import argparse
 import json
 import math
+import os
 import statistics
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from compare_training import good_runs, mean_ratio  # noqa: E402 (the summary's own pairing)
 
 # Two-sided 95% quantiles of Student's t by degrees of freedom (1..30); the
 # normal's 1.96 beyond.
@@ -50,21 +54,21 @@ def runs_of(document):
 
 
 def round_ratios(runs, baseline, source=""):
-    """{(workload, config): [(source, round, ratio), ...]} from one file."""
-    by_key = {}
-    for run in runs:
-        step = run.get("mean_step_ms")
-        if step is None or not step > 0:
-            continue   # a failed or skipped run has no time
-        by_key[(run["workload"], run["config"], run.get("round", 0))] = step
+    """{(workload, config): [(source, round, ratio), ...]} from one file, paired
+    as compare_training.py's own summary pairs them (mean_ratio), failed and
+    skipped runs left out (good_runs)."""
+    ok = good_runs(runs)
     ratios = {}
-    for (workload, config, rnd), step in sorted(by_key.items()):
+    for workload, config in dict.fromkeys((r["workload"], r["config"]) for r in ok):
         if config == baseline:
             continue
-        base = by_key.get((workload, baseline, rnd))
-        if base is None:
-            continue   # no baseline run in that round: nothing to pair with
-        ratios.setdefault((workload, config), []).append((source, rnd, step / base))
+        rs = [r for r in ok if r["workload"] == workload and r["config"] == config]
+        base = [r for r in ok if r["workload"] == workload and r["config"] == baseline]
+        _, per_round = mean_ratio(rs, base)
+        base_rounds = {r["round"] for r in base}
+        rounds = [r["round"] for r in rs if r["round"] in base_rounds]   # mean_ratio's order
+        if per_round:
+            ratios[(workload, config)] = [(source, rnd, x) for rnd, x in zip(rounds, per_round)]
     return ratios
 
 

@@ -44,8 +44,9 @@ class PoolRoundsTest(unittest.TestCase):
                 run("lm", "native_expandable", 1, 200.0), run("lm", "ccalloc", 1, 190.0),
                 # Round 2 has no baseline: it pairs with nothing.
                 run("lm", "ccalloc", 2, 50.0),
-                # A failed run has no time.
-                run("lm", "native_expandable", 3, None), run("lm", "ccalloc", 3, 80.0)]
+                # A failed run (compare_training.py marks it) pairs with nothing.
+                dict(run("lm", "native_expandable", 3, None), error="rc 1"),
+                run("lm", "ccalloc", 3, 80.0)]
         ratios = pool_rounds.round_ratios(runs, "native_expandable", source="f")
         self.assertEqual(list(ratios), [("lm", "ccalloc")])
         self.assertEqual([(r, round(x, 6)) for _, r, x in ratios[("lm", "ccalloc")]],
