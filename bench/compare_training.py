@@ -84,8 +84,10 @@ parent gives each process one step in turn (the order alternating from step
 to step) and the next only when that step's work on the GPU is done. So a
 step of one allocator and the same step of the other meet the same host
 state a few hundred milliseconds apart, as --concurrent's do, while the GPU
-runs one process's work at a time, as in sequential rounds: fit for the
-GPU-bound workloads as well as the host-bound ones.
+runs one process's work at a time, as in sequential rounds. On an H100 host
+(2026-11-27) its per-step differences were noisier than sequential runs'
+(ResNet-50: 3.5% of a step against 0.5%): the processes disturb each other,
+and sequential rounds stay the measure of record.
 
 Where the time goes, per run: the host's time to launch each step (until the
 step's function returns) and the span of its work on the GPU (CUDA events

@@ -1175,7 +1175,7 @@ absl::StatusOr<std::size_t> GrowableSegments::UnmapFreeChunks(
         if (start < lo || end > hi || (va < keep_end && va + bytes > keep_begin)) continue;
         const Chunk chunk{segment, start, end, stream, segment->FreedAt(start, end)};
         if (!wait) {  // its hole's work has finished
-          const RankedChunk ranked{chunk.freed_at, position++, chunk};
+          const RankedChunk ranked{chunk, position++};
           if (oldest.size() < keep) {
             oldest.push_back(ranked);
             std::push_heap(oldest.begin(), oldest.end(), RankedChunk::Older);

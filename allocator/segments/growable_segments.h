@@ -450,11 +450,11 @@ class GrowableSegments final : public SegmentStore {
   // A chunk with its place in UnmapFreeChunks' order: oldest free first,
   // then the order the scan met it in.
   struct RankedChunk {
-    std::uint64_t freed_at;
-    std::uint64_t position;
     Chunk chunk;
+    std::uint64_t position;
     static bool Older(const RankedChunk& a, const RankedChunk& b) {
-      return a.freed_at != b.freed_at ? a.freed_at < b.freed_at : a.position < b.position;
+      return a.chunk.freed_at != b.chunk.freed_at ? a.chunk.freed_at < b.chunk.freed_at
+                                                  : a.position < b.position;
     }
   };
   // Takes `c` off its pages for UnmapFreeChunks: left mapped there until its
