@@ -7,15 +7,17 @@ segments are one cudaMalloc. If the GPU's address translation reaches further
 over larger physical allocations, kernels over memory mapped in small handles
 run slower, and the time a policy costs is on the GPU, not only on the host.
 
-Maps one virtual range of --gib GiB three ways (handles of 2 MiB, 16 MiB and
-the whole range: cuMemCreate + cuMemMap + cuMemSetAccess through ctypes),
+Maps one virtual range of --gib GiB several ways (handles of each of
+--handles-mib, default 2 and 16 MiB, and one of the whole range: cuMemCreate +
+cuMemMap + cuMemSetAccess through ctypes),
 wraps it as a torch tensor (__cuda_array_interface__), and times, with CUDA
 events, interleaved over --rounds rounds: a streaming copy of one half into
 the other, and a random-row gather (index_select) over the whole range, the
 access pattern that strains translation most. Prints GB/s per layout and the
 ratio to the one-handle layout.
 
-Usage: python3 bench/vmm_page_probe.py [--gib 4] [--rounds 5] [--out FILE]
+Usage: python3 bench/vmm_page_probe.py [--gib 4] [--rounds 5] [--handles-mib 2,4,16]
+       [--out FILE]
 """
 import argparse
 import ctypes
@@ -84,12 +86,18 @@ def main():
     p = argparse.ArgumentParser()
     p.add_argument("--gib", type=int, default=4)
     p.add_argument("--rounds", type=int, default=5)
+    p.add_argument("--handles-mib", default="2,16",
+                   help="comma-separated handle sizes in MiB, each dividing --gib GiB")
     p.add_argument("--out", default=None)
     a = p.parse_args()
     torch.cuda.init()
     dev = torch.cuda.current_device()
     size = a.gib << 30
-    layouts = {"2MiB": 2 * MiB, "16MiB": 16 * MiB, "whole": size}
+    layouts = {f"{m}MiB": m * MiB for m in (int(x) for x in a.handles_mib.split(","))}
+    for name, handle in layouts.items():
+        if handle <= 0 or size % handle:
+            p.error(f"--handles-mib: {name} does not divide {a.gib} GiB")
+    layouts["whole"] = size
     rows = 1 << 20
     results = {k: {"copy_GBps": [], "gather_GBps": []} for k in layouts}
     for _ in range(a.rounds):

@@ -37,6 +37,11 @@
 #                                              rounds, with the host-adjusted fit:
 #                                              OUTDIR/hostbound.json and .log (~8 minutes on
 #                                              an H100)
+#   scripts/gpu_round.sh .gpu OUTDIR gpubound  the four GPU-bound workloads (ResNet-50,
+#                                              ViT-B/16, seq2seq, UNet) under
+#                                              native_expandable and ccalloc, 4 interleaved
+#                                              rounds: OUTDIR/gpubound.json and .log (~9
+#                                              minutes on an H100)
 #   scripts/gpu_round.sh .gpu OUTDIR lockstep  the seven workloads, default against
 #                                              expandable_segments, each round's two
 #                                              processes taking turns step by step
@@ -265,6 +270,21 @@ ldd "$L"; ! ldd "$L" | grep -i absl'
         --configs native_expandable,ccalloc --rounds 3 --steps 30 --warmup 5 \
         --time-budget 500 --timeout 100 --out "$OUT/hostbound.json"
       ;;
+    gpubound)
+      # The four GPU-bound workloads (the GPU's queue, not the launching
+      # thread, sets the step), default against expandable_segments only.
+      # Their round-to-round spread is small where the host's speed states
+      # are not on the critical path (ResNet-50 and ViT: 1-2% a round on
+      # ec1999d against 6-12% for the host-bound three), so rounds of these
+      # alone can resolve 1% (bench/pool_rounds.py), and four fit the call:
+      # ~15 s a run.
+      run gpubound env PYTHONPATH="$ROOT/python${PYTHONPATH:+:$PYTHONPATH}" \
+        CCALLOC_TORCH_LIBRARY="$BUNDLE/allocator/libccalloc_torch.so" \
+        CCALLOC_CACHE="${TMPDIR:-/tmp}/ccalloc-cache" \
+        python3 bench/compare_training.py --workloads resnet50,vit,seq2seq,unet \
+        --configs native_expandable,ccalloc --rounds 4 --steps 30 --warmup 5 \
+        --time-budget 520 --timeout 80 --out "$OUT/gpubound.json"
+      ;;
     lockstep)
       # The whole table with each round's two processes taking turns step by
       # step (compare_training.py --lockstep): the same step of both meets
@@ -341,7 +361,7 @@ ldd "$L"; ! ldd "$L" | grep -i absl'
       tar -tvf "$OUT/profile.tar"
       ;;
     *)
-      echo "unknown part '$part' (core, bench, torch, compare, training, hostbound, lockstep, hostprofile, traces, pip, compat, costs, sleep, profile)" >&2
+      echo "unknown part '$part' (core, bench, torch, compare, training, hostbound, gpubound, lockstep, hostprofile, traces, pip, compat, costs, sleep, profile)" >&2
       rc=2
       ;;
   esac
