@@ -264,7 +264,13 @@ struct Options {
   // take twice the handles; max_map_chunk_mb:8 trades that memory back.
   // (With 8 MiB chunks on an H100: unet 1.0090 and ckpt_lm 1.0087 against
   // 1.0128 and 1.0161 with 16 MiB, step time unchanged within the spread:
-  // bench/results/h100_chunks.json.)
+  // bench/results/h100_chunks.json.) What small chunks cost kernels: a
+  // streaming copy reads 4 MiB handles at 0.969 of one handle's bandwidth,
+  // 16 MiB at 0.990, 20 MiB (expandable_segments' pages) at 0.998; yet
+  // max_map_chunk_mb:16 moved none of the four GPU-bound workloads one way
+  // over three rounds (ResNet-50 0.992 against 0.993 of expandable_segments'
+  // step, ViT 0.987 against 0.964) and took the UNet to 1.0162
+  // (bench/results/h100_gpubound_chunk16_ab_4da5a5b.json).
   std::size_t max_map_chunk = std::size_t{4} << 20;
   // ... and at most 1/map_chunk_divisor of the block being mapped.
   std::uint32_t map_chunk_divisor = 1;

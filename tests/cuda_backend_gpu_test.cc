@@ -25,6 +25,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
 #include "allocator/device_allocator.h"
 #include "allocator/ipc.h"
 #include "allocator/options.h"
@@ -442,6 +443,41 @@ TEST_F(CudaBackendTest, MapChunksMapsAStretchWithOneAccess) {
     offset += c.bytes;
   }
   EXPECT_TRUE(backend_->ReleaseAddressRange(*base, total + page).ok());
+}
+
+// A run of mappings undone by UnmapRun (one cuMemUnmap over the run where
+// the driver takes it, else one a mapping): all of it goes, it says so, and
+// the range can be mapped and used again.
+TEST_F(CudaBackendTest, UnmapRunUndoesAWholeRun) {
+  if (!backend_->SupportsVirtualMemory()) {
+    GTEST_SKIP() << "device 0 has no virtual memory management";
+  }
+  const std::size_t page = backend_->PageSize();
+  constexpr std::size_t kRun = 4;
+  absl::StatusOr<DevicePtr> base = backend_->ReserveAddressRange(kRun * page);
+  ASSERT_TRUE(base.ok()) << base.status();
+  std::vector<PhysicalHandle> handles;
+  for (std::size_t i = 0; i < kRun; ++i) {
+    absl::StatusOr<PhysicalHandle> handle = backend_->CreatePhysical(page);
+    ASSERT_TRUE(handle.ok()) << handle.status();
+    handles.push_back(*handle);
+  }
+  for (int round = 0; round < 2; ++round) {
+    SCOPED_TRACE(absl::StrCat("round ", round));
+    absl::Status mapped = backend_->MapRun(*base, page, handles, {});
+    ASSERT_TRUE(mapped.ok()) << mapped;
+    ASSERT_EQ(driver_->memset_d8(*base, 0x5A, kRun * page), CUDA_SUCCESS);
+    std::vector<std::uint8_t> host = ReadBack(*base, kRun * page);
+    EXPECT_EQ(host.front(), 0x5A);
+    EXPECT_EQ(host.back(), 0x5A);
+    ASSERT_TRUE(backend_->SynchronizeDevice().ok());
+    std::size_t unmapped = 0;
+    absl::Status s = backend_->UnmapRun(*base, kRun * page, page, &unmapped);
+    ASSERT_TRUE(s.ok()) << s;
+    EXPECT_EQ(unmapped, kRun * page);
+  }
+  for (PhysicalHandle h : handles) EXPECT_TRUE(backend_->ReleasePhysical(h).ok());
+  EXPECT_TRUE(backend_->ReleaseAddressRange(*base, kRun * page).ok());
 }
 
 TEST_F(CudaBackendTest, VirtualMemoryRejectsUnalignedArguments) {

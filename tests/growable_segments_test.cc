@@ -1837,6 +1837,50 @@ TEST(SimBackendLagTest, EventsCompleteAfterTheLagAndWaitsAreCounted) {
 }
 
 
+// UnmapRun (one call over a run of mappings, the driver_cost probe's
+// unmap_run) undoes whole mappings or nothing: a run that does not tile its
+// mappings, a range not mapped throughout and a refused call each leave
+// every mapping where it was, and say how much went (none).
+TEST(SimBackendRunTest, UnmapRunTakesWholeMappingsOrNothing) {
+  SimBackend sim;
+  const std::size_t page = sim.PageSize();
+  absl::StatusOr<DevicePtr> base = sim.ReserveAddressRange(8 * page);
+  ASSERT_TRUE(base.ok()) << base.status();
+  std::vector<PhysicalHandle> handles;
+  for (int i = 0; i < 3; ++i) {
+    absl::StatusOr<PhysicalHandle> h = sim.CreatePhysical(page);
+    ASSERT_TRUE(h.ok()) << h.status();
+    handles.push_back(*h);
+  }
+  ASSERT_TRUE(sim.MapRun(*base, page, handles, {}).ok());
+  ASSERT_TRUE(sim.WriteBytes(*base + 3 * page - 1, "x").ok());
+
+  std::size_t unmapped = 99;
+  EXPECT_EQ(sim.UnmapRun(*base, 3 * page, 2 * page, &unmapped).code(),
+            absl::StatusCode::kInvalidArgument);  // pages of two-page mappings
+  EXPECT_EQ(unmapped, 0u);
+  unmapped = 99;
+  EXPECT_EQ(sim.UnmapRun(*base, 4 * page, page, &unmapped).code(),
+            absl::StatusCode::kInvalidArgument);  // past the run
+  EXPECT_EQ(unmapped, 0u);
+  sim.FailNth(SimOp::kUnmap, 1);
+  EXPECT_FALSE(sim.UnmapRun(*base, 3 * page, page, &unmapped).ok());
+  EXPECT_EQ(unmapped, 0u);
+  // All three mappings are still there, the last byte too.
+  absl::StatusOr<std::string> kept = sim.ReadBytes(*base + 3 * page - 1, 1);
+  ASSERT_TRUE(kept.ok()) << kept.status();
+  EXPECT_EQ(*kept, "x");
+
+  ASSERT_TRUE(sim.UnmapRun(*base, 3 * page, page, &unmapped).ok());
+  EXPECT_EQ(unmapped, 3 * page);
+  EXPECT_FALSE(sim.ReadBytes(*base, 1).ok());
+  // The range is free for a new run.
+  ASSERT_TRUE(sim.MapRun(*base, page, handles, {}).ok());
+  ASSERT_TRUE(sim.UnmapRun(*base, 3 * page, page, nullptr).ok());
+  for (PhysicalHandle h : handles) EXPECT_TRUE(sim.ReleasePhysical(h).ok());
+  EXPECT_TRUE(sim.ReleaseAddressRange(*base, 8 * page).ok());
+}
+
 // The page table's held bits (what a cached allocation asks, Ready) follow
 // every write of the table, across the edges of their 64-page words.
 TEST(GrowableSegmentTableTest, HeldBitsFollowEveryWriteAcrossWordEdges) {
