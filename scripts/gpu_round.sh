@@ -39,8 +39,8 @@
 #                                              an H100)
 #   scripts/gpu_round.sh .gpu OUTDIR gpubound  the four GPU-bound workloads (ResNet-50,
 #                                              ViT-B/16, seq2seq, UNet) under
-#                                              native_expandable and ccalloc, 4 interleaved
-#                                              rounds: OUTDIR/gpubound.json and .log (~9
+#                                              native_expandable and ccalloc, 3 interleaved
+#                                              rounds: OUTDIR/gpubound.json and .log (~8
 #                                              minutes on an H100)
 #   scripts/gpu_round.sh .gpu OUTDIR lockstep  the seven workloads, default against
 #                                              expandable_segments, each round's two
@@ -276,13 +276,14 @@ ldd "$L"; ! ldd "$L" | grep -i absl'
       # Their round-to-round spread is small where the host's speed states
       # are not on the critical path (ResNet-50 and ViT: 1-2% a round on
       # ec1999d against 6-12% for the host-bound three), so rounds of these
-      # alone can resolve 1% (bench/pool_rounds.py), and four fit the call:
-      # ~15 s a run.
+      # alone can resolve 1% (bench/pool_rounds.py). Three rounds fit the
+      # call: a run takes ~20 s on an H100 with its start (four rounds on
+      # 2026-11-27 ran out of the budget six runs short).
       run gpubound env PYTHONPATH="$ROOT/python${PYTHONPATH:+:$PYTHONPATH}" \
         CCALLOC_TORCH_LIBRARY="$BUNDLE/allocator/libccalloc_torch.so" \
         CCALLOC_CACHE="${TMPDIR:-/tmp}/ccalloc-cache" \
         python3 bench/compare_training.py --workloads resnet50,vit,seq2seq,unet \
-        --configs native_expandable,ccalloc --rounds 4 --steps 30 --warmup 5 \
+        --configs native_expandable,ccalloc --rounds 3 --steps 30 --warmup 5 \
         --time-budget 520 --timeout 80 --out "$OUT/gpubound.json"
       ;;
     lockstep)
