@@ -14,6 +14,8 @@
 //   unmap                        cuMemUnmap
 //   map_run / unmap_run          CudaBackend::MapRun / UnmapRun of 1, 4, 16, 64
 //                                page-sized handles
+//   (printed only)               a run of 1, 4, 16 mappings of 4 MiB unmapped
+//                                by one UnmapRun and by one Unmap each
 //   reserve / free_range         cuMemAddressReserve / cuMemAddressFree of one
 //                                growable segment's range (the device's memory)
 //   event_record / event_query / event_synchronize   on a cached event of the
@@ -85,6 +87,7 @@ struct Raw {
   decltype(&::cuStreamCreate) stream_create = nullptr;
   decltype(&::cuStreamSynchronize) stream_synchronize = nullptr;
   decltype(&::cuStreamDestroy_v2) stream_destroy = nullptr;
+  decltype(&::cuMemUnmap) mem_unmap = nullptr;
 };
 
 Raw LoadRaw() {
@@ -105,6 +108,7 @@ Raw LoadRaw() {
   get("cuStreamCreate", raw.stream_create);
   get("cuStreamSynchronize", raw.stream_synchronize);
   get("cuStreamDestroy_v2", raw.stream_destroy);
+  get("cuMemUnmap", raw.mem_unmap);
   return raw;
 }
 
@@ -309,6 +313,55 @@ int Main(int argc, char** argv) {
                   absl::StrCat("CudaBackend::UnmapRun of ", run, " page-sized mappings (one "
                                "cuMemUnmap where the driver takes it)"),
                   unmap_us);
+      }
+      for (PhysicalHandle h : handles) Must(b.ReleasePhysical(h), "ReleasePhysical");
+    }
+    // Runs of chunk-sized mappings (growable segments' 4 MiB chunks), printed
+    // beside the table: whether the driver takes one cuMemUnmap over several
+    // mappings, and what a run of them costs unmapped in one call against
+    // one call each, back to back (whether a placement's unmaps are worth
+    // batching: bench/driver_costs/README.md).
+    {
+      const std::size_t chunk = std::max(page, 4 * kMiB / page * page);
+      constexpr std::size_t kMaxRun = 16;
+      std::vector<PhysicalHandle> handles;
+      for (std::size_t i = 0; i < kMaxRun; ++i) {
+        handles.push_back(Must(b.CreatePhysical(chunk), "CreatePhysical"));
+      }
+      Must(b.MapRun(base, chunk, absl::MakeSpan(handles.data(), 2), {}), "MapRun");
+      const CUresult whole = raw.mem_unmap(static_cast<CUdeviceptr>(base), 2 * chunk);
+      if (whole != CUDA_SUCCESS) {
+        Must(b.Unmap(base, chunk), "Unmap");
+        Must(b.Unmap(base + chunk, chunk), "Unmap");
+      }
+      std::printf("one cuMemUnmap over two %zu MiB mappings: %s\n", chunk / kMiB,
+                  whole == CUDA_SUCCESS ? "taken"
+                                        : absl::StrCat("refused (CUresult ",
+                                                       static_cast<int>(whole), ")").c_str());
+      for (std::size_t run : {std::size_t{1}, std::size_t{4}, kMaxRun}) {
+        const absl::Span<const PhysicalHandle> these(handles.data(), run);
+        std::vector<double> one_call, each;
+        for (int i = 0; i < probe.warmup() + probe.reps(); ++i) {
+          Must(b.MapRun(base, chunk, these, {}), "MapRun");
+          const double r =
+              Time([&] { Must(b.UnmapRun(base, run * chunk, chunk, nullptr), "UnmapRun"); });
+          Must(b.MapRun(base, chunk, these, {}), "MapRun");
+          const double e = Time([&] {
+            for (std::size_t k = 0; k < run; ++k) Must(b.Unmap(base + k * chunk, chunk), "Unmap");
+          });
+          if (i >= probe.warmup()) {
+            one_call.push_back(r);
+            each.push_back(e);
+          }
+        }
+        const double r = std::accumulate(one_call.begin(), one_call.end(), 0.0) /
+                         static_cast<double>(one_call.size());
+        const double e =
+            std::accumulate(each.begin(), each.end(), 0.0) / static_cast<double>(each.size());
+        std::printf("unmap of %zu %zu MiB mappings: UnmapRun %.1f us (%.1f a mapping), %zu Unmap "
+                    "calls %.1f us (%.1f a mapping)\n",
+                    run, chunk / kMiB, r, r / static_cast<double>(run), run, e,
+                    e / static_cast<double>(run));
       }
       for (PhysicalHandle h : handles) Must(b.ReleasePhysical(h), "ReleasePhysical");
     }
