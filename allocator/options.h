@@ -175,8 +175,10 @@ struct Options {
   // host time per chunk mapped (50 us, the H100 table's map with its access,
   // before any). On an H100 a wait under a block drained 8-47 ms of GPT-2's
   // queue in the steps that reach the peak (2026-11-27): the host time of
-  // ~150-900 chunks mapped. Off by default until a GPU A/B says what the
-  // extra maps cost the steps after.
+  // ~150-900 chunks mapped. Off by default: in the GPU A/B (H100, 2
+  // rounds, bench/results/h100_busy_wait_ab_91eb555.json) its placements
+  // and waits took 9.33 ms a step of GPT-2 against 9.95, but 9.05 of the LM
+  // against 7.76 and 7.44 of two streams against 6.73, the same memory.
   double busy_wait_us = 0;
   // Growable segments (partial_runs): beyond the high mark, a free chunk
   // whose work may still be queued and that fits no run of its own size
