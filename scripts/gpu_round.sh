@@ -100,7 +100,11 @@
 #                                              lines, OUTDIR/sleep.json (~2-3 minutes)
 #
 # Each part writes its logs and JSON under OUTDIR; the exit status is non-zero
-# if anything failed.
+# if anything failed. With GPU_ROUND_PACK_LOGS=1 the logs and test XML go
+# into one OUTDIR/logs.tar at the end (the JSON, gpu.txt and other tars stay
+# as they are): the device tool brings back at most 8 files from a call, and
+# `core costs` alone writes more than twenty. Unpack it with
+# `tar -xf logs.tar`.
 set -uo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BUNDLE=$(cd "${1:?usage: $0 BUNDLE OUTDIR PART...}" && pwd)
@@ -367,4 +371,17 @@ ldd "$L"; ! ldd "$L" | grep -i absl'
       ;;
   esac
 done
+if [[ "${GPU_ROUND_PACK_LOGS:-0}" == 1 ]]; then
+  # Only files directly under OUTDIR: what the parts write there.
+  mapfile -t logs < <(cd "$OUT" && find . -maxdepth 1 -type f \( -name '*.log' -o -name '*.xml' \) \
+    -printf '%f\n' | sort)
+  if (( ${#logs[@]} > 0 )); then
+    if tar -C "$OUT" -cf "$OUT/logs.tar" "${logs[@]}"; then
+      (cd "$OUT" && rm -f -- "${logs[@]}")
+      echo "=== packed ${#logs[@]} logs into $OUT/logs.tar"
+    else
+      echo "=== could not pack the logs; they stay as they are" >&2
+    fi
+  fi
+fi
 exit $rc
