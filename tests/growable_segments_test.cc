@@ -1853,7 +1853,9 @@ TEST(SimBackendRunTest, UnmapRunTakesWholeMappingsOrNothing) {
     handles.push_back(*h);
   }
   ASSERT_TRUE(sim.MapRun(*base, page, handles, {}).ok());
-  ASSERT_TRUE(sim.WriteBytes(*base + 3 * page - 1, "x").ok());
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_TRUE(sim.WriteBytes(*base + (i + 1) * page - 1, std::string(1, 'x' + i)).ok());
+  }
 
   std::size_t unmapped = 99;
   EXPECT_EQ(sim.UnmapRun(*base, 3 * page, 2 * page, &unmapped).code(),
@@ -1866,10 +1868,12 @@ TEST(SimBackendRunTest, UnmapRunTakesWholeMappingsOrNothing) {
   sim.FailNth(SimOp::kUnmap, 1);
   EXPECT_FALSE(sim.UnmapRun(*base, 3 * page, page, &unmapped).ok());
   EXPECT_EQ(unmapped, 0u);
-  // All three mappings are still there, the last byte too.
-  absl::StatusOr<std::string> kept = sim.ReadBytes(*base + 3 * page - 1, 1);
-  ASSERT_TRUE(kept.ok()) << kept.status();
-  EXPECT_EQ(*kept, "x");
+  // All three mappings are still there, each with its byte.
+  for (int i = 0; i < 3; ++i) {
+    absl::StatusOr<std::string> kept = sim.ReadBytes(*base + (i + 1) * page - 1, 1);
+    ASSERT_TRUE(kept.ok()) << "mapping " << i << ": " << kept.status();
+    EXPECT_EQ(*kept, std::string(1, 'x' + i)) << "mapping " << i;
+  }
 
   ASSERT_TRUE(sim.UnmapRun(*base, 3 * page, page, &unmapped).ok());
   EXPECT_EQ(unmapped, 3 * page);
