@@ -115,6 +115,11 @@ OUT=$(cd "$OUT" && pwd)
 export LD_LIBRARY_PATH="$BUNDLE/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export PYTHONUNBUFFERED=1
 cd "$ROOT"
+# What a PyTorch process of the parts below needs to use this checkout's
+# ccalloc package with the bundle's plugin (the extension cached across parts).
+torch_env=(PYTHONPATH="$ROOT/python${PYTHONPATH:+:$PYTHONPATH}"
+  CCALLOC_TORCH_LIBRARY="$BUNDLE/allocator/libccalloc_torch.so"
+  CCALLOC_CACHE="${TMPDIR:-/tmp}/ccalloc-cache")
 rc=0
 run() {  # run NAME CMD...: runs, tees to OUT/NAME.log, records failure
   local name=$1
@@ -243,12 +248,9 @@ ldd "$L"; ! ldd "$L" | grep -i absl'
       # usually go: the `traces` part records them.
       traces="${TMPDIR:-/tmp}/ccalloc-training-traces"
       rm -rf "$traces"
-      training_env=(PYTHONPATH="$ROOT/python${PYTHONPATH:+:$PYTHONPATH}"
-        CCALLOC_TORCH_LIBRARY="$BUNDLE/allocator/libccalloc_torch.so"
-        CCALLOC_CACHE="${TMPDIR:-/tmp}/ccalloc-cache")
-      run build_extension env "${training_env[@]}" python3 -c \
+      run build_extension env "${torch_env[@]}" python3 -c \
         'import ccalloc.torch as ct; print("ccalloc.torch mode:", ct.enable()["mode"])'
-      run compare env "${training_env[@]}" \
+      run compare env "${torch_env[@]}" \
         python3 bench/compare_training.py --configs native_expandable,ccalloc --rounds 2 \
         --steps 30 --warmup 5 --record-traces "$traces" --trace-steps 12 \
         --time-budget 520 --timeout 90 --out "$OUT/compare.json"
@@ -267,9 +269,7 @@ ldd "$L"; ! ldd "$L" | grep -i absl'
       # states move a round by 10-20%), so more rounds of fewer workloads.
       # Read 'host adjusted' beside the means, and 'prepare' and 'fg
       # unmaps' in the driver-call table.
-      run hostbound env PYTHONPATH="$ROOT/python${PYTHONPATH:+:$PYTHONPATH}" \
-        CCALLOC_TORCH_LIBRARY="$BUNDLE/allocator/libccalloc_torch.so" \
-        CCALLOC_CACHE="${TMPDIR:-/tmp}/ccalloc-cache" \
+      run hostbound env "${torch_env[@]}" \
         python3 bench/compare_training.py --workloads gpt2,ckpt_lm,two_streams \
         --configs native_expandable,ccalloc --rounds 3 --steps 30 --warmup 5 \
         --time-budget 500 --timeout 100 --out "$OUT/hostbound.json"
@@ -283,9 +283,7 @@ ldd "$L"; ! ldd "$L" | grep -i absl'
       # alone can resolve 1% (bench/pool_rounds.py). Three rounds fit the
       # call: a run takes ~20 s on an H100 with its start (four rounds on
       # 2026-11-27 ran out of the budget six runs short).
-      run gpubound env PYTHONPATH="$ROOT/python${PYTHONPATH:+:$PYTHONPATH}" \
-        CCALLOC_TORCH_LIBRARY="$BUNDLE/allocator/libccalloc_torch.so" \
-        CCALLOC_CACHE="${TMPDIR:-/tmp}/ccalloc-cache" \
+      run gpubound env "${torch_env[@]}" \
         python3 bench/compare_training.py --workloads resnet50,vit,seq2seq,unet \
         --configs native_expandable,ccalloc --rounds 3 --steps 30 --warmup 5 \
         --time-budget 520 --timeout 80 --out "$OUT/gpubound.json"
@@ -299,9 +297,7 @@ ldd "$L"; ! ldd "$L" | grep -i absl'
       # sequential runs' (ResNet-50: 3.5% of a step against 0.5%): the two
       # processes disturb each other. Sequential runs are the measure of
       # record; this stays for hosts that drift slowly.
-      run lockstep env PYTHONPATH="$ROOT/python${PYTHONPATH:+:$PYTHONPATH}" \
-        CCALLOC_TORCH_LIBRARY="$BUNDLE/allocator/libccalloc_torch.so" \
-        CCALLOC_CACHE="${TMPDIR:-/tmp}/ccalloc-cache" \
+      run lockstep env "${torch_env[@]}" \
         python3 bench/compare_training.py --configs native_expandable,ccalloc --lockstep \
         --rounds 2 --steps 30 --warmup 5 --time-budget 520 --timeout 150 \
         --out "$OUT/lockstep.json"
@@ -310,9 +306,7 @@ ldd "$L"; ! ldd "$L" | grep -i absl'
       # Two streams ran 1.02-1.07x expandable_segments' step time in every
       # call of 2026-11-27 while ccalloc's placements were 3.6 ms of the
       # 12 ms a step of extra launch time: what else the host does there.
-      run hostprofile env PYTHONPATH="$ROOT/python${PYTHONPATH:+:$PYTHONPATH}" \
-        CCALLOC_TORCH_LIBRARY="$BUNDLE/allocator/libccalloc_torch.so" \
-        CCALLOC_CACHE="${TMPDIR:-/tmp}/ccalloc-cache" \
+      run hostprofile env "${torch_env[@]}" \
         timeout 400 python3 bench/host_profile.py --workloads two_streams \
         --configs native_expandable,ccalloc --steps 12 --profile-steps 4 \
         --out "$OUT/hostprofile.json"
@@ -322,10 +316,7 @@ ldd "$L"; ! ldd "$L" | grep -i absl'
       # trace saying its step count): OUTDIR/traces.tar, for traces/.
       traces="${TMPDIR:-/tmp}/ccalloc-training-traces"
       rm -rf "$traces"
-      traces_env=(PYTHONPATH="$ROOT/python${PYTHONPATH:+:$PYTHONPATH}"
-        CCALLOC_TORCH_LIBRARY="$BUNDLE/allocator/libccalloc_torch.so"
-        CCALLOC_CACHE="${TMPDIR:-/tmp}/ccalloc-cache")
-      run record_traces env "${traces_env[@]}" \
+      run record_traces env "${torch_env[@]}" \
         python3 bench/compare_training.py --configs ccalloc --rounds 0 \
         --record-traces "$traces" --trace-steps 12 --timeout 120 --out "$OUT/traces.json"
       if compgen -G "$traces/*.trace.gz" > /dev/null; then
@@ -336,31 +327,25 @@ ldd "$L"; ! ldd "$L" | grep -i absl'
       fi
       ;;
     sleep)
-      sleep_env=(PYTHONPATH="$ROOT/python${PYTHONPATH:+:$PYTHONPATH}"
-        CCALLOC_TORCH_LIBRARY="$BUNDLE/allocator/libccalloc_torch.so"
-        CCALLOC_CACHE="${TMPDIR:-/tmp}/ccalloc-cache")
       # The GPU tests of the copies, fences and of the allocator's pause with
       # backup on the device (all in cuda_backend_gpu_test: the typed
       # behaviour suite has none), then the acceptance; a limit keeps a hang
       # from eating the call.
       run sleep_cuda_backend_gpu_test "$BUNDLE"/tests/cuda_backend_gpu_test \
         --gtest_filter='*Copies*:*CopyFence*:*Host*:*Pause*'
-      run sleep_wake timeout 300 env "${sleep_env[@]}" \
+      run sleep_wake timeout 300 env "${torch_env[@]}" \
         python3 bench/sleep_wake.py --out "$OUT/sleep.json"
       ;;
     profile)
       # The extension is built (and cached) first, in its own step, so the
       # report's time budget goes to the GPU work. Results go to a folder that
       # is tarred (the device tool brings back few files), also on failure.
-      profile_env=(PYTHONPATH="$ROOT/python${PYTHONPATH:+:$PYTHONPATH}"
-        CCALLOC_TORCH_LIBRARY="$BUNDLE/allocator/libccalloc_torch.so"
-        CCALLOC_CACHE="${TMPDIR:-/tmp}/ccalloc-cache")
       profile_dir="${TMPDIR:-/tmp}/ccalloc-profile"
       rm -rf "$profile_dir"
       mkdir -p "$profile_dir"
-      run profile_build_extension env "${profile_env[@]}" timeout 150 python3 -c \
+      run profile_build_extension env "${torch_env[@]}" timeout 150 python3 -c \
         'import ccalloc.torch as ct; print("ccalloc.torch mode:", ct.enable()["mode"])'
-      run profile env "${profile_env[@]}" timeout 420 python3 bench/memory_report.py \
+      run profile env "${torch_env[@]}" timeout 420 python3 bench/memory_report.py \
         --out "$profile_dir"
       tar -C "$profile_dir" -cf "$OUT/profile.tar" . && ls -l "$OUT/profile.tar"
       tar -tvf "$OUT/profile.tar"
