@@ -35,6 +35,8 @@ def main(argv=None):
     p.add_argument("--shapes", type=int, default=6, help="distinct step shapes per pass")
     p.add_argument("--passes", type=int, default=4, help="timed passes before the profiled one")
     p.add_argument("--ops", type=int, default=25, help="host ops listed from the profile")
+    p.add_argument("--no-profile", dest="profile", action="store_false",
+                   help="skip the profiled pass and the one after it (timed passes only)")
     args = p.parse_args(argv)
     torch_conf = ctm.CONFIGS[args.config].get("torch_conf")
     if torch_conf:
@@ -77,6 +79,8 @@ def main(argv=None):
         step(shape)
     for k in range(args.passes):
         one_pass(f"pass {k}")
+    if not args.profile:
+        return 0
     from torch.profiler import ProfilerActivity, profile
     with profile(activities=[ProfilerActivity.CPU]) as prof:
         one_pass("profiled")
