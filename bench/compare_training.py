@@ -148,10 +148,10 @@ BASELINE = "native_expandable"   # what ccalloc's step time is compared with
 # in placements that mapped memory, its waits for queued work, the unmap
 # worker's time in its calls (off the launching thread), and the waits split
 # by what waited: pages under a block still mapped to moved memory, a trim
-# beyond the marks, memory going back; and the launching thread's own unmaps
-# (within prepare_ns).
+# beyond the marks, memory going back; and the launching thread's own unmaps,
+# map calls and creates (within prepare_ns).
 HOST_CLOCKS = ("prepare_ns", "wait_ns", "worker_ns", "wait_under_block_ns", "wait_trim_ns",
-               "wait_release_ns", "foreground_unmap_ns")
+               "wait_release_ns", "foreground_unmap_ns", "map_ns", "create_ns")
 # The device the workloads run on; only a host-side smoke test changes it.
 DEVICE = "cuda"
 

@@ -50,7 +50,8 @@ def main(argv=None):
     step, shapes = ctm.BUILDERS[args.workload](torch, wargs, random.Random(wargs.seed))
     first, timed = shapes[:2], shapes[2:2 + args.shapes]
 
-    keys = ("num_maps", "prepare_ns", "wait_ns", "worker_ns")
+    keys = ("num_maps", "prepare_ns", "wait_ns", "worker_ns", "map_ns", "create_ns",
+            "foreground_unmap_ns", "num_foreground_unmaps")
 
     def counters():
         c = ct.ccalloc_counters() if ct else {}
@@ -71,7 +72,9 @@ def main(argv=None):
         if ct:
             d = {k: (c1[k] - c0[k]) / n for k in keys}
             calls = (f"  maps/step {d['num_maps']:.1f}  prepare {d['prepare_ns'] / 1e6:.2f} ms"
-                     f"  wait {d['wait_ns'] / 1e6:.2f} ms  worker {d['worker_ns'] / 1e6:.2f} ms")
+                     f"  wait {d['wait_ns'] / 1e6:.2f} ms  worker {d['worker_ns'] / 1e6:.2f} ms"
+                     f"  (in prepare: map {d['map_ns'] / 1e6:.2f} create {d['create_ns'] / 1e6:.2f}"
+                     f" fg unmaps {d['num_foreground_unmaps']:.1f} {d['foreground_unmap_ns'] / 1e6:.2f} ms)")
         print(f"{args.config} {args.workload} {tag}: {wall:.1f} ms/step"
               f" (launch {launch * 1e3 / n:.1f}){calls}", flush=True)
 

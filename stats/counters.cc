@@ -51,6 +51,7 @@ void MemoryStats::ResetAccumulated() {
   num_device_alloc = num_device_free = 0;
   num_maps = num_unmaps = num_returns = num_allocs = num_stream_syncs = 0;
   num_foreground_unmaps = foreground_unmap_ns = 0;
+  map_ns = create_ns = 0;
   num_cross_stream_reuses = num_device_waits = 0;
   prepare_ns = wait_ns = worker_ns = 0;
   wait_under_block_ns = wait_trim_ns = wait_release_ns = 0;
@@ -103,6 +104,8 @@ std::vector<std::pair<std::string, std::int64_t>> Flatten(const MemoryStats& s) 
   out.emplace_back("ccalloc.num_unmaps", s.num_unmaps);
   out.emplace_back("ccalloc.num_foreground_unmaps", s.num_foreground_unmaps);
   out.emplace_back("ccalloc.foreground_unmap_ns", s.foreground_unmap_ns);
+  out.emplace_back("ccalloc.map_ns", s.map_ns);
+  out.emplace_back("ccalloc.create_ns", s.create_ns);
   out.emplace_back("ccalloc.prepare_ns", s.prepare_ns);
   out.emplace_back("ccalloc.wait_ns", s.wait_ns);
   out.emplace_back("ccalloc.worker_ns", s.worker_ns);

@@ -85,6 +85,12 @@ struct MemoryStats {
   // host-bound training, the part an earlier unmap could save.
   std::int64_t num_foreground_unmaps = 0;
   std::int64_t foreground_unmap_ns = 0;
+  // The allocating thread's host time in the map calls (cuMemMap with its
+  // cuMemSetAccess, a stretch at a time) and the creates of new physical
+  // memory: with foreground_unmap_ns and wait_ns, what of prepare_ns is
+  // the driver's and what is the cache's own bookkeeping.
+  std::int64_t map_ns = 0;
+  std::int64_t create_ns = 0;
   std::int64_t num_allocs = 0;   // successful Allocate calls (for rates)
   std::int64_t num_stream_syncs = 0;  // waits on one stream before unmapping
   // Growable segments (cross_stream_reuse): requests served from another

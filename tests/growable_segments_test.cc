@@ -423,11 +423,17 @@ TEST_F(GrowableSegmentsTest, HostTimeIsCountedWhereDriverWorkIsDone) {
   const DevicePtr a = AllocateOk(4 * kMiB);
   MemoryStats stats = alloc_->GetStats();
   EXPECT_GT(stats.prepare_ns, 0) << "a placement that mapped a chunk";
+  // Its driver calls, each timed where it is made, within the placement's.
+  EXPECT_GT(stats.create_ns, 0) << "the chunk's create";
+  EXPECT_GT(stats.map_ns, 0) << "the chunk's map with its access";
+  EXPECT_LE(stats.create_ns + stats.map_ns, stats.prepare_ns);
   EXPECT_EQ(stats.worker_ns, 0);
   FreeOk(a);
   const std::int64_t prepared = stats.prepare_ns;
   const DevicePtr again = AllocateOk(4 * kMiB);  // the same mapped pages
   EXPECT_EQ(alloc_->GetStats().prepare_ns, prepared) << "a placement that mapped nothing";
+  EXPECT_EQ(alloc_->GetStats().map_ns, stats.map_ns);
+  EXPECT_EQ(alloc_->GetStats().create_ns, stats.create_ns);
   FreeOk(again);
   ASSERT_TRUE(alloc_->EmptyCache().ok());
   stats = alloc_->GetStats();

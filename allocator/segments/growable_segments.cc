@@ -495,8 +495,11 @@ absl::Status GrowableSegments::Prepare(CacheLock lock, Segment& range, const Blo
         stretch.push_back(DeviceBackend::ChunkToMap{pieces[k].pages * page_size_, pieces[k].handle});
       }
       worker_.NoteForegroundCall();  // the worker's unmaps wait until these are done
-      status = backend_.MapChunks(segment->base + pieces[mapped].first * page_size_, stretch,
-                                  peers_);
+      {
+        const ElapsedNs timed(&cache_.stats().map_ns);
+        status = backend_.MapChunks(segment->base + pieces[mapped].first * page_size_, stretch,
+                                    peers_);
+      }
       if (!status.ok()) break;
       for (std::size_t k = mapped; k < end; ++k) {
         CommitChunk(segment, pieces[k].first, pieces[k].pages, pieces[k].handle,
@@ -581,10 +584,15 @@ absl::StatusOr<PhysicalHandle> GrowableSegments::CreateChunk(std::size_t bytes,
         "the memory limit (", FormatBytes(cache_.reserve_limit()), ") would be exceeded"));
   }
   worker_.NoteForegroundCall();
-  absl::StatusOr<PhysicalHandle> handle = backend_.CreatePhysical(bytes);
+  absl::StatusOr<PhysicalHandle> handle;
+  {
+    const ElapsedNs timed(&cache_.stats().create_ns);
+    handle = backend_.CreatePhysical(bytes);
+  }
   if (!handle.ok() && absl::IsResourceExhausted(handle.status()) && unreaped_ > 0) {
     // Memory the worker has still to give back (counted as gone) is waited for.
     (void)Settle();
+    const ElapsedNs timed(&cache_.stats().create_ns);
     handle = backend_.CreatePhysical(bytes);
   }
   if (!handle.ok()) return handle.status();
@@ -615,11 +623,15 @@ absl::Status GrowableSegments::MapChunk(GrowableSegment* segment, std::size_t fi
   if (!handle.ok()) return handle.status();
   const DevicePtr va = segment->base + first_page * page_size_;
   worker_.NoteForegroundCall();  // the worker's unmaps wait until these are done
-  absl::Status mapped = backend_.Map(va, bytes, *handle);
-  // Peers given access (AddPeerAccess) get it on every new mapping too.
-  if (mapped.ok() && !peers_.empty()) {
-    mapped = backend_.SetAccess(va, bytes, peers_);
-    if (!mapped.ok()) (void)backend_.Unmap(va, bytes);
+  absl::Status mapped;
+  {
+    const ElapsedNs timed(&cache_.stats().map_ns);
+    mapped = backend_.Map(va, bytes, *handle);
+    // Peers given access (AddPeerAccess) get it on every new mapping too.
+    if (mapped.ok() && !peers_.empty()) {
+      mapped = backend_.SetAccess(va, bytes, peers_);
+      if (!mapped.ok()) (void)backend_.Unmap(va, bytes);
+    }
   }
   if (!mapped.ok()) {
     // A chunk that could not be mapped goes straight back: nothing is left
