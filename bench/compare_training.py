@@ -1545,7 +1545,9 @@ def main(argv):
               "(of which 'under', 'trim', 'rel': pages under a block still mapped to moved "
               "memory, a trim beyond the marks, memory going back), the unmap worker's "
               "thread, and the unmaps the launching thread made itself ('fg unmaps', "
-              "their ms within 'prepare'); 'loans' and 'dev waits' are blocks lent across "
+              "their ms within 'prepare'), as are its map calls with their access ('map ms') "
+              "and its creates of new memory ('create ms'); what 'prepare' has beyond "
+              "those and the waits is the cache's own bookkeeping; 'loans' and 'dev waits' are blocks lent across "
               "streams and the device-side waits that ordered them (cross_stream_reuse); "
               "'prep med', 'prep max' and 'top 10%' say how 'prepare' falls over the steps: "
               "its median and largest step, and the share of it in the tenth of the steps "
@@ -1553,7 +1555,8 @@ def main(argv):
         head = (f"{'workload':11} {'allocator':18} {'steps':>5} {'maps/step':>9} "
                 f"{'extra ms':>8} {'us/map':>7} {'extra ms, no maps':>17} {'prepare ms':>10} "
                 f"{'wait ms':>7} {'under':>6} {'trim':>6} {'rel':>6} {'worker ms':>9} "
-                f"{'fg unmaps':>9} {'fg ms':>6} {'loans':>6} {'dev waits':>9} "
+                f"{'fg unmaps':>9} {'fg ms':>6} {'map ms':>6} {'create ms':>9} "
+                f"{'loans':>6} {'dev waits':>9} "
                 f"{'prep med':>8} {'prep max':>8} {'top 10%':>7}")
         print(head)
         print("-" * len(head))
@@ -1568,6 +1571,8 @@ def main(argv):
                   f"{fmt_ms(m.get('worker_ms_per_step')):>9} "
                   f"{fmt_ms(m.get('foreground_unmaps_per_step')):>9} "
                   f"{fmt_ms(m.get('foreground_unmap_ms_per_step')):>6} "
+                  f"{fmt_ms(m.get('map_ms_per_step')):>6} "
+                  f"{fmt_ms(m.get('create_ms_per_step')):>9} "
                   f"{fmt_ms(m.get('loans_per_step')):>6} "
                   f"{fmt_ms(m.get('device_waits_per_step')):>9} "
                   f"{fmt_ms(m.get('prepare_ms_median_step')):>8} "
