@@ -1073,16 +1073,23 @@ def good_runs(runs):
     return [r for r in runs if "error" not in r and not r.get("skipped")]
 
 
+def paired_rounds(rs, base_runs):
+    """The runs of `rs` whose round `base_runs` also ran, each with that
+    round's baseline mean step time: [(run, base_mean_ms), ...] in rs' order.
+    The one pairing rule of the summary and of bench/pool_rounds.py."""
+    base = {r["round"]: r["mean_step_ms"] for r in base_runs}
+    return [(r, base[r["round"]]) for r in rs if r["round"] in base]
+
+
 def mean_ratio(rs, base_runs):
     """Mean step time of `rs` over that of `base_runs`, over the rounds both
     have, and the same ratio round by round."""
-    base = {r["round"]: r["mean_step_ms"] for r in base_runs}
-    paired = [r for r in rs if r["round"] in base]
+    paired = paired_rounds(rs, base_runs)
     if not paired:
         return None, []
-    ratio = (statistics.fmean(r["mean_step_ms"] for r in paired) /
-             statistics.fmean(base[r["round"]] for r in paired))
-    return ratio, [r["mean_step_ms"] / base[r["round"]] for r in paired]
+    ratio = (statistics.fmean(r["mean_step_ms"] for r, _ in paired) /
+             statistics.fmean(b for _, b in paired))
+    return ratio, [r["mean_step_ms"] / b for r, b in paired]
 
 
 def mean_of(rs, get):

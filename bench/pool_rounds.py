@@ -29,7 +29,7 @@ import statistics
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from compare_training import good_runs, mean_ratio  # noqa: E402 (the summary's own pairing)
+from compare_training import good_runs, paired_rounds  # noqa: E402 (the summary's own pairing)
 
 # Two-sided 95% quantiles of Student's t by degrees of freedom (1..30); the
 # normal's 1.96 beyond.
@@ -55,7 +55,7 @@ def runs_of(document):
 
 def round_ratios(runs, baseline, source=""):
     """{(workload, config): [(source, round, ratio), ...]} from one file, paired
-    as compare_training.py's own summary pairs them (mean_ratio), failed and
+    as compare_training.py's own summary pairs them (paired_rounds), failed and
     skipped runs left out (good_runs)."""
     ok = good_runs(runs)
     ratios = {}
@@ -64,11 +64,10 @@ def round_ratios(runs, baseline, source=""):
             continue
         rs = [r for r in ok if r["workload"] == workload and r["config"] == config]
         base = [r for r in ok if r["workload"] == workload and r["config"] == baseline]
-        _, per_round = mean_ratio(rs, base)
-        base_rounds = {r["round"] for r in base}
-        rounds = [r["round"] for r in rs if r["round"] in base_rounds]   # mean_ratio's order
-        if per_round:
-            ratios[(workload, config)] = [(source, rnd, x) for rnd, x in zip(rounds, per_round)]
+        paired = paired_rounds(rs, base)
+        if paired:
+            ratios[(workload, config)] = [(source, r["round"], r["mean_step_ms"] / b)
+                                          for r, b in paired]
     return ratios
 
 
