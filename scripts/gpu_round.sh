@@ -42,6 +42,16 @@
 #                                              native_expandable and ccalloc, 3 interleaved
 #                                              rounds: OUTDIR/gpubound.json and .log (~8
 #                                              minutes on an H100)
+#   scripts/gpu_round.sh .gpu OUTDIR repeat    GPT-2, the checkpointed LM, two streams and the
+#                                              UNet on six repeated shapes (as a bucketing
+#                                              data loader gives them:
+#                                              bench/shape_repeat_probe.py --no-profile, 6
+#                                              passes), native_expandable and ccalloc, one
+#                                              process each, 3 interleaved rounds while the
+#                                              budget lasts: per pass ms a step, launch ms
+#                                              and ccalloc's placements split into map
+#                                              calls, creates, foreground unmaps and waits:
+#                                              OUTDIR/repeat.log (~8 minutes on an H100)
 #   scripts/gpu_round.sh .gpu OUTDIR lockstep  the seven workloads, default against
 #                                              expandable_segments, each round's two
 #                                              processes taking turns step by step
@@ -287,6 +297,30 @@ ldd "$L"; ! ldd "$L" | grep -i absl'
         python3 bench/compare_training.py --workloads resnet50,vit,seq2seq,unet \
         --configs native_expandable,ccalloc --rounds 3 --steps 30 --warmup 5 \
         --time-budget 520 --timeout 80 --out "$OUT/gpubound.json"
+      ;;
+    repeat)
+      # Steps whose shapes repeat: no cuDNN or cuBLAS plan to build, so the
+      # launching thread's own work shows, and ccalloc's placements
+      # (prepare) should fall to ~0 once the shapes have come round
+      # (keep_old_mappings), except where a workload moves memory every
+      # pass (the UNet on 59cc2c4). The runs stop when the next would end
+      # past the call's ten minutes (~20 s a run with its start on an H100).
+      repeat_start=$SECONDS
+      for round in 1 2 3; do
+        for workload in gpt2 ckpt_lm two_streams unet; do
+          for config in native_expandable ccalloc; do
+            if (( SECONDS - repeat_start > 520 )); then
+              echo "=== repeat: time budget spent before round $round $workload $config" \
+                | tee -a "$OUT/repeat.log"
+              break 3
+            fi
+            echo "=== repeat: round $round" >> "$OUT/repeat.log"
+            env "${torch_env[@]}" python3 bench/shape_repeat_probe.py "$config" "$workload" \
+              --passes 6 --no-profile >> "$OUT/repeat.log" 2>&1 || rc=1
+          done
+        done
+      done
+      grep -E "^(===|ccalloc|native)" "$OUT/repeat.log"
       ;;
     lockstep)
       # The whole table with each round's two processes taking turns step by
