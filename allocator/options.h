@@ -52,7 +52,12 @@ struct Options {
   // (release_slack_max). Between the two, only memory whose frees are known
   // to have finished is moved, so the allocation path never drains the GPU's
   // queue; the default keeps reserved within 1% of the peak allocated with
-  // room for page rounding. Never below release_slack.
+  // room for page rounding. Never below release_slack. Both marks higher
+  // (release_slack:0.007, release_slack_max:0.009; 15 traces replayed at GPU
+  // lags 0 and 200, 2026-11-27) stopped the UNet's repeated shapes
+  // (traces/unet_cycle) moving memory at lag 200, but doubled GPT-2's
+  // chunks mapped there (1,025 -> 2,051 in its second half) and took two
+  // streams to 1.0102: more room is not fewer moves.
   double release_slack_max = 0.008;
   // ... and this fraction (release_slack_hard) before such a trim waits for
   // the last of the memory it needs: a shortfall that fits under it is left
@@ -69,7 +74,10 @@ struct Options {
   // does not rise, and a workload whose live bytes swing below its peak
   // (churn, the phases of a step) maps nothing for it. False: the marks
   // alone decide, and reserved follows allocated down between peaks at
-  // the cost of a move for each give and take.
+  // the cost of a move for each give and take (replayed on 2026-11-27: the
+  // UNet's repeated shapes map 37 chunks instead of 358 at a GPU lag of 200
+  // events, but the checkpointed LM 5-10% more and two cycle traces rise to
+  // 1.0080-1.0088).
   bool hold_reserved = true;
   // Growable segments (mapped_fit): a request whose best-fitting free block
   // would need pages mapped is placed instead where free memory is already
