@@ -51,7 +51,11 @@
 #                                              budget lasts: per pass ms a step, launch ms
 #                                              and ccalloc's placements split into map
 #                                              calls, creates, foreground unmaps and waits:
-#                                              OUTDIR/repeat.log (~8 minutes on an H100)
+#                                              OUTDIR/repeat.log, and its summary
+#                                              (bench/shape_repeat_summary.py: ratios by
+#                                              round from the third pass) in
+#                                              repeat_summary.log and repeat.json (~8
+#                                              minutes on an H100)
 #   scripts/gpu_round.sh .gpu OUTDIR lockstep  the seven workloads, default against
 #                                              expandable_segments, each round's two
 #                                              processes taking turns step by step
@@ -320,7 +324,8 @@ ldd "$L"; ! ldd "$L" | grep -i absl'
           done
         done
       done
-      grep -E "^(===|ccalloc|native)" "$OUT/repeat.log"
+      run repeat_summary python3 bench/shape_repeat_summary.py "$OUT/repeat.log" \
+        --json "$OUT/repeat.json"
       ;;
     lockstep)
       # The whole table with each round's two processes taking turns step by
