@@ -1554,8 +1554,8 @@ def main(argv):
               "thread, and the unmaps the launching thread made itself ('fg unmaps', "
               "their ms within 'prepare'), as are its map calls with their access ('map ms') "
               "and its creates of new memory ('create ms'); what 'prepare' has beyond "
-              "those and the waits is the cache's own bookkeeping; 'loans' and 'dev waits' are blocks lent across "
-              "streams and the device-side waits that ordered them (cross_stream_reuse); "
+              "those and the waits is the cache's own bookkeeping; 'loans' and 'dev waits' "
+              "are blocks lent across streams and the device-side waits that ordered them (cross_stream_reuse); "
               "'prep med', 'prep max' and 'top 10%' say how 'prepare' falls over the steps: "
               "its median and largest step, and the share of it in the tenth of the steps "
               "that cost most")

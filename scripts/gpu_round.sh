@@ -390,7 +390,7 @@ ldd "$L"; ! ldd "$L" | grep -i absl'
       tar -tvf "$OUT/profile.tar"
       ;;
     *)
-      echo "unknown part '$part' (core, bench, torch, compare, training, hostbound, gpubound, lockstep, hostprofile, traces, pip, compat, costs, sleep, profile)" >&2
+      echo "unknown part '$part' (core, bench, torch, compare, training, hostbound, gpubound, repeat, lockstep, hostprofile, traces, pip, compat, costs, sleep, profile)" >&2
       rc=2
       ;;
   esac

@@ -323,8 +323,9 @@ def ccalloc_counters(device=None):
     unmap worker; wait_under_block_ns, wait_trim_ns and wait_release_ns split
     the waits by what waited; num_foreground_unmaps and foreground_unmap_ns,
     the unmaps the allocating thread made itself; map_ns and create_ns, its
-    map calls with their access and its creates of new memory), without the snapshot ccalloc_stats() takes:
-    cheap enough to read after every training step."""
+    map calls with their access and its creates of new memory), without the
+    snapshot ccalloc_stats() takes: cheap enough to read after every training
+    step."""
     raw = _require_plugin().raw_stats(_device_index(device))
     return {k[len("ccalloc."):]: v for k, v in raw.items() if k.startswith("ccalloc.")}
 
