@@ -67,6 +67,11 @@ void Must(const absl::Status& s, absl::string_view what) {
   if (!s.ok()) Die(absl::StrCat(what, ": ", s.message()));
 }
 
+// The mean of samples (at least one).
+double Mean(const std::vector<double>& us) {
+  return std::accumulate(us.begin(), us.end(), 0.0) / static_cast<double>(us.size());
+}
+
 // Microseconds that `fn` took.
 double Time(const std::function<void()>& fn) {
   const auto start = Clock::now();
@@ -139,7 +144,7 @@ class Probe {
     DriverCostEntry e;
     e.calls = {call};
     e.bytes = bytes;
-    e.mean_us = std::accumulate(us.begin(), us.end(), 0.0) / static_cast<double>(n);
+    e.mean_us = Mean(us);
     e.median_us = n % 2 == 1 ? us[n / 2] : (us[n / 2 - 1] + us[n / 2]) / 2;
     e.min_us = us.front();
     e.max_us = us.back();
@@ -354,10 +359,8 @@ int Main(int argc, char** argv) {
             each.push_back(e);
           }
         }
-        const double r = std::accumulate(one_call.begin(), one_call.end(), 0.0) /
-                         static_cast<double>(one_call.size());
-        const double e =
-            std::accumulate(each.begin(), each.end(), 0.0) / static_cast<double>(each.size());
+        const double r = Mean(one_call);
+        const double e = Mean(each);
         std::printf("unmap of %zu %zu MiB mappings: UnmapRun %.1f us (%.1f a mapping), %zu Unmap "
                     "calls %.1f us (%.1f a mapping)\n",
                     run, chunk / kMiB, r, r / static_cast<double>(run), run, e,
