@@ -132,6 +132,9 @@ import tempfile
 import threading
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from host_counters import ThreadCounters  # noqa: E402 (bench/ is the script's folder)
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 GiB = 1 << 30
 
@@ -720,11 +723,19 @@ def child_train(args):
     # allocator. A short probe before each step (outside its time) says which
     # state each step drew: host_adjusted_ratio takes it out of the ratio.
     probes = []
+    # And what each step cost the host besides its wall time: the launching
+    # thread's CPU time, user-space cycles and instructions (where the guest
+    # lets a process count them) and the machine's steal time, read from
+    # the step's start to its end (bench/host_counters.py): whichever stays
+    # put across the two states measures the step's host work without them.
+    host = ThreadCounters()
+    host_steps = []
     turn = Turn()   # --lockstep: one step at a time among the round's processes
     for i, shape in enumerate(shapes):
         torch.cuda.synchronize()
         turn.wait()
         probes.append(host_reference_ms(repeats=1, iterations=HOST_PROBE_ITERATIONS))
+        h0 = host.read()
         t0 = time.perf_counter()
         start.record()
         loss = step(shape)
@@ -732,6 +743,7 @@ def child_train(args):
         t1 = time.perf_counter()
         torch.cuda.synchronize()
         times.append(time.perf_counter() - t0)
+        host_steps.append(ThreadCounters.delta(h0, host.read()))
         launch_ms.append((t1 - t0) * 1e3)
         gpu_ms.append(start.elapsed_time(end))
         if ct:
@@ -759,6 +771,7 @@ def child_train(args):
         "warmup": warmup, "shapes": shapes,
         "step_ms": [t * 1e3 for t in times],
         "host_probe_ms": probes,
+        "host_counters": {"perf": host.perf, "steps": host_steps},
         "launch_ms": launch_ms, "gpu_span_ms": gpu_ms,
         "mean_launch_ms": statistics.fmean(launch_ms[warmup:]),
         "mean_gpu_span_ms": statistics.fmean(gpu_ms[warmup:]),
