@@ -1245,6 +1245,40 @@ def move_costs(runs):
     return out
 
 
+def placement_thirds(runs):
+    """ccalloc's placements (its own clock, prepare_ns: the launching
+    thread's time in placements that mapped memory, waits included) in each
+    third of the timed steps, as ms a step and as a share of the same steps'
+    time, over a configuration's runs of a workload. A training run's mean
+    step is its steady steps': the first third holds most of the steps that
+    reach a new peak (sequence lengths drawn at random set records ever more
+    rarely), the last shows what the allocator costs once they are rare.
+    Runs without the clock are left out; None where no run has it."""
+    out = []
+    ok = [r for r in good_runs(runs) if r.get("step_calls")]
+    for key in dict.fromkeys((r["workload"], r["config"]) for r in ok):
+        rs = [r for r in ok if (r["workload"], r["config"]) == key]
+        thirds = [[0.0, 0.0, 0] for _ in range(3)]   # prepare ms, step ms, steps
+        for r in rs:
+            names = r["step_calls"].get("counters", [])
+            if "prepare_ns" not in names:
+                continue
+            at = names.index("prepare_ns")
+            first = r["warmup"]
+            n = min(len(r["step_ms"]), len(r["step_calls"]["steps"])) - first
+            for j in range(max(n, 0)):
+                t = thirds[min(2, 3 * j // n)]
+                t[0] += r["step_calls"]["steps"][first + j][at] / 1e6
+                t[1] += r["step_ms"][first + j]
+                t[2] += 1
+        if not all(t[2] for t in thirds):
+            continue
+        out.append({"workload": key[0], "config": key[1],
+                    "prepare_ms_per_step": [t[0] / t[2] for t in thirds],
+                    "share_of_step": [t[0] / t[1] if t[1] else None for t in thirds]})
+    return out
+
+
 def worst_cases(summary, runs, workloads, configs):
     """For every ccalloc configuration: the largest mean step time ratio against
     native_expandable and the largest peak reserved / peak allocated over the
@@ -1598,6 +1632,20 @@ def main(argv):
                   f"{fmt_ms(m.get('prepare_ms_median_step')):>8} "
                   f"{fmt_ms(m.get('prepare_ms_max_step')):>8} "
                   f"{fmt_ratio(m.get('prepare_share_top_tenth'), 2):>7}")
+    thirds = placement_thirds(runs)
+    if thirds:
+        print()
+        print("ccalloc's placements by third of the timed steps (its own clock, waits "
+              "included): ms a step, and the share of those steps' time; the first third "
+              "holds most of the steps that reach a new peak")
+        head = (f"{'workload':11} {'allocator':18} {'first ms':>8} {'middle ms':>9} "
+                f"{'last ms':>7} {'first %':>7} {'middle %':>8} {'last %':>6}")
+        print(head)
+        print("-" * len(head))
+        for t in thirds:
+            ms, share = t["prepare_ms_per_step"], t["share_of_step"]
+            print(f"{t['workload']:11} {t['config']:18} {ms[0]:8.2f} {ms[1]:9.2f} {ms[2]:7.2f} "
+                  + " ".join(f"{100 * x:{w}.1f}" for x, w in zip(share, (7, 8, 6))))
     if traces:
         print()
         for t in traces:
@@ -1614,7 +1662,8 @@ def main(argv):
     if args.out:
         with open(args.out, "w") as f:
             json.dump({"args": vars(args), "runs": runs, "max_batch": maxb, "summary": summary,
-                       "worst_case": worst, "move_costs": moves, "traces": traces}, f, indent=1)
+                       "worst_case": worst, "move_costs": moves,
+                       "placement_thirds": thirds, "traces": traces}, f, indent=1)
         print(f"wrote {args.out}")
     failed = [r for r in runs + maxb + traces if "error" in r]
     skipped = [r for r in runs + traces if r.get("skipped")]

@@ -235,6 +235,34 @@ class MoveCostTest(unittest.TestCase):
         self.assertEqual(compare_training.move_costs(runs), [])
 
 
+class PlacementThirdsTest(unittest.TestCase):
+    def run_(self, rnd, prep_ms, step_ms, warmup=2):
+        n = len(prep_ms)
+        return {"workload": "gpt2", "config": "ccalloc", "round": rnd, "warmup": warmup,
+                "step_ms": [999.0] * warmup + step_ms,
+                "step_calls": {"counters": ["num_maps", "prepare_ns"],
+                               "steps": [[0, 9e9]] * warmup + [[1, p * 1e6] for p in prep_ms]}}
+
+    def test_each_third_of_the_timed_steps_is_averaged_over_the_runs(self):
+        # Nine timed steps: the peaks early, steady after.
+        a = self.run_(0, [30, 10, 2, 1, 1, 1, 0, 0, 3], [100.0] * 9)
+        b = self.run_(1, [20, 0, 4, 1, 1, 1, 0, 0, 0], [200.0] * 9)
+        (t,) = compare_training.placement_thirds([a, b])
+        self.assertEqual((t["workload"], t["config"]), ("gpt2", "ccalloc"))
+        self.assertAlmostEqual(t["prepare_ms_per_step"][0], 66.0 / 6)   # warm-up left out
+        self.assertAlmostEqual(t["prepare_ms_per_step"][1], 1.0)
+        self.assertAlmostEqual(t["prepare_ms_per_step"][2], 0.5)
+        self.assertAlmostEqual(t["share_of_step"][0], 66.0 / 900.0)
+        self.assertAlmostEqual(t["share_of_step"][2], 3.0 / 900.0)
+
+    def test_runs_without_the_clock_or_with_too_few_steps_give_nothing(self):
+        a = self.run_(0, [1.0, 2.0], [100.0, 100.0])
+        self.assertEqual(compare_training.placement_thirds([a]), [])
+        b = self.run_(0, [1.0] * 6, [100.0] * 6)
+        b["step_calls"]["counters"] = ["num_maps", "wait_ns"]
+        self.assertEqual(compare_training.placement_thirds([b]), [])
+
+
 class ConcurrentRoundsTest(unittest.TestCase):
     """--concurrent starts a round's allocators together, one process each."""
 
