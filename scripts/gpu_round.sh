@@ -37,6 +37,11 @@
 #                                              rounds, with the host-adjusted fit:
 #                                              OUTDIR/hostbound.json and .log (~8 minutes on
 #                                              an H100)
+#   scripts/gpu_round.sh .gpu OUTDIR sidebyside the host-bound three as hostbound, but each
+#                                              round's two processes at once (--concurrent),
+#                                              so both draw the host's speed states together,
+#                                              60 steps, 3 rounds: OUTDIR/sidebyside.json and
+#                                              .log (~6 minutes on an H100)
 #   scripts/gpu_round.sh .gpu OUTDIR gpubound  the four GPU-bound workloads (ResNet-50,
 #                                              ViT-B/16, seq2seq, UNet) under
 #                                              native_expandable and ccalloc, 3 interleaved
@@ -288,6 +293,19 @@ ldd "$L"; ! ldd "$L" | grep -i absl'
         --configs native_expandable,ccalloc --rounds 3 --steps 30 --warmup 5 \
         --time-budget 500 --timeout 100 --out "$OUT/hostbound.json"
       ;;
+    sidebyside)
+      # The host-bound three with a round's two processes started together
+      # on the one GPU: the host's slow state (the CPU running slower, on
+      # most cores at once: bench/results/h100_host_state_probe.json) then
+      # falls on both, and their GPUs are mostly idle (kernels ~10-30% of a
+      # step), so they hardly share it. On 2026-11-27 this read two streams
+      # at 1.006 (0.976..1.032) over 3 rounds where sequential rounds spread
+      # 0.92..1.20. Longer runs: the first steps hold most new peaks.
+      run sidebyside env "${torch_env[@]}" \
+        python3 bench/compare_training.py --concurrent --workloads two_streams,ckpt_lm,gpt2 \
+        --configs native_expandable,ccalloc --rounds 3 --steps 60 --warmup 5 \
+        --time-budget 500 --timeout 100 --out "$OUT/sidebyside.json"
+      ;;
     gpubound)
       # The four GPU-bound workloads (the GPU's queue, not the launching
       # thread, sets the step), default against expandable_segments only.
@@ -390,7 +408,7 @@ ldd "$L"; ! ldd "$L" | grep -i absl'
       tar -tvf "$OUT/profile.tar"
       ;;
     *)
-      echo "unknown part '$part' (core, bench, torch, compare, training, hostbound, gpubound, repeat, lockstep, hostprofile, traces, pip, compat, costs, sleep, profile)" >&2
+      echo "unknown part '$part' (core, bench, torch, compare, training, hostbound, sidebyside, gpubound, repeat, lockstep, hostprofile, traces, pip, compat, costs, sleep, profile)" >&2
       rc=2
       ;;
   esac
