@@ -1312,6 +1312,14 @@ def worst_cases(summary, runs, workloads, configs):
     return out
 
 
+def print_heading(description, head):
+    """A table's opening: a blank line, what it shows, its column heads and a rule."""
+    print()
+    print(description)
+    print(head)
+    print("-" * len(head))
+
+
 def print_summary(summary, worst, rounds):
     print()
     print(f"summary over {rounds} interleaved round(s). Step time: 'mean' is the mean over rounds "
@@ -1367,16 +1375,14 @@ def print_summary(summary, worst, rounds):
             print(f"{r['workload']:11} {r['config']:18} {r['mean_step_ms']:8.1f} "
                   f"{fmt(r['mean_launch_ms']):>8} {fmt(r['mean_gpu_span_ms']):>8} "
                   f"{fmt(r['kernel_ms_per_step']):>8} {fmt(r.get('host_ref_ms')):>8}")
-    print()
-    print("memory, worst round: peak reserved / peak allocated from torch.cuda.max_memory_reserved() "
-          "/ max_memory_allocated(); 'device gap' is the largest |device memory in use - in use "
-          "before the first allocation - reserved| / reserved, read together at the end of every "
-          "step; 'other' is device memory no allocator holds (library kernels loaded lazily), "
-          "measured after the warm-up steps, and 'gap after' the same gap with it counted")
-    head = (f"{'workload':11} {'allocator':18} {'peak alloc':>11} {'peak resv':>11} "
-            f"{'resv/alloc':>10} {'device gap':>10} {'other':>10} {'gap after':>9}")
-    print(head)
-    print("-" * len(head))
+    print_heading(
+        "memory, worst round: peak reserved / peak allocated from torch.cuda.max_memory_reserved() "
+        "/ max_memory_allocated(); 'device gap' is the largest |device memory in use - in use "
+        "before the first allocation - reserved| / reserved, read together at the end of every "
+        "step; 'other' is device memory no allocator holds (library kernels loaded lazily), "
+        "measured after the warm-up steps, and 'gap after' the same gap with it counted",
+        f"{'workload':11} {'allocator':18} {'peak alloc':>11} {'peak resv':>11} "
+        f"{'resv/alloc':>10} {'device gap':>10} {'other':>10} {'gap after':>9}")
     for r in summary:
         print(f"{r['workload']:11} {r['config']:18} "
               f"{fmt_bytes(r['peak_allocated']):>11} {fmt_bytes(r['peak_reserved']):>11} "
@@ -1634,14 +1640,12 @@ def main(argv):
                   f"{fmt_ratio(m.get('prepare_share_top_tenth'), 2):>7}")
     thirds = placement_thirds(runs)
     if thirds:
-        print()
-        print("ccalloc's placements by third of the timed steps (its own clock, waits "
-              "included): ms a step, and the share of those steps' time; the first third "
-              "holds most of the steps that reach a new peak")
-        head = (f"{'workload':11} {'allocator':18} {'first ms':>8} {'middle ms':>9} "
-                f"{'last ms':>7} {'first %':>7} {'middle %':>8} {'last %':>6}")
-        print(head)
-        print("-" * len(head))
+        print_heading(
+            "ccalloc's placements by third of the timed steps (its own clock, waits "
+            "included): ms a step, and the share of those steps' time; the first third "
+            "holds most of the steps that reach a new peak",
+            f"{'workload':11} {'allocator':18} {'first ms':>8} {'middle ms':>9} "
+            f"{'last ms':>7} {'first %':>7} {'middle %':>8} {'last %':>6}")
         for t in thirds:
             ms, share = t["prepare_ms_per_step"], t["share_of_step"]
             print(f"{t['workload']:11} {t['config']:18} {ms[0]:8.2f} {ms[1]:9.2f} {ms[2]:7.2f} "
