@@ -468,6 +468,7 @@ absl::StatusOr<ReplayResult> Replay(const Trace& trace, const Policy& policy,
     const MemoryStats stats = (*allocator)->GetStats();
     r.peak_allocated_bytes = stats.allocated_bytes[kStatAll].peak;
     r.peak_reserved_bytes = stats.reserved_bytes[kStatAll].peak;
+    r.peak_active_bytes = stats.active_bytes[kStatAll].peak;
     r.end_allocated_bytes = stats.allocated_bytes[kStatAll].current;
     r.end_reserved_bytes = stats.reserved_bytes[kStatAll].current;
     r.ratio = r.peak_allocated_bytes > 0 ? static_cast<double>(r.peak_reserved_bytes) /
@@ -660,6 +661,19 @@ std::string FormatTable(const std::vector<ReplayResult>& results) {
     }
   }
   std::string out = table.Render();
+  // Blocks freed while another stream's work on them may still run cannot
+  // be reused yet: say so where they raised the peak (ReplayResult).
+  for (const ReplayResult& r : results) {
+    if (r.peak_active_bytes * 1000 > r.peak_allocated_bytes * 1001) {
+      absl::StrAppend(
+          &out, r.policy, ": peak active ", Grouped(ToMiB(r.peak_active_bytes)),
+          " MiB (allocated, and freed blocks it still counted as awaiting another "
+          "stream's work, which the stream contract keeps from reuse); reserved / active ",
+          absl::StrFormat("%.3f", static_cast<double>(r.peak_reserved_bytes) /
+                                      static_cast<double>(r.peak_active_bytes)),
+          "\n");
+    }
+  }
   if (!results.empty() && !ReferenceRows(results[0].trace).empty()) {
     out +=
         "* PyTorch 2.11's own allocators on the run this trace was recorded from (one H100),\n"
@@ -1048,6 +1062,7 @@ std::string ResultsToJson(const std::vector<ReplayResult>& results) {
                     ", \"peak_reserved_bytes\": ", r.peak_reserved_bytes,
                     ", \"peak_allocated_mib\": ", ToMiB(r.peak_allocated_bytes),
                     ", \"peak_reserved_mib\": ", ToMiB(r.peak_reserved_bytes),
+                    ", \"peak_active_bytes\": ", r.peak_active_bytes,
                     ", \"end_allocated_bytes\": ", r.end_allocated_bytes,
                     ", \"end_reserved_bytes\": ", r.end_reserved_bytes, ",\n   ");
     absl::StrAppend(&out, "\"ratio\": ", JsonNumber(r.ratio),

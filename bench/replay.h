@@ -105,6 +105,14 @@ struct ReplayResult {
   std::int64_t peak_reserved_bytes = 0;
   std::int64_t end_allocated_bytes = 0;
   std::int64_t end_reserved_bytes = 0;
+  // Allocated blocks and freed ones the policy still counted as awaiting
+  // another stream's work (record_stream), at their peak: memory the
+  // stream contract kept it from reusing. A policy that asks its events at
+  // every allocation, as ccalloc does, counts them no longer than their
+  // work runs, so for it this is near a floor for any policy that keeps
+  // the contract. Equal to the allocated peak when no block is used across
+  // streams.
+  std::int64_t peak_active_bytes = 0;
   double ratio = 0;              // peak reserved / peak allocated
   double run_fragmentation = 0;  // 1 - peak allocated / peak reserved
   // The event after which reserved first reached its peak, and the

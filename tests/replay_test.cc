@@ -31,6 +31,7 @@ namespace ccalloc::replay {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 using ::testing::StartsWith;
 using Op = TraceEvent::Op;
 
@@ -216,6 +217,33 @@ TEST(ReplayTest, CrossStreamFreesWaitForTheirStream) {
     EXPECT_EQ(r.end_allocated_bytes, 0);
     EXPECT_TRUE(r.fits);
   }
+}
+
+TEST(ReplayTest, PeakActiveCountsBlocksAwaitingAnotherStream) {
+  // With the GPU behind, blocks freed after use on the other stream stay
+  // pending: active memory peaks above allocated, and reserved holds at
+  // least that much. With the GPU keeping up, no block waits long enough to
+  // raise the peak much, and a one-stream trace's active peak is its
+  // allocated peak.
+  scenarios::TwoStreamsOptions options;
+  options.steps = 150;
+  const Trace t = scenarios::TwoStreams(options);
+  for (absl::string_view policy : {"pytorch-native", "ccalloc"}) {
+    SCOPED_TRACE(policy);
+    ReplayConfig lagging;
+    lagging.gpu_lag = 500;
+    const ReplayResult r = ReplayWith(t, policy, lagging);
+    EXPECT_GT(r.peak_active_bytes, r.peak_allocated_bytes);
+    EXPECT_GE(r.peak_reserved_bytes, r.peak_active_bytes);
+    EXPECT_THAT(FormatTable({r}), HasSubstr("peak active"));
+  }
+  const Trace one = Handmade("one", {{true, 0, 3 * kMiBytes},
+                                     {true, 1, 5 * kMiBytes},
+                                     {false, 0, 0},
+                                     {false, 1, 0}});
+  const ReplayResult r = ReplayWith(one, "ccalloc");
+  EXPECT_EQ(r.peak_active_bytes, r.peak_allocated_bytes);
+  EXPECT_THAT(FormatTable({r}), Not(HasSubstr("peak active")));
 }
 
 TEST(ReplayTest, TooSmallCardReportsRefusedAllocationsAndGoesOn) {
