@@ -79,7 +79,8 @@ def summarize(result, stat_samples):
             sl = statistics.fmean(x[k] for x in slow) / 1e3
             row[name] = {"fast": round(f, 2), "slow": round(sl, 2),
                          "slow_over_fast": round(sl / f, 3) if f else None}
-        # The slow state as runs of slow slices: how long it lasts.
+        # How much of the time the slow state held: slices half again as
+        # slow as the fastest tenth.
         slow_fraction = sum(1 for x in s if x[1] > 1.5 * walls[len(walls) // 10]) / len(s)
         row["fraction_of_slices_over_1.5x_fastest_decile"] = round(slow_fraction, 3)
         out["workers"].append(row)
@@ -96,8 +97,11 @@ def summarize(result, stat_samples):
         for b in range(a + 1, len(ser)):
             keys = sorted(set(ser[a]) & set(ser[b]))
             if len(keys) > 3:
-                corr.append(round(statistics.correlation([ser[a][k] for k in keys],
-                                                         [ser[b][k] for k in keys]), 3))
+                try:
+                    corr.append(round(statistics.correlation([ser[a][k] for k in keys],
+                                                             [ser[b][k] for k in keys]), 3))
+                except statistics.StatisticsError:   # a worker whose speed never moved
+                    corr.append(None)
     out["speed_correlation_between_workers_50ms"] = corr
     if len(stat_samples) > 1:
         d_steal = stat_samples[-1][1] - stat_samples[0][1]
