@@ -149,6 +149,8 @@ class Player {
   std::int64_t ooms() const { return ooms_; }
   std::int64_t pauses() const { return pauses_; }
   std::uint64_t paused_bytes() const { return paused_bytes_; }
+  // Where the block of trace id `id` was placed (0: not allocated, or freed).
+  DevicePtr ptr(std::uint64_t id) const { return id < ptrs_.size() ? ptrs_[id] : 0; }
   std::int64_t first_oom_event() const { return first_oom_event_; }
   const std::string& first_oom_message() const { return first_oom_message_; }
 
@@ -389,6 +391,54 @@ absl::StatusOr<Trace> LoadTrace(const std::string& spec) {
 // Replay
 // ---------------------------------------------------------------------------
 
+namespace {
+
+// ReplayConfig::layout_at: the free blocks that hold memory (at least one
+// page's worth), by address within their segment, before `e`.
+std::string DescribeLayoutBefore(const DeviceAllocator& allocator, const TraceEvent& e,
+                                 std::size_t index) {
+  constexpr double kMiB = 1024.0 * 1024.0;
+  const Snapshot snap = allocator.TakeSnapshot();
+  std::string out = absl::StrFormat(
+      "layout before event %d (%s %s MiB on stream %d): allocated %s MiB, reserved %s MiB\n",
+      index, e.op == TraceEvent::Op::kAlloc ? "allocate" : "free",
+      absl::StrFormat("%.1f", static_cast<double>(e.bytes) / kMiB), e.stream,
+      Grouped(ToMiB(snap.stats.allocated_bytes[kStatAll].current)),
+      Grouped(ToMiB(snap.stats.reserved_bytes[kStatAll].current)));
+  std::uint64_t small_held = 0;
+  int small = 0;
+  for (const SegmentInfo& seg : snap.segments) {
+    for (const BlockInfo& b : seg.blocks) {
+      if (b.status != BlockStatus::kInactive) continue;
+      std::uint64_t held = seg.expandable ? 0 : b.size;
+      for (const auto& [lo, hi] : seg.mapped_ranges) {
+        const std::uint64_t l = std::max<std::uint64_t>(lo, b.address);
+        const std::uint64_t h = std::min<std::uint64_t>(hi, b.address + b.size);
+        if (h > l) held += h - l;
+      }
+      if (held == 0) continue;
+      if (held < (std::uint64_t{2} << 20)) {
+        small_held += held;
+        ++small;
+        continue;
+      }
+      absl::StrAppendFormat(&out,
+                            "  free at segment 0x%x + %.1f MiB: %.1f MiB, of it held %.1f MiB "
+                            "(stream %d)\n",
+                            seg.address, static_cast<double>(b.address - seg.address) / kMiB,
+                            static_cast<double>(b.size) / kMiB, static_cast<double>(held) / kMiB,
+                            seg.stream);
+    }
+  }
+  if (small > 0) {
+    absl::StrAppendFormat(&out, "  and %d free blocks holding less than 2 MiB each: %.1f MiB\n",
+                          small, static_cast<double>(small_held) / kMiB);
+  }
+  return out;
+}
+
+}  // namespace
+
 absl::StatusOr<ReplayResult> Replay(const Trace& trace, const Policy& policy,
                                     const ReplayConfig& config) {
   if (absl::Status s = ValidateTrace(trace); !s.ok()) return s;
@@ -450,8 +500,35 @@ absl::StatusOr<ReplayResult> Replay(const Trace& trace, const Policy& policy,
         if (sim != nullptr) half_waited = sim->counts().waited_ticks;
       }
       progress.Update(i, "replay");
+      const bool describe = config.layout_at >= 0 && i == static_cast<std::size_t>(config.layout_at);
+      MemoryStats before;
+      if (describe) {
+        r.layout = DescribeLayoutBefore(**allocator, trace.events[i], i);
+        before = (*allocator)->GetStats();
+      }
       if (absl::Status s = player.Step(i); !s.ok()) return s;
       const MemoryStats stats = (*allocator)->GetStats();
+      if (describe) {
+        const TraceEvent& e = trace.events[i];
+        const DevicePtr at = e.op == TraceEvent::Op::kAlloc ? player.ptr(e.id) : 0;
+        std::string where = "-";
+        if (at != 0) {
+          const Snapshot snap = (*allocator)->TakeSnapshot();
+          for (const SegmentInfo& seg : snap.segments) {
+            if (at >= seg.address && at < seg.address + seg.total_size) {
+              where = absl::StrFormat("segment 0x%x + %.1f MiB", seg.address,
+                                      static_cast<double>(at - seg.address) / (1024.0 * 1024.0));
+            }
+          }
+        }
+        absl::StrAppend(&r.layout, "  placed at ", where, "; pages mapped ",
+                        stats.num_maps - before.num_maps, ", unmapped ",
+                        stats.num_unmaps - before.num_unmaps, " (",
+                        stats.num_foreground_unmaps - before.num_foreground_unmaps,
+                        " on the allocating thread), device allocations ",
+                        stats.num_device_alloc - before.num_device_alloc, ", waits ",
+                        stats.num_stream_syncs - before.num_stream_syncs, "\n");
+      }
       const std::int64_t reserved = stats.reserved_bytes[kStatAll].current;
       if (reserved > max_reserved) {
         max_reserved = reserved;

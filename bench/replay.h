@@ -80,6 +80,10 @@ struct ReplayConfig {
   // that waits for queued work is counted with the events it waited for
   // (ReplayResult::waited_events).
   std::uint64_t gpu_lag = 0;
+  // >= 0: ReplayResult::layout describes the cache just before this trace
+  // event (its free blocks holding memory) and what the event cost: how a
+  // placement that moves memory met the memory it had.
+  std::int64_t layout_at = -1;
 };
 
 // The training steps of a bundled trace as traces/README.md gives them (the
@@ -193,6 +197,9 @@ struct ReplayResult {
 
   double ns_per_op = 0;  // median over the timed passes; 0 when not timed
   std::vector<double> ns_per_op_passes;
+
+  // ReplayConfig::layout_at's report (empty without it).
+  std::string layout;
 
   std::vector<std::int64_t> timeline_allocated;
   std::vector<std::int64_t> timeline_reserved;

@@ -58,6 +58,9 @@ options:
   --gpu-lag N            the simulated GPU runs N trace events behind the host
                          (default 0: it keeps up); a trim that must wait for
                          queued work is then counted with the events waited for
+  --layout-at N           the cache's free blocks holding memory just before trace
+                         event N (0-based), and what the event cost: pages mapped
+                         and unmapped, where its block went
   --no-progress          no progress display (it is shown only on a terminal anyway)
   --list-scenarios       print the scenario names and exit
   -h, --help             this text
@@ -179,6 +182,12 @@ int Main(int argc, char** argv) {
       if (!absl::SimpleAtoi(v, &config.gpu_lag)) {
         return Usage(absl::StrCat("--gpu-lag: '", v, "' is not a count of events >= 0"));
       }
+    } else if (arg == "--layout-at") {
+      std::string v;
+      if (!need(&v)) return Usage("--layout-at needs a value");
+      if (!absl::SimpleAtoi(v, &config.layout_at) || config.layout_at < 0) {
+        return Usage(absl::StrCat("--layout-at: '", v, "' is not a trace event number >= 0"));
+      }
     } else if (arg == "--no-progress") {
       progress = false;
     } else if (arg.size() > 1 && arg[0] == '-') {
@@ -286,6 +295,9 @@ int Main(int argc, char** argv) {
     std::printf("%s", FormatTable(results).c_str());
     std::printf("%s", FormatDriverTable(results).c_str());
     std::printf("%s\n", FormatComparison(results).c_str());
+    for (const ReplayResult& r : results) {
+      if (!r.layout.empty()) std::printf("%s: %s\n", r.policy.c_str(), r.layout.c_str());
+    }
     std::fflush(stdout);
 
     if (!timeline_path.empty()) {

@@ -246,6 +246,28 @@ TEST(ReplayTest, PeakActiveCountsBlocksAwaitingAnotherStream) {
   EXPECT_THAT(FormatTable({r}), Not(HasSubstr("peak active")));
 }
 
+TEST(ReplayTest, LayoutAtDescribesTheFreeMemoryAnEventMeets) {
+  // 8 MiB, 8 MiB, free the first, then 4 MiB: before event 3 the cache holds
+  // the first block's 8 MiB free at the start of its range, and best fit
+  // puts the 4 MiB there without a driver call.
+  const Trace t = Handmade("hole", {{true, 0, 8 * kMiBytes},
+                                    {true, 1, 8 * kMiBytes},
+                                    {false, 0, 0},
+                                    {true, 2, 4 * kMiBytes},
+                                    {false, 1, 0},
+                                    {false, 2, 0}});
+  ReplayConfig config;
+  config.layout_at = 3;
+  const ReplayResult r = ReplayWith(t, "ccalloc", config);
+  EXPECT_THAT(r.layout, StartsWith("layout before event 3 (allocate 4.0 MiB on stream 0): "
+                                   "allocated 8 MiB, reserved 16 MiB"));
+  EXPECT_THAT(r.layout, HasSubstr(" + 0.0 MiB: 8.0 MiB, of it held 8.0 MiB"));
+  EXPECT_THAT(r.layout, HasSubstr("placed at segment"));
+  EXPECT_THAT(r.layout, HasSubstr("+ 0.0 MiB; pages mapped 0, unmapped 0"));
+  // Without it, nothing.
+  EXPECT_TRUE(ReplayWith(t, "ccalloc").layout.empty());
+}
+
 TEST(ReplayTest, TooSmallCardReportsRefusedAllocationsAndGoesOn) {
   // Three 1 GiB blocks on a 2 GiB card: the third is refused, its free is
   // skipped, and the replay goes on to allocate again once memory is back.
