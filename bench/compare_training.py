@@ -724,10 +724,12 @@ def child_train(args):
     # state each step drew: host_adjusted_ratio takes it out of the ratio.
     probes = []
     # And what each step cost the host besides its wall time: the launching
-    # thread's CPU time, user-space cycles and instructions (where the guest
-    # lets a process count them) and the machine's steal time, read from
-    # the step's start to its end (bench/host_counters.py): whichever stays
-    # put across the two states measures the step's host work without them.
+    # thread's CPU time and the process's (the backward pass runs on
+    # autograd's own thread), user-space cycles and instructions (where the
+    # guest lets a process count them) and the machine's steal time, read
+    # from the step's start to its end (bench/host_counters.py): whichever
+    # stays put across the two states measures the step's host work without
+    # them.
     host = ThreadCounters()
     host_steps = []
     turn = Turn()   # --lockstep: one step at a time among the round's processes
@@ -1321,17 +1323,15 @@ def print_heading(description, head):
 
 
 def print_summary(summary, worst, rounds):
-    print()
-    print(f"summary over {rounds} interleaved round(s). Step time: 'mean' is the mean over rounds "
-          "of each run's mean step time after warm-up, 'min'/'max'/'sd' the spread of those "
-          "per-run means, 'in-run sd' the step-to-step stdev within a run (shapes change every "
-          f"step); 'vs {BASELINE}' and 'vs native' are mean / that allocator's mean over the same "
-          "rounds, 'rounds' the same ratio round by round.")
-    head = (f"{'workload':11} {'allocator':18} {'n':>2} {'mean ms':>8} {'min':>8} {'max':>8} "
-            f"{'sd':>6} {'in-run sd':>9} {'median':>8} {'vs expand':>9} {'rounds':>13} "
-            f"{'vs native':>9}")
-    print(head)
-    print("-" * len(head))
+    print_heading(
+        f"summary over {rounds} interleaved round(s). Step time: 'mean' is the mean over rounds "
+        "of each run's mean step time after warm-up, 'min'/'max'/'sd' the spread of those "
+        "per-run means, 'in-run sd' the step-to-step stdev within a run (shapes change every "
+        f"step); 'vs {BASELINE}' and 'vs native' are mean / that allocator's mean over the same "
+        "rounds, 'rounds' the same ratio round by round.",
+        f"{'workload':11} {'allocator':18} {'n':>2} {'mean ms':>8} {'min':>8} {'max':>8} "
+        f"{'sd':>6} {'in-run sd':>9} {'median':>8} {'vs expand':>9} {'rounds':>13} "
+        f"{'vs native':>9}")
     for r in summary:
         rr = r["mean_vs_expandable_rounds"]
         span = f"{min(rr):.3f}..{max(rr):.3f}" if rr else "-"
@@ -1340,17 +1340,15 @@ def print_summary(summary, worst, rounds):
               f"{r['mean_step_ms_stdev']:6.2f} {r['step_stdev_ms']:9.1f} {r['median_step_ms']:8.1f} "
               f"{fmt_ratio(r['mean_vs_expandable']):>9} {span:>13} {fmt_ratio(r['mean_vs_native']):>9}")
     if any(r.get("host_adjusted_vs_expandable") is not None for r in summary):
-        print()
-        print(f"host adjusted (a diagnostic; the mean above is the figure of record): step time "
-              f"against {BASELINE}'s fitted over every timed step with one term per step (the "
-              f"same shape in every run), one for the allocator and one for the host probe (a "
-              f"~1 ms loop before each step: the host runs at one speed or at half of it, "
-              f"switching every few seconds); 'err' is the fit's standard error of the log, "
-              f"which understates the spread between rounds; 'elast' is step time's elasticity "
-              f"to the probe")
-        head = f"{'workload':11} {'allocator':18} {'adjusted':>9} {'err':>6} {'elast':>6} {'steps':>6}"
-        print(head)
-        print("-" * len(head))
+        print_heading(
+            f"host adjusted (a diagnostic; the mean above is the figure of record): step time "
+            f"against {BASELINE}'s fitted over every timed step with one term per step (the "
+            f"same shape in every run), one for the allocator and one for the host probe (a "
+            f"~1 ms loop before each step: the host runs at one speed or at half of it, "
+            f"switching every few seconds); 'err' is the fit's standard error of the log, "
+            f"which understates the spread between rounds; 'elast' is step time's elasticity "
+            f"to the probe",
+            f"{'workload':11} {'allocator':18} {'adjusted':>9} {'err':>6} {'elast':>6} {'steps':>6}")
         for r in summary:
             if r.get("host_adjusted_vs_expandable") is None:
                 continue
@@ -1359,17 +1357,15 @@ def print_summary(summary, worst, rounds):
                   f"{r['host_adjusted_log_error']:6.3f} {r['host_probe_elasticity']:6.2f} "
                   f"{r['host_adjusted_steps']:6d}")
     if any(r["mean_launch_ms"] is not None for r in summary):
-        print()
-        print("where the time goes, means over rounds: 'launch' is the host's time until the "
-              "step's last launch returned, 'gpu span' the current stream's time from the "
-              "step's first to its last work (idle gaps included), 'kernels' the GPU time of "
-              "the kernels alone (--kernel-profile). launch near step: host bound. 'host ref' "
-              "is a fixed pure-Python loop timed in each run (host_reference_ms): a round whose "
-              "host ran slow shows there, whatever the allocator.")
-        head = (f"{'workload':11} {'allocator':18} {'step ms':>8} {'launch':>8} {'gpu span':>8} "
-                f"{'kernels':>8} {'host ref':>8}")
-        print(head)
-        print("-" * len(head))
+        print_heading(
+            "where the time goes, means over rounds: 'launch' is the host's time until the "
+            "step's last launch returned, 'gpu span' the current stream's time from the "
+            "step's first to its last work (idle gaps included), 'kernels' the GPU time of "
+            "the kernels alone (--kernel-profile). launch near step: host bound. 'host ref' "
+            "is a fixed pure-Python loop timed in each run (host_reference_ms): a round whose "
+            "host ran slow shows there, whatever the allocator.",
+            f"{'workload':11} {'allocator':18} {'step ms':>8} {'launch':>8} {'gpu span':>8} "
+            f"{'kernels':>8} {'host ref':>8}")
         fmt = lambda v: "-" if v is None else f"{v:.1f}"
         for r in summary:
             print(f"{r['workload']:11} {r['config']:18} {r['mean_step_ms']:8.1f} "
@@ -1597,29 +1593,27 @@ def main(argv):
     print_summary(summary, worst, args.rounds)
     moves = move_costs(runs)
     if moves:
-        print()
-        print(f"driver calls in step time: each ccalloc step's time less {BASELINE}'s on the "
-              "same step (mean over its rounds), fitted to the chunks the step mapped; "
-              "'prepare', 'wait' and 'worker ms' are ccalloc's own clock per step: the "
-              "launching thread in placements that mapped memory, in waits for queued work "
-              "(of which 'under', 'trim', 'rel': pages under a block still mapped to moved "
-              "memory, a trim beyond the marks, memory going back), the unmap worker's "
-              "thread, and the unmaps the launching thread made itself ('fg unmaps', "
-              "their ms within 'prepare'), as are its map calls with their access ('map ms') "
-              "and its creates of new memory ('create ms'); what 'prepare' has beyond "
-              "those and the waits is the cache's own bookkeeping; 'loans' and 'dev waits' "
-              "are blocks lent across streams and the device-side waits that ordered them (cross_stream_reuse); "
-              "'prep med', 'prep max' and 'top 10%' say how 'prepare' falls over the steps: "
-              "its median and largest step, and the share of it in the tenth of the steps "
-              "that cost most")
-        head = (f"{'workload':11} {'allocator':18} {'steps':>5} {'maps/step':>9} "
-                f"{'extra ms':>8} {'us/map':>7} {'extra ms, no maps':>17} {'prepare ms':>10} "
-                f"{'wait ms':>7} {'under':>6} {'trim':>6} {'rel':>6} {'worker ms':>9} "
-                f"{'fg unmaps':>9} {'fg ms':>6} {'map ms':>6} {'create ms':>9} "
-                f"{'loans':>6} {'dev waits':>9} "
-                f"{'prep med':>8} {'prep max':>8} {'top 10%':>7}")
-        print(head)
-        print("-" * len(head))
+        print_heading(
+            f"driver calls in step time: each ccalloc step's time less {BASELINE}'s on the "
+            "same step (mean over its rounds), fitted to the chunks the step mapped; "
+            "'prepare', 'wait' and 'worker ms' are ccalloc's own clock per step: the "
+            "launching thread in placements that mapped memory, in waits for queued work "
+            "(of which 'under', 'trim', 'rel': pages under a block still mapped to moved "
+            "memory, a trim beyond the marks, memory going back), the unmap worker's "
+            "thread, and the unmaps the launching thread made itself ('fg unmaps', "
+            "their ms within 'prepare'), as are its map calls with their access ('map ms') "
+            "and its creates of new memory ('create ms'); what 'prepare' has beyond "
+            "those and the waits is the cache's own bookkeeping; 'loans' and 'dev waits' "
+            "are blocks lent across streams and the device-side waits that ordered them "
+            "(cross_stream_reuse); 'prep med', 'prep max' and 'top 10%' say how 'prepare' "
+            "falls over the steps: its median and largest step, and the share of it in the "
+            "tenth of the steps that cost most",
+            f"{'workload':11} {'allocator':18} {'steps':>5} {'maps/step':>9} "
+            f"{'extra ms':>8} {'us/map':>7} {'extra ms, no maps':>17} {'prepare ms':>10} "
+            f"{'wait ms':>7} {'under':>6} {'trim':>6} {'rel':>6} {'worker ms':>9} "
+            f"{'fg unmaps':>9} {'fg ms':>6} {'map ms':>6} {'create ms':>9} "
+            f"{'loans':>6} {'dev waits':>9} "
+            f"{'prep med':>8} {'prep max':>8} {'top 10%':>7}")
         for m in moves:
             print(f"{m['workload']:11} {m['config']:18} {m['steps']:5d} {m['maps_per_step']:9.1f} "
                   f"{m['extra_ms_per_step']:8.2f} {m['us_per_map']:7.1f} "

@@ -46,14 +46,20 @@ def read_counter(fd):
     return struct.unpack("Q", os.read(fd, 8))[0] if fd is not None else 0
 
 
-def steal_jiffies():
-    """The machine's steal time so far, in jiffies (0 where not reported)."""
+def cpu_jiffies():
+    """(steal, total) time of all CPUs so far, in jiffies, from /proc/stat's
+    first line ((0, 0) where it cannot be read; steal 0 where not reported)."""
     try:
         with open("/proc/stat") as f:
-            fields = f.readline().split()
-        return int(fields[8]) if len(fields) > 8 else 0
+            fields = [int(x) for x in f.readline().split()[1:]]
     except OSError:
-        return 0
+        return 0, 0
+    return (fields[7] if len(fields) > 7 else 0), sum(fields)
+
+
+def steal_jiffies():
+    """The machine's steal time so far, in jiffies (0 where not reported)."""
+    return cpu_jiffies()[0]
 
 
 class ThreadCounters:

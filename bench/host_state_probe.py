@@ -32,7 +32,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from host_counters import ThreadCounters  # noqa: E402 (bench/ is the script's folder)
+from host_counters import ThreadCounters, cpu_jiffies  # noqa: E402 (bench/ is the script's folder)
 
 SLICE_ITERATIONS = 10_000   # ~0.5 ms of the loop in the fast state
 
@@ -53,13 +53,6 @@ def worker(core, seconds, queue):
         if w1 >= end:
             break
     queue.put({"core": core, "perf": counters.perf, "samples": samples})
-
-
-def proc_stat():
-    """(steal, total) jiffies over all CPUs."""
-    with open("/proc/stat") as f:
-        fields = [int(x) for x in f.readline().split()[1:]]
-    return (fields[7] if len(fields) > 7 else 0), sum(fields)
 
 
 def summarize(result, stat_samples):
@@ -125,7 +118,7 @@ def main():
     stat_samples = []
     end = time.monotonic() + args.seconds
     while time.monotonic() < end:
-        steal, total = proc_stat()
+        steal, total = cpu_jiffies()
         stat_samples.append((time.monotonic_ns(), steal, total))
         time.sleep(0.1)
     result = [queue.get() for _ in procs]
