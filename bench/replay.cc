@@ -230,6 +230,11 @@ std::string Grouped(std::int64_t v) {
 
 std::string Percent(double f) { return absl::StrFormat("%.1f%%", 100.0 * f); }
 
+// 3460300 -> "3.3" (MiB, one decimal).
+std::string MiB1(std::uint64_t bytes) {
+  return absl::StrFormat("%.1f", static_cast<double>(bytes) / (1024.0 * 1024.0));
+}
+
 std::string CapacityText(const ReplayResult& r) {
   if (r.capacity_bytes == 0) return "no limit";
   return FormatBytes(r.capacity_bytes);
@@ -397,12 +402,10 @@ namespace {
 // page's worth), by address within their segment, before `e`.
 std::string DescribeLayoutBefore(const DeviceAllocator& allocator, const TraceEvent& e,
                                  std::size_t index) {
-  constexpr double kMiB = 1024.0 * 1024.0;
   const Snapshot snap = allocator.TakeSnapshot();
   std::string out = absl::StrFormat(
       "layout before event %d (%s %s MiB on stream %d): allocated %s MiB, reserved %s MiB\n",
-      index, e.op == TraceEvent::Op::kAlloc ? "allocate" : "free",
-      absl::StrFormat("%.1f", static_cast<double>(e.bytes) / kMiB), e.stream,
+      index, e.op == TraceEvent::Op::kAlloc ? "allocate" : "free", MiB1(e.bytes), e.stream,
       Grouped(ToMiB(snap.stats.allocated_bytes[kStatAll].current)),
       Grouped(ToMiB(snap.stats.reserved_bytes[kStatAll].current)));
   std::uint64_t small_held = 0;
@@ -422,19 +425,38 @@ std::string DescribeLayoutBefore(const DeviceAllocator& allocator, const TraceEv
         ++small;
         continue;
       }
-      absl::StrAppendFormat(&out,
-                            "  free at segment 0x%x + %.1f MiB: %.1f MiB, of it held %.1f MiB "
+      absl::StrAppendFormat(&out, "  free at segment 0x%x + %s MiB: %s MiB, of it held %s MiB "
                             "(stream %d)\n",
-                            seg.address, static_cast<double>(b.address - seg.address) / kMiB,
-                            static_cast<double>(b.size) / kMiB, static_cast<double>(held) / kMiB,
-                            seg.stream);
+                            seg.address, MiB1(b.address - seg.address), MiB1(b.size),
+                            MiB1(held), seg.stream);
     }
   }
   if (small > 0) {
-    absl::StrAppendFormat(&out, "  and %d free blocks holding less than 2 MiB each: %.1f MiB\n",
-                          small, static_cast<double>(small_held) / kMiB);
+    absl::StrAppendFormat(&out, "  and %d free blocks holding less than 2 MiB each: %s MiB\n",
+                          small, MiB1(small_held));
   }
   return out;
+}
+
+// ReplayConfig::layout_at, after the event: where its block went (`at`, 0
+// for a free) and the driver work between the counters `before` and `after`.
+std::string DescribeEventCost(const DeviceAllocator& allocator, DevicePtr at,
+                              const MemoryStats& before, const MemoryStats& after) {
+  std::string where = "-";
+  if (at != 0) {
+    // (A snapshot taken now: the event may have made the segment.)
+    for (const SegmentInfo& seg : allocator.TakeSnapshot().segments) {
+      if (at >= seg.address && at < seg.address + seg.total_size) {
+        where = absl::StrFormat("segment 0x%x + %s MiB", seg.address, MiB1(at - seg.address));
+      }
+    }
+  }
+  return absl::StrCat("  placed at ", where, "; pages mapped ", after.num_maps - before.num_maps,
+                      ", unmapped ", after.num_unmaps - before.num_unmaps, " (",
+                      after.num_foreground_unmaps - before.num_foreground_unmaps,
+                      " on the allocating thread), device allocations ",
+                      after.num_device_alloc - before.num_device_alloc, ", waits ",
+                      after.num_stream_syncs - before.num_stream_syncs, "\n");
 }
 
 }  // namespace
@@ -500,7 +522,8 @@ absl::StatusOr<ReplayResult> Replay(const Trace& trace, const Policy& policy,
         if (sim != nullptr) half_waited = sim->counts().waited_ticks;
       }
       progress.Update(i, "replay");
-      const bool describe = config.layout_at >= 0 && i == static_cast<std::size_t>(config.layout_at);
+      const bool describe =
+          config.layout_at >= 0 && i == static_cast<std::size_t>(config.layout_at);
       MemoryStats before;
       if (describe) {
         r.layout = DescribeLayoutBefore(**allocator, trace.events[i], i);
@@ -510,24 +533,9 @@ absl::StatusOr<ReplayResult> Replay(const Trace& trace, const Policy& policy,
       const MemoryStats stats = (*allocator)->GetStats();
       if (describe) {
         const TraceEvent& e = trace.events[i];
-        const DevicePtr at = e.op == TraceEvent::Op::kAlloc ? player.ptr(e.id) : 0;
-        std::string where = "-";
-        if (at != 0) {
-          const Snapshot snap = (*allocator)->TakeSnapshot();
-          for (const SegmentInfo& seg : snap.segments) {
-            if (at >= seg.address && at < seg.address + seg.total_size) {
-              where = absl::StrFormat("segment 0x%x + %.1f MiB", seg.address,
-                                      static_cast<double>(at - seg.address) / (1024.0 * 1024.0));
-            }
-          }
-        }
-        absl::StrAppend(&r.layout, "  placed at ", where, "; pages mapped ",
-                        stats.num_maps - before.num_maps, ", unmapped ",
-                        stats.num_unmaps - before.num_unmaps, " (",
-                        stats.num_foreground_unmaps - before.num_foreground_unmaps,
-                        " on the allocating thread), device allocations ",
-                        stats.num_device_alloc - before.num_device_alloc, ", waits ",
-                        stats.num_stream_syncs - before.num_stream_syncs, "\n");
+        r.layout += DescribeEventCost(**allocator,
+                                      e.op == TraceEvent::Op::kAlloc ? player.ptr(e.id) : 0,
+                                      before, stats);
       }
       const std::int64_t reserved = stats.reserved_bytes[kStatAll].current;
       if (reserved > max_reserved) {

@@ -58,7 +58,7 @@ options:
   --gpu-lag N            the simulated GPU runs N trace events behind the host
                          (default 0: it keeps up); a trim that must wait for
                          queued work is then counted with the events waited for
-  --layout-at N           the cache's free blocks holding memory just before trace
+  --layout-at N          the cache's free blocks holding memory just before trace
                          event N (0-based), and what the event cost: pages mapped
                          and unmapped, where its block went
   --no-progress          no progress display (it is shown only on a terminal anyway)
