@@ -77,7 +77,10 @@ each, started together on the same GPU, so that every host state falls on all
 of them at once. The host-bound workloads leave the GPU idle most of a step,
 and the processes share it alike; each run's device-memory figures then count
 the others' memory too (peak allocated and reserved are the allocator's own).
-Two allocators at a time fit GPT-2 on an 80 GB card.
+Two allocators at a time fit GPT-2 on an 80 GB card. --torch-config
+expandable_b=expandable_segments:True with --configs
+native_expandable,expandable_b runs PyTorch's allocator against itself, an
+A/A control: what the method reads where nothing differs.
 
 --lockstep runs them side by side too, but taking turns step by step: the
 parent gives each process one step in turn (the order alternating from step
@@ -965,6 +968,8 @@ def run_child(args, config, mode, workload=None, steps=None, warmup=None, env=No
            "--kernel-profile", str(args.kernel_profile)]
     for extra in args.ccalloc_config:
         cmd += ["--ccalloc-config", extra]
+    for extra in args.torch_config:
+        cmd += ["--torch-config", extra]
     if workload:
         cmd += ["--workload", workload]
     if not warm_shapes:
@@ -1458,15 +1463,23 @@ def parse_args(argv):
     p.add_argument("--ccalloc-config", action="append", default=[], metavar="NAME=CONF",
                    help="an extra ccalloc configuration to compare (CCALLOC_CONF syntax); "
                         "repeatable, name it in --configs")
+    p.add_argument("--torch-config", action="append", default=[], metavar="NAME=CONF",
+                   help="an extra PyTorch allocator configuration to compare "
+                        "(PYTORCH_CUDA_ALLOC_CONF syntax; 'expandable_segments:True' again "
+                        "gives an A/A control); repeatable, name it in --configs")
     p.add_argument("--child", choices=("train", "max_batch"), help=argparse.SUPPRESS)
     p.add_argument("--config", help=argparse.SUPPRESS)
     p.add_argument("--workload", help=argparse.SUPPRESS)
     args = p.parse_args(argv)
-    for extra in args.ccalloc_config:
-        name, sep, conf = extra.partition("=")
-        if not sep or not name:
-            p.error(f"--ccalloc-config wants NAME=CONF, got {extra!r}")
-        CONFIGS[name] = {"ccalloc_conf": conf}
+    for option, key, extras in (("--ccalloc-config", "ccalloc_conf", args.ccalloc_config),
+                                ("--torch-config", "torch_conf", args.torch_config)):
+        for extra in extras:
+            name, sep, conf = extra.partition("=")
+            if not sep or not name:
+                p.error(f"{option} wants NAME=CONF, got {extra!r}")
+            if name in CONFIGS:
+                p.error(f"{option}: {name!r} is already a configuration")
+            CONFIGS[name] = {key: conf}
     if args.warmup >= args.steps:
         p.error("--warmup must be smaller than --steps")
     if args.trace_steps < 2:

@@ -311,6 +311,56 @@ class ConcurrentRoundsTest(unittest.TestCase):
         self.assertEqual(state["most"], 1)
 
 
+class ExtraTorchConfigTest(unittest.TestCase):
+    """--torch-config names another setting of PyTorch's own allocator: with
+    expandable_segments again it is an A/A control of the method itself."""
+
+    def tearDown(self):
+        compare_training.CONFIGS.pop("expandable_b", None)
+
+    def test_an_a_a_control_runs_pytorchs_allocator_twice(self):
+        import os
+        seen = []
+
+        def run_child(args, config, mode, workload=None, **_):
+            seen.append(config)
+            return run(config, 0, 60.0 if config == "native_expandable" else 63.0) | {
+                "workload": workload, "wall_s": 0.2, "device_used_peak": 101}
+
+        import json, tempfile
+        with tempfile.TemporaryDirectory() as tmp:
+            out = os.path.join(tmp, "r.json")
+            rc = main_with(run_child, ["--workloads", "unet", "--concurrent",
+                                       "--configs", "native_expandable,expandable_b",
+                                       "--torch-config", "expandable_b=expandable_segments:True",
+                                       "--out", out])
+            with open(out) as f:
+                result = json.load(f)
+        self.assertEqual(rc, 0)
+        self.assertEqual(sorted(seen), ["expandable_b", "native_expandable"])
+        rows = {r["config"]: r for r in result["summary"]}
+        self.assertAlmostEqual(rows["expandable_b"]["mean_vs_expandable"], 63.0 / 60.0)
+        # The child runs PyTorch's allocator under that setting, not ccalloc.
+        self.assertFalse(compare_training.is_ccalloc("expandable_b"))
+        old = os.environ.get("CCALLOC_CONF")
+        os.environ["CCALLOC_CONF"] = "hot_slot:False"
+        try:
+            env = compare_training.child_env("expandable_b")
+        finally:
+            if old is None:
+                os.environ.pop("CCALLOC_CONF")
+            else:
+                os.environ["CCALLOC_CONF"] = old
+        self.assertEqual(env["PYTORCH_CUDA_ALLOC_CONF"], "expandable_segments:True")
+        self.assertNotIn("CCALLOC_CONF", env)
+
+    def test_a_name_already_taken_or_without_a_setting_is_refused(self):
+        import contextlib, io
+        for extra in ("ccalloc=expandable_segments:True", "expandable_segments:True"):
+            with self.assertRaises(SystemExit), contextlib.redirect_stderr(io.StringIO()):
+                compare_training.parse_args(["--torch-config", extra])
+
+
 class LockstepTest(unittest.TestCase):
     """--lockstep: the round's processes take turns, one step at a time."""
 
