@@ -38,10 +38,11 @@
 #                                              OUTDIR/hostbound.json and .log (~8 minutes on
 #                                              an H100)
 #   scripts/gpu_round.sh .gpu OUTDIR sidebyside the host-bound three as hostbound, but each
-#                                              round's two processes at once (--concurrent),
-#                                              so both draw the host's speed states together,
-#                                              60 steps, 3 rounds: OUTDIR/sidebyside.json and
-#                                              .log (~6 minutes on an H100)
+#                                              round's processes at once (--concurrent),
+#                                              so all draw the host's speed states together,
+#                                              with expandable_segments twice (an A/A
+#                                              control), 60 steps, rounds while 8 minutes
+#                                              last: OUTDIR/sidebyside.json and .log
 #   scripts/gpu_round.sh .gpu OUTDIR gpubound  the four GPU-bound workloads (ResNet-50,
 #                                              ViT-B/16, seq2seq, UNet) under
 #                                              native_expandable and ccalloc, 3 interleaved
@@ -301,10 +302,16 @@ ldd "$L"; ! ldd "$L" | grep -i absl'
       # step), so they hardly share it. On 2026-11-27 this read two streams
       # at 1.006 (0.976..1.032) over 3 rounds where sequential rounds spread
       # 0.92..1.20. Longer runs: the first steps hold most new peaks.
+      # A third process runs expandable_segments again (expandable_b), an
+      # A/A control: the two processes of one allocator still drew host
+      # states 8-22% apart in a round (the probe before each step), so what
+      # the method reads where nothing differs is the yardstick for
+      # ccalloc's ratio.
       run sidebyside env "${torch_env[@]}" \
-        python3 bench/compare_training.py --concurrent --workloads two_streams,ckpt_lm,gpt2 \
-        --configs native_expandable,ccalloc --rounds 3 --steps 60 --warmup 5 \
-        --time-budget 500 --timeout 100 --out "$OUT/sidebyside.json"
+        python3 bench/compare_training.py --concurrent --workloads ckpt_lm,two_streams,gpt2 \
+        --torch-config expandable_b=expandable_segments:True \
+        --configs native_expandable,expandable_b,ccalloc --rounds 6 --steps 60 --warmup 5 \
+        --time-budget 480 --timeout 100 --out "$OUT/sidebyside.json"
       ;;
     gpubound)
       # The four GPU-bound workloads (the GPU's queue, not the launching
