@@ -1286,6 +1286,61 @@ def placement_thirds(runs):
     return out
 
 
+def wait_steps(runs, threshold_ms=1.0):
+    """Where a ccalloc configuration's extra step time sits: in the steps
+    where it waited for queued work (wait_ns of at least threshold_ms: a
+    drain of the GPU's queue, after which the GPU idles while the host
+    queues work again) or in the rest. Each step is set against the
+    baseline's same step of the same round (the same shape). A control, a
+    configuration of PyTorch's own allocator beside the baseline (an A/A
+    run, --torch-config), is set against it on the same steps: what the
+    method reads there where no allocator differs. None where no run of a
+    workload has the clock and a baseline run of its round."""
+    ok = good_runs(runs)
+    by = {(r["workload"], r["config"], r.get("round", 0)): r for r in ok}
+    out = []
+    for workload, config in dict.fromkeys((r["workload"], r["config"]) for r in ok):
+        if not is_ccalloc(config):
+            continue
+        control = next((c for (w, c, _) in by if w == workload and c != BASELINE
+                        and not is_ccalloc(c)), None)
+        parts = {True: [[], [], []], False: [[], [], []]}   # ccalloc, control, wait ms
+        for (w, c, rnd), r in by.items():
+            if (w, c) != (workload, config) or not r.get("step_calls"):
+                continue
+            names = r["step_calls"].get("counters", [])
+            base = by.get((workload, BASELINE, rnd))
+            if "wait_ns" not in names or base is None:
+                continue
+            other = by.get((workload, control, rnd)) if control else None
+            at = names.index("wait_ns")
+            steps = r["step_calls"]["steps"]
+            for i in range(r["warmup"], min(len(r["step_ms"]), len(steps),
+                                            len(base["step_ms"]))):
+                wait_ms = steps[i][at] / 1e6
+                part = parts[wait_ms >= threshold_ms]
+                part[0].append(r["step_ms"][i] - base["step_ms"][i])
+                if other is not None and i < len(other["step_ms"]):
+                    part[1].append(other["step_ms"][i] - base["step_ms"][i])
+                part[2].append(wait_ms)
+        if not parts[True][0] and not parts[False][0]:
+            continue
+        mean = lambda xs: statistics.fmean(xs) if xs else None   # noqa: E731
+        total = sum(parts[True][0]) + sum(parts[False][0])
+        out.append({"workload": workload, "config": config, "control": control,
+                    "threshold_ms": threshold_ms,
+                    "wait_steps": len(parts[True][0]),
+                    "wait_steps_extra_ms": mean(parts[True][0]),
+                    "wait_steps_control_ms": mean(parts[True][1]),
+                    "wait_steps_wait_ms": mean(parts[True][2]),
+                    "other_steps": len(parts[False][0]),
+                    "other_steps_extra_ms": mean(parts[False][0]),
+                    "other_steps_control_ms": mean(parts[False][1]),
+                    "wait_steps_share_of_extra": (sum(parts[True][0]) / total
+                                                  if total > 0 else None)})
+    return out
+
+
 def worst_cases(summary, runs, workloads, configs):
     """For every ccalloc configuration: the largest mean step time ratio against
     native_expandable and the largest peak reserved / peak allocated over the
@@ -1657,6 +1712,25 @@ def main(argv):
             ms, share = t["prepare_ms_per_step"], t["share_of_step"]
             print(f"{t['workload']:11} {t['config']:18} {ms[0]:8.2f} {ms[1]:9.2f} {ms[2]:7.2f} "
                   + " ".join(f"{100 * x:{w}.1f}" for x, w in zip(share, (7, 8, 6))))
+    waits = wait_steps(runs)
+    if waits:
+        print_heading(
+            f"where ccalloc's extra time sits: each step against {BASELINE}'s same step of the "
+            "same round, split by whether ccalloc waited for queued work in it (at least "
+            "1 ms: a drain of the GPU's queue); 'control' is the A/A configuration "
+            "(--torch-config) on the same steps, 'wait ms' ccalloc's waits in those steps, "
+            "'share' the part of its extra time that the waiting steps hold",
+            f"{'workload':11} {'allocator':18} {'wait steps':>10} {'ms more':>8} {'control':>8} "
+            f"{'wait ms':>8} {'other steps':>11} {'ms more':>8} {'control':>8} {'share':>6}")
+        opt = lambda x, f: "-" if x is None else format(x, f)   # noqa: E731
+        for w in waits:
+            print(f"{w['workload']:11} {w['config']:18} {w['wait_steps']:10d} "
+                  f"{opt(w['wait_steps_extra_ms'], '8.1f'):>8} "
+                  f"{opt(w['wait_steps_control_ms'], '8.1f'):>8} "
+                  f"{opt(w['wait_steps_wait_ms'], '8.1f'):>8} {w['other_steps']:11d} "
+                  f"{opt(w['other_steps_extra_ms'], '8.1f'):>8} "
+                  f"{opt(w['other_steps_control_ms'], '8.1f'):>8} "
+                  f"{opt(w['wait_steps_share_of_extra'], '6.2f'):>6}")
     if traces:
         print()
         for t in traces:
@@ -1674,7 +1748,8 @@ def main(argv):
         with open(args.out, "w") as f:
             json.dump({"args": vars(args), "runs": runs, "max_batch": maxb, "summary": summary,
                        "worst_case": worst, "move_costs": moves,
-                       "placement_thirds": thirds, "traces": traces}, f, indent=1)
+                       "placement_thirds": thirds, "wait_steps": waits,
+                       "traces": traces}, f, indent=1)
         print(f"wrote {args.out}")
     failed = [r for r in runs + maxb + traces if "error" in r]
     skipped = [r for r in runs + traces if r.get("skipped")]

@@ -263,6 +263,52 @@ class PlacementThirdsTest(unittest.TestCase):
         self.assertEqual(compare_training.placement_thirds([b]), [])
 
 
+class WaitStepsTest(unittest.TestCase):
+    """wait_steps: ccalloc's extra step time split by the steps it waited in."""
+
+    def setUp(self):
+        compare_training.CONFIGS["expandable_b"] = {"torch_conf": "expandable_segments:True"}
+
+    def tearDown(self):
+        compare_training.CONFIGS.pop("expandable_b", None)
+
+    @staticmethod
+    def timed(config, rnd, steps, waits=None):
+        r = run(config, rnd, sum(steps) / len(steps)) | {"step_ms": steps, "warmup": 1}
+        if waits is not None:
+            r["step_calls"] = {"counters": ["num_maps", "wait_ns"],
+                               "steps": [[0, int(w * 1e6)] for w in waits]}
+        return r
+
+    def test_the_waiting_steps_and_the_rest_are_set_against_the_baseline_apart(self):
+        runs = []
+        for rnd, shift in ((0, 0.0), (1, 10.0)):   # round 1 ran 10 ms slower throughout
+            runs += [self.timed("native_expandable", rnd, [99, 100, 100, 100, 100]),
+                     self.timed("expandable_b", rnd, [99, 101, 100, 99, 100]),
+                     # step 0 is warm-up (its wait does not count); step 2 waits 20 ms
+                     self.timed("ccalloc", rnd, [150, 102, 130, 102, 102],
+                                waits=[50, 0, 20, 0.5, 0])]
+            for r in runs[-3:]:
+                r["step_ms"] = [x + shift for x in r["step_ms"]]
+        [w] = compare_training.wait_steps(runs)
+        self.assertEqual((w["workload"], w["config"], w["control"]),
+                         ("unet", "ccalloc", "expandable_b"))
+        self.assertEqual(w["wait_steps"], 2)          # step 2 of each round
+        self.assertEqual(w["other_steps"], 6)         # steps 1, 3, 4 (0.5 ms is no drain)
+        self.assertAlmostEqual(w["wait_steps_extra_ms"], 30.0)
+        self.assertAlmostEqual(w["wait_steps_control_ms"], 0.0)
+        self.assertAlmostEqual(w["wait_steps_wait_ms"], 20.0)
+        self.assertAlmostEqual(w["other_steps_extra_ms"], 2.0)
+        self.assertAlmostEqual(w["other_steps_control_ms"], 0.0)
+        self.assertAlmostEqual(w["wait_steps_share_of_extra"], 60 / 72)
+
+    def test_without_the_clock_or_a_baseline_in_the_round_there_is_nothing(self):
+        runs = [self.timed("native_expandable", 0, [100] * 5),
+                self.timed("ccalloc", 0, [101] * 5),                 # no step_calls
+                self.timed("ccalloc", 1, [101] * 5, waits=[0] * 5)]  # round 1 has no baseline
+        self.assertEqual(compare_training.wait_steps(runs), [])
+
+
 class ConcurrentRoundsTest(unittest.TestCase):
     """--concurrent starts a round's allocators together, one process each."""
 
