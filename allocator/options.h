@@ -187,6 +187,11 @@ struct Options {
   // rounds, bench/results/h100_busy_wait_ab_91eb555.json) its placements
   // and waits took 9.33 ms a step of GPT-2 against 9.95, but 9.05 of the LM
   // against 7.76 and 7.44 of two streams against 6.73, the same memory.
+  // Side by side with the defaults (three processes a round, 6 rounds,
+  // bench/results/h100_busy_wait_sidebyside_dd4eaf3.json) its step time
+  // was the defaults' within the spread: the LM 1.016 against 1.017 of
+  // expandable_segments', two streams 1.033 against 1.037; its LM waited
+  // more under blocks (1.63 ms a step against 1.13).
   double busy_wait_us = 0;
   // Growable segments (partial_runs): beyond the high mark, a free chunk
   // whose work may still be queued and that fits no run of its own size
