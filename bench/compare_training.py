@@ -80,7 +80,8 @@ the others' memory too (peak allocated and reserved are the allocator's own).
 Two allocators at a time fit GPT-2 on an 80 GB card. --torch-config
 expandable_b=expandable_segments:True with --configs
 native_expandable,expandable_b runs PyTorch's allocator against itself, an
-A/A control: what the method reads where nothing differs.
+A/A control: what the method reads where nothing differs. The order the
+processes start in turns with the round, so no allocator always starts first.
 
 --lockstep runs them side by side too, but taking turns step by step: the
 parent gives each process one step in turn (the order alternating from step
@@ -939,6 +940,14 @@ class Turn:
                 self.go = self.done = None
 
 
+def start_order(n, rnd):
+    """The order in which round `rnd` starts its n side-by-side processes
+    (indexes into the round's configurations): turned by one each round, so
+    that no allocator is always first (or last) to start."""
+    k = rnd % n if n else 0
+    return list(range(k, n)) + list(range(k))
+
+
 def child_env(config_name, extra=None):
     env = dict(os.environ)
     env["PYTHONUNBUFFERED"] = "1"
@@ -1591,7 +1600,7 @@ def main(argv):
     side_by_side = args.concurrent or args.lockstep
     groups = [configs] if side_by_side else [[c] for c in configs]
 
-    def run_together(group, workload):
+    def run_together(group, workload, rnd):
         if len(group) == 1:
             return [run_child(args, group[0], "train", workload)]
         together = [None] * len(group)
@@ -1605,7 +1614,12 @@ def main(argv):
             except Exception as e:   # noqa: BLE001 (a thread's error must not vanish)
                 together[i] = {"config": config, "workload": workload,
                                "error": repr(e), "rc": -1, "wall_s": 0.0}
-        threads = [threading.Thread(target=one, args=(i, c)) for i, c in enumerate(group)]
+        # Started in an order that turns with the round (start_order): the
+        # first process up takes the GPU's context and the host's cores
+        # first, and a fixed order would give that to the same allocator in
+        # every round.
+        threads = [threading.Thread(target=one, args=(i, group[i]))
+                   for i in start_order(len(group), rnd)]
         if turns:
             threads.append(threading.Thread(target=turns.run))
         for t in threads:
@@ -1629,7 +1643,7 @@ def main(argv):
                     runs.extend({"config": c, "workload": workload, "round": rnd,
                                  "skipped": skip} for c in group)
                     continue
-                for r in run_together(group, workload):
+                for r in run_together(group, workload, rnd):
                     r["round"] = rnd
                     if side_by_side:
                         r["concurrent"] = len(group)

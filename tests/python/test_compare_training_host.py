@@ -349,6 +349,17 @@ class ConcurrentRoundsTest(unittest.TestCase):
         rows = {(r["workload"], r["config"]): r for r in result["summary"]}
         self.assertAlmostEqual(rows[("unet", "ccalloc")]["mean_vs_expandable"], 61.0 / 60.0)
 
+    def test_the_order_the_processes_start_in_turns_with_the_round(self):
+        order = compare_training.start_order
+        self.assertEqual([order(3, r) for r in range(4)],
+                         [[0, 1, 2], [1, 2, 0], [2, 0, 1], [0, 1, 2]])
+        self.assertEqual(order(1, 5), [0])
+        # Each round's results still come back in the configurations' order.
+        rc, state = self.main(["--workloads", "unet", "--configs", "native_expandable,ccalloc",
+                               "--rounds", "2", "--concurrent"])
+        self.assertEqual(rc, 0)
+        self.assertEqual(state["calls"], 4)
+
     def test_without_it_the_allocators_run_one_after_another(self):
         rc, state = self.main(["--workloads", "unet", "--configs", "native_expandable,ccalloc",
                                "--rounds", "2"])
