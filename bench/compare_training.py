@@ -1311,8 +1311,11 @@ def wait_steps(runs, threshold_ms=1.0):
     for workload, config in dict.fromkeys((r["workload"], r["config"]) for r in ok):
         if not is_ccalloc(config):
             continue
+        # Only PyTorch's allocator set as the baseline is: another setting
+        # (native, cudaMallocAsync) is a different allocator, not a control.
         control = next((c for (w, c, _) in by if w == workload and c != BASELINE
-                        and not is_ccalloc(c)), None)
+                        and not is_ccalloc(c) and CONFIGS.get(c, {}).get("torch_conf")
+                        == CONFIGS[BASELINE]["torch_conf"]), None)
         parts = {True: [[], [], []], False: [[], [], []]}   # ccalloc, control, wait ms
         for (w, c, rnd), r in by.items():
             if (w, c) != (workload, config) or not r.get("step_calls"):

@@ -306,7 +306,9 @@ ldd "$L"; ! ldd "$L" | grep -i absl'
       # A/A control: the two processes of one allocator still drew host
       # states 8-22% apart in a round (the probe before each step), so what
       # the method reads where nothing differs is the yardstick for
-      # ccalloc's ratio.
+      # ccalloc's ratio. Pooled over five such calls (README): two streams
+      # 1.035 (1.020..1.050, 25 rounds), the LM 1.019, 1.003 against the
+      # control.
       run sidebyside env "${torch_env[@]}" \
         python3 bench/compare_training.py --concurrent --workloads ckpt_lm,two_streams,gpt2 \
         --torch-config expandable_b=expandable_segments:True \

@@ -302,6 +302,15 @@ class WaitStepsTest(unittest.TestCase):
         self.assertAlmostEqual(w["other_steps_control_ms"], 0.0)
         self.assertAlmostEqual(w["wait_steps_share_of_extra"], 60 / 72)
 
+    def test_another_pytorch_allocator_is_no_control(self):
+        runs = [self.timed("native_expandable", 0, [100] * 5),
+                self.timed("native", 0, [90] * 5),           # PyTorch's default allocator
+                self.timed("ccalloc", 0, [101, 101, 120, 101, 101], waits=[0, 0, 5, 0, 0])]
+        [w] = compare_training.wait_steps(runs)
+        self.assertIsNone(w["control"])
+        self.assertIsNone(w["wait_steps_control_ms"])
+        self.assertAlmostEqual(w["wait_steps_extra_ms"], 20.0)
+
     def test_without_the_clock_or_a_baseline_in_the_round_there_is_nothing(self):
         runs = [self.timed("native_expandable", 0, [100] * 5),
                 self.timed("ccalloc", 0, [101] * 5),                 # no step_calls
