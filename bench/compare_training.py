@@ -1191,6 +1191,17 @@ def fmt_ms(v):
     return "-" if v is None else f"{v:.2f}"
 
 
+def step_counter(run, name):
+    """One of ccalloc's counters, step by step, as the run read it between
+    steps (step_calls); None where the run has no such counter."""
+    calls = run.get("step_calls") or {}
+    names = calls.get("counters", [])
+    if name not in names:
+        return None
+    at = names.index(name)
+    return [step[at] for step in calls.get("steps", [])]
+
+
 def move_costs(runs):
     """What each chunk a ccalloc configuration maps costs in step time.
 
@@ -1215,21 +1226,25 @@ def move_costs(runs):
             lent = {"num_cross_stream_reuses": [], "num_device_waits": []}
             host = {k: [] for k in HOST_CLOCKS}
             for r in rs:
-                names = r["step_calls"].get("counters", [])
-                for i in range(r["warmup"], len(r["step_ms"])):
+                # num_maps: the first counter child_train records.
+                maps = [step[0] for step in r["step_calls"]["steps"]]
+                unmaps = step_counter(r, "num_foreground_unmaps")
+                clocks = {k: step_counter(r, k) for k in host}
+                loans = {k: step_counter(r, k) for k in lent}
+                for i in range(r["warmup"], min(len(r["step_ms"]), len(maps))):
                     paired = [b["step_ms"][i] for b in base if i < len(b["step_ms"])]
-                    if paired and i < len(r["step_calls"]["steps"]):
-                        xs.append(r["step_calls"]["steps"][i][0])
-                        ys.append(r["step_ms"][i] - statistics.fmean(paired))
-                        for k, v in host.items():
-                            if k in names:
-                                v.append(r["step_calls"]["steps"][i][names.index(k)] / 1e6)
-                        if "num_foreground_unmaps" in names:
-                            at = names.index("num_foreground_unmaps")
-                            fg.append(r["step_calls"]["steps"][i][at])
-                        for k, v in lent.items():
-                            if k in names:
-                                v.append(r["step_calls"]["steps"][i][names.index(k)])
+                    if not paired:
+                        continue
+                    xs.append(maps[i])
+                    ys.append(r["step_ms"][i] - statistics.fmean(paired))
+                    for k, v in host.items():
+                        if clocks[k] is not None:
+                            v.append(clocks[k][i] / 1e6)
+                    if unmaps is not None:
+                        fg.append(unmaps[i])
+                    for k, v in lent.items():
+                        if loans[k] is not None:
+                            v.append(loans[k][i])
             # A fit needs different counts, and maps enough to be a cost.
             if len(set(xs)) < 2 or sum(xs) < len(xs):
                 continue
@@ -1276,15 +1291,14 @@ def placement_thirds(runs):
         rs = [r for r in ok if (r["workload"], r["config"]) == key]
         thirds = [[0.0, 0.0, 0] for _ in range(3)]   # prepare ms, step ms, steps
         for r in rs:
-            names = r["step_calls"].get("counters", [])
-            if "prepare_ns" not in names:
+            prepare = step_counter(r, "prepare_ns")
+            if prepare is None:
                 continue
-            at = names.index("prepare_ns")
             first = r["warmup"]
-            n = min(len(r["step_ms"]), len(r["step_calls"]["steps"])) - first
+            n = min(len(r["step_ms"]), len(prepare)) - first
             for j in range(max(n, 0)):
                 t = thirds[min(2, 3 * j // n)]
-                t[0] += r["step_calls"]["steps"][first + j][at] / 1e6
+                t[0] += prepare[first + j] / 1e6
                 t[1] += r["step_ms"][first + j]
                 t[2] += 1
         if not all(t[2] for t in thirds):
@@ -1318,18 +1332,16 @@ def wait_steps(runs, threshold_ms=1.0):
                         == CONFIGS[BASELINE]["torch_conf"]), None)
         parts = {True: [[], [], []], False: [[], [], []]}   # ccalloc, control, wait ms
         for (w, c, rnd), r in by.items():
-            if (w, c) != (workload, config) or not r.get("step_calls"):
+            if (w, c) != (workload, config):
                 continue
-            names = r["step_calls"].get("counters", [])
+            waits = step_counter(r, "wait_ns")
             base = by.get((workload, BASELINE, rnd))
-            if "wait_ns" not in names or base is None:
+            if waits is None or base is None:
                 continue
             other = by.get((workload, control, rnd)) if control else None
-            at = names.index("wait_ns")
-            steps = r["step_calls"]["steps"]
-            for i in range(r["warmup"], min(len(r["step_ms"]), len(steps),
+            for i in range(r["warmup"], min(len(r["step_ms"]), len(waits),
                                             len(base["step_ms"]))):
-                wait_ms = steps[i][at] / 1e6
+                wait_ms = waits[i] / 1e6
                 part = parts[wait_ms >= threshold_ms]
                 part[0].append(r["step_ms"][i] - base["step_ms"][i])
                 if other is not None and i < len(other["step_ms"]):
