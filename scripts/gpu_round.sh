@@ -295,10 +295,10 @@ ldd "$L"; ! ldd "$L" | grep -i absl'
         --time-budget 500 --timeout 100 --out "$OUT/hostbound.json"
       ;;
     sidebyside)
-      # The host-bound three with a round's two processes started together
+      # The host-bound three with a round's processes started together
       # on the one GPU: the host's slow state (the CPU running slower, on
       # most cores at once: bench/results/h100_host_state_probe.json) then
-      # falls on both, and their GPUs are mostly idle (kernels ~10-30% of a
+      # falls on all, and their GPUs are mostly idle (kernels ~10-30% of a
       # step), so they hardly share it. On 2026-11-27 this read two streams
       # at 1.006 (0.976..1.032) over 3 rounds where sequential rounds spread
       # 0.92..1.20. Longer runs: the first steps hold most new peaks.
