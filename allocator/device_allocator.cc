@@ -231,11 +231,14 @@ absl::StatusOr<Block*> DeviceAllocator::TryAllocate(std::size_t rounded,
                     /*first_found=*/options_.mapped_fit == Options::MappedFit::kWhenSlack, &at);
   }
   // cross_stream_reuse: where the stream's own memory would need pages
-  // mapped, mapped free memory of another stream serves, ordered after that
+  // mapped (auto: and the store would move memory to map them, not take
+  // new), mapped free memory of another stream serves, ordered after that
   // stream's work on the device (Options says why).
-  if (growable_ && options_.cross_stream_reuse && owner == nullptr && !capturing() &&
-      block->segment->expandable &&
-      store_->HeldBytesIn(Locked(), *block->segment, at, at + rounded) != rounded) {
+  if (growable_ && options_.cross_stream_reuse != Options::CrossStreamReuse::kNever &&
+      owner == nullptr && !capturing() && block->segment->expandable &&
+      store_->HeldBytesIn(Locked(), *block->segment, at, at + rounded) != rounded &&
+      (options_.cross_stream_reuse == Options::CrossStreamReuse::kAlways ||
+       store_->WouldMove(Locked(), store_->BytesToMap(Locked(), *block->segment, at, rounded)))) {
     if (Block* borrowed = Borrow(free_blocks, stream, rounded, requested); borrowed != nullptr) {
       return borrowed;
     }

@@ -273,7 +273,16 @@ absl::StatusOr<Options> ParseOptions(absl::string_view conf, const Options& base
     } else if (key == "background_unmap") {
       if (absl::Status s = ParseBool(key, value, &options.background_unmap); !s.ok()) return s;
     } else if (key == "cross_stream_reuse") {
-      if (absl::Status s = ParseBool(key, value, &options.cross_stream_reuse); !s.ok()) return s;
+      if (value == "auto") {
+        options.cross_stream_reuse = Options::CrossStreamReuse::kWhenMoving;
+      } else {
+        bool always = false;
+        if (!ParseBool(key, value, &always).ok()) {
+          return BadValue(key, value, "expected True, False or auto");
+        }
+        options.cross_stream_reuse =
+            always ? Options::CrossStreamReuse::kAlways : Options::CrossStreamReuse::kNever;
+      }
     } else if (key == "keep_old_mappings") {
       if (absl::Status s = ParseBool(key, value, &options.keep_old_mappings); !s.ok()) return s;
     } else if (key == "skip_busy_holes") {
@@ -370,7 +379,10 @@ std::string Options::ToString() const {
                                                   : absl::StrCat(busy_wait_us),
                                  ",partial_runs:", partial_runs ? "True" : "False",
                                  ",hot_slot:", hot_slot ? "True" : "False",
-                                 ",cross_stream_reuse:", cross_stream_reuse ? "True" : "False",
+                                 ",cross_stream_reuse:",
+                                 cross_stream_reuse == CrossStreamReuse::kAlways  ? "True"
+                                 : cross_stream_reuse == CrossStreamReuse::kNever ? "False"
+                                                                                  : "auto",
                                  ",cross_stream_wait:", cross_stream_wait ? "True" : "False",
                                  ",backup_batch_mb:", backup_batch / kMiB);
   return out;

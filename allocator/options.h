@@ -221,46 +221,55 @@ struct Options {
   // memory would need pages mapped takes instead the start of a free block
   // of another stream's segment that is mapped throughout, so memory passes
   // between streams with no driver call: two streams whose demands trade
-  // places from step to step (two towers of varying size) stop moving
-  // their difference through the driver. Only memory an event query says
-  // the lender's work is done with is lent (unless cross_stream_wait), and
-  // the borrowed block goes back at its free by an event recorded on the
-  // borrower, pending until that work is done, as a record_stream's use: no
-  // stream is ordered after another, and nothing waits. Nothing is lent
-  // during a capture, nor from or to a private pool. On an H100 the
-  // two-stream workload mapped 43-50 chunks a step instead of 63-64, spent
-  // 5.0-5.9 ms a step in placements instead of 6.4-8.0, made 93-107 loans
-  // and no device-side wait a step, and peaked at the same 1.0078 with a
-  // bit-identical loss; step time 1.002 and 1.053x expandable_segments'
-  // against 0.994 and 1.100 without (two calls, 14 rounds: bench/results/
-  // h100_lend_finished_two_streams.json). It is off by default because it
-  // does not hold beyond that machine's timing: replayed with the GPU 5 to
-  // 500 events behind the host, the trace's launching thread spent more
-  // modelled driver time with it than without at five of seven lags
-  // (5.8-9.1 ms a step in the second half against 5.1-7.2; less at 35 and
-  // 300) and peaked at 1.0102 at a lag of 150 (bench/results/
-  // replay_lag_sweep_two_streams.json): a block lent, freed and pending is
-  // memory its own stream cannot take back until the borrower's work is
-  // done, so that stream maps in its place. Only with the GPU at
-  // the host's heels (lag 0) does it win (1,295 chunks against 1,949).
-  // False: each stream's requests are served from its own segments only
-  // (PyTorch's contract).
-  bool cross_stream_reuse = false;
+  // places from step to step (two towers of varying size) stop moving their
+  // difference through the driver, chunk by chunk. Nothing is lent during a
+  // capture, nor from or to a private pool.
+  //   kWhenMoving (cross_stream_reuse:auto, the default): only where the
+  //     cache would otherwise move memory from under holes to map it (its
+  //     free memory past the low mark, release_slack: a new peak, or the
+  //     demand passing from one stream to the other), not where it would
+  //     take new memory. So a training loop's steady steps lend nothing and
+  //     add no ordering between its streams; the steps that would move lend
+  //     instead. On an H100, side by side with expandable_segments (the
+  //     two-tower workload, 14 rounds): 13.5 chunks mapped a step instead
+  //     of 35.2, 1.24 ms of placements instead of 4.54, 82 loans and 134
+  //     device-side waits a step, step time 0.988x expandable_segments'
+  //     against kNever's 1.023x in the same rounds, memory 1.0071
+  //     (bench/results/h100_two_streams_lend_when_moving_ab.json); in a
+  //     second call, with an A/A control, 1.016x against the control's
+  //     1.000x (h100_two_streams_auto_sidebyside_aa.json): 1.003x
+  //     (0.983..1.024) over the 29 rounds, where kNever had read 1.032x
+  //     (1.018..1.047) over 47. In the replay of the two 60-step two-stream
+  //     traces it halves the launching thread's modelled driver time at
+  //     every GPU lag from 0 to 500 (5.0 -> 2.1-2.8 ms a step at 200), at
+  //     1.0047-1.0107 reserved/allocated (kNever: 1.0063-1.0093).
+  //   kAlways (True): whenever the own stream's memory would need pages.
+  //     Lending on every such request, with cross_stream_wait, orders the
+  //     streams ~3x as often: 240 loans and 387 device-side waits a step,
+  //     placements 0.88 ms a step, but 1.027x expandable_segments' step time
+  //     against the old default's 1.017x
+  //     (bench/results/h100_two_streams_xwait_sidebyside_2c606e3.json).
+  //     Without cross_stream_wait it lends only memory whose work an event
+  //     query says is done, and the borrowed block goes back pending on the
+  //     borrower's work, as a record_stream's use: memory its own stream
+  //     cannot take back meanwhile, so that stream maps in its place (the
+  //     replay: 1.0859 reserved/allocated at a GPU lag of 150 events).
+  //   kNever (False): each stream's requests are served from its own
+  //     segments only (PyTorch's contract), memory passing between streams
+  //     only by moves (an unmap and a map a chunk).
+  enum class CrossStreamReuse : std::uint8_t { kNever, kWhenMoving, kAlways };
+  CrossStreamReuse cross_stream_reuse = CrossStreamReuse::kWhenMoving;
   // With cross_stream_reuse: whether memory whose lender's work may still
-  // run is lent too, ordered on the device instead (True): the requesting
-  // stream's later work waits (cuStreamWaitEvent) for the lender's work up
-  // to the block's newest free (on the first mark after that free, else on
-  // all the lender's work queued so far), and at the block's free the
-  // segment's stream waits in turn for all the borrower's work queued so
-  // far, so the block is free there at once (during a capture it stays
-  // pending). It lends more (19 chunks mapped a step instead of 64, 1.3 ms
-  // of placements; in the replay 1,295-1,693 chunks at every lag from 0 to
-  // 500 against 1,949-2,583), but each wait is on everything a stream had
-  // queued, not only on the work that touched the block, so the towers
-  // overlap less: over 20 interleaved rounds in three calls the step took
-  // 1.033x expandable_segments' time against 1.017x without lending
-  // (bench/results/h100_cross_stream_reuse_two_streams.json).
-  bool cross_stream_wait = false;
+  // run is lent too, ordered on the device instead (True, the default): the
+  // requesting stream's later work waits (cuStreamWaitEvent) for the
+  // lender's work up to the block's newest free (on the first mark after
+  // that free, else on all the lender's work queued so far), and at the
+  // block's free the segment's stream waits in turn for all the borrower's
+  // work queued so far, so the block is free there at once (during a
+  // capture it stays pending). No host thread waits. False: only memory an
+  // event query says is done with is lent, and a borrowed block goes back
+  // pending on the borrower's work (see kAlways above).
+  bool cross_stream_wait = true;
   // Growable segments: the largest physical chunk mapped at once
   // (max_map_chunk_mb). Fewer, larger chunks cost fewer driver calls (the
   // driver charges per handle) and kernels read memory mapped in chunks of

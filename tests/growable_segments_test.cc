@@ -39,7 +39,7 @@ class GrowableSegmentsTest : public AllocatorTest<SimGrowable> {
     Options options = env_.BaseOptions();
     options.max_map_chunk = 8 * kMiB;
     options.keep_old_mappings = false;
-    options.cross_stream_reuse = false;  // moves between streams, not loans
+    options.cross_stream_reuse = Options::CrossStreamReuse::kNever;  // moves, not loans
     return options;
   }
   // Mechanics with no slack and no memory held once taken again freely
@@ -997,7 +997,7 @@ class KeptMappingsTest : public GrowableSegmentsTest {
     options.release_slack = options.release_slack_max = 0;
     options.hold_reserved = false;
     options.max_map_chunk = 4 * kMiB;
-    options.cross_stream_reuse = false;  // moves between streams, not loans
+    options.cross_stream_reuse = Options::CrossStreamReuse::kNever;  // moves, not loans
     Make(options);
   }
   // a (16 MiB) freed behind a kept 2 MiB block, its work done; then b
@@ -1253,8 +1253,8 @@ class LendFinishedTest : public ::testing::Test {
     sim_ = sim.get();
     Options options = DefaultOptions();
     options.background_unmap = false;
-    options.cross_stream_reuse = true;
-    EXPECT_FALSE(options.cross_stream_wait);
+    options.cross_stream_reuse = Options::CrossStreamReuse::kAlways;
+    options.cross_stream_wait = false;
     alloc_ = std::make_unique<DeviceAllocator>(std::move(sim), options);
   }
   DevicePtr AllocateOk(std::size_t size, StreamId stream) {
@@ -1344,7 +1344,8 @@ class CrossStreamReuseTest : public GrowableSegmentsTest {
  protected:
   void MakeBorrowing(bool borrow = true, bool wait = true) {
     Options options = NoSlackMechanics();
-    options.cross_stream_reuse = borrow;
+    options.cross_stream_reuse =
+        borrow ? Options::CrossStreamReuse::kAlways : Options::CrossStreamReuse::kNever;
     options.cross_stream_wait = wait;
     Make(options);
   }
@@ -1416,6 +1417,51 @@ TEST_F(CrossStreamReuseTest, ABorrowedBlocksFreeOrdersItsStreamAfterTheBorrowerA
   EXPECT_EQ(after.num_cross_stream_reuses, before.num_cross_stream_reuses);
   EXPECT_TRUE(IsValid(*alloc_));
   FreeEmptyAndEnd({again, l.keep});
+}
+
+// cross_stream_reuse:auto (the default) lends only where the cache would
+// otherwise move memory from under holes to map the request (its free
+// memory past the low mark), and there as True does: no map, a device wait.
+TEST_F(CrossStreamReuseTest, AutoLendsWhereTheCacheWouldMoveMemory) {
+  if (!env_.CanHoldEvents()) GTEST_SKIP() << "needs events that stay incomplete";
+  Options options = NoSlackMechanics();
+  options.cross_stream_reuse = Options::CrossStreamReuse::kWhenMoving;
+  Make(options);
+  const Lent l = FreeOnStreamZero(/*finished=*/false);
+  const MemoryStats before = alloc_->GetStats();
+  const std::int64_t waits = Device().stream_waits;
+  const DevicePtr b = AllocateOk(16 * kMiB, 1);
+  const MemoryStats after = alloc_->GetStats();
+  EXPECT_EQ(b, l.a) << "past the low mark stream 1 did not borrow stream 0's free memory";
+  EXPECT_EQ(after.num_maps, before.num_maps);
+  EXPECT_EQ(after.num_cross_stream_reuses - before.num_cross_stream_reuses, 1);
+  EXPECT_EQ(Device().stream_waits - waits, 1);
+  EXPECT_EQ(after.num_stream_syncs, before.num_stream_syncs) << "the host waited";
+  EXPECT_TRUE(IsValid(*alloc_));
+  FreeEmptyAndEnd({b, l.keep});
+}
+
+// ... and within the low mark, where the cache takes new memory, it lends
+// nothing: no ordering between the streams is added.
+TEST_F(CrossStreamReuseTest, AutoTakesNewMemoryWithinTheLowMark) {
+  if (!env_.CanHoldEvents()) GTEST_SKIP() << "needs events that stay incomplete";
+  Options options = NoSlackMechanics();
+  options.cross_stream_reuse = Options::CrossStreamReuse::kWhenMoving;
+  // Room for new memory: the marks at five times the peak allocated.
+  options.release_slack = options.release_slack_max = options.release_slack_hard = 4.0;
+  Make(options);
+  const Lent l = FreeOnStreamZero(/*finished=*/false);
+  const MemoryStats before = alloc_->GetStats();
+  const std::int64_t waits = Device().stream_waits;
+  const DevicePtr b = AllocateOk(16 * kMiB, 1);
+  const MemoryStats after = alloc_->GetStats();
+  EXPECT_NE(b, l.a) << "lent memory where new memory was within the marks";
+  EXPECT_GT(after.num_maps, before.num_maps);
+  EXPECT_EQ(after.num_cross_stream_reuses, before.num_cross_stream_reuses);
+  EXPECT_EQ(Device().stream_waits, waits) << "the streams were ordered for nothing";
+  EXPECT_EQ(after.num_stream_syncs, before.num_stream_syncs);
+  EXPECT_TRUE(IsValid(*alloc_));
+  FreeEmptyAndEnd({b, l.keep});
 }
 
 TEST_F(CrossStreamReuseTest, OffEachStreamMovesMemoryThroughTheDriver) {

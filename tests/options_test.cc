@@ -258,18 +258,28 @@ TEST(OptionsTest, UnpinEdges) {
     EXPECT_THAT(ParseError(absl::StrCat(name, ":sometimes")), HasSubstr(name));
     EXPECT_THAT(DefaultOptions().ToString(), HasSubstr(absl::StrCat(name, ":True")));
   }
-  // cross_stream_reuse: off by default (PyTorch's per-stream reuse); on,
-  // it lends only memory whose work is done unless cross_stream_wait.
-  EXPECT_FALSE(DefaultOptions().cross_stream_reuse);
-  EXPECT_FALSE(DefaultOptions().cross_stream_wait);
-  EXPECT_TRUE(ParseOk("cross_stream_reuse:True").cross_stream_reuse);
-  EXPECT_TRUE(ParseOk("cross_stream_wait:True").cross_stream_wait);
+  // cross_stream_reuse: by default (auto) streams lend where the cache
+  // would otherwise move memory, ordered on the device (cross_stream_wait);
+  // False is PyTorch's per-stream reuse, True lends wherever a stream would
+  // map.
+  EXPECT_EQ(DefaultOptions().cross_stream_reuse, Options::CrossStreamReuse::kWhenMoving);
+  EXPECT_TRUE(DefaultOptions().cross_stream_wait);
+  EXPECT_EQ(ParseOk("cross_stream_reuse:True").cross_stream_reuse,
+            Options::CrossStreamReuse::kAlways);
+  EXPECT_EQ(ParseOk("cross_stream_reuse:False").cross_stream_reuse,
+            Options::CrossStreamReuse::kNever);
+  EXPECT_EQ(ParseOk("cross_stream_reuse:False,cross_stream_reuse:auto").cross_stream_reuse,
+            Options::CrossStreamReuse::kWhenMoving);
+  EXPECT_FALSE(ParseOk("cross_stream_wait:False").cross_stream_wait);
   EXPECT_THAT(ParseOk("cross_stream_reuse:True").ToString(),
               HasSubstr("cross_stream_reuse:True"));
-  EXPECT_THAT(ParseOk("cross_stream_wait:True").ToString(), HasSubstr("cross_stream_wait:True"));
-  EXPECT_THAT(DefaultOptions().ToString(), HasSubstr("cross_stream_reuse:False"));
-  EXPECT_THAT(DefaultOptions().ToString(), HasSubstr("cross_stream_wait:False"));
+  EXPECT_THAT(ParseOk("cross_stream_reuse:False").ToString(),
+              HasSubstr("cross_stream_reuse:False"));
+  EXPECT_THAT(ParseOk("cross_stream_wait:False").ToString(), HasSubstr("cross_stream_wait:False"));
+  EXPECT_THAT(DefaultOptions().ToString(), HasSubstr("cross_stream_reuse:auto"));
+  EXPECT_THAT(DefaultOptions().ToString(), HasSubstr("cross_stream_wait:True"));
   EXPECT_THAT(ParseError("cross_stream_reuse:often"), HasSubstr("cross_stream_reuse"));
+  EXPECT_THAT(ParseError("cross_stream_reuse:often"), HasSubstr("auto"));
   EXPECT_THAT(ParseError("cross_stream_wait:often"), HasSubstr("cross_stream_wait"));
   EXPECT_THAT(DefaultOptions().ToString(), HasSubstr("mapped_fit:auto"));
   EXPECT_EQ(DefaultOptions().mapped_fit_min, 0u);

@@ -224,18 +224,34 @@ TEST(ReplayTest, PeakActiveCountsBlocksAwaitingAnotherStream) {
   // pending: active memory peaks above allocated, and reserved holds at
   // least that much. With the GPU keeping up, no block waits long enough to
   // raise the peak much, and a one-stream trace's active peak is its
-  // allocated peak.
+  // allocated peak. (ccalloc with streams kept apart, PyTorch's contract:
+  // its default lends memory across streams where it would move it, and a
+  // lent block goes back free at once, ordered on the device, so fewer
+  // blocks wait and by how much depends on the unmap worker's pace.)
   scenarios::TwoStreamsOptions options;
   options.steps = 150;
   const Trace t = scenarios::TwoStreams(options);
-  for (absl::string_view policy : {"pytorch-native", "ccalloc"}) {
-    SCOPED_TRACE(policy);
+  absl::StatusOr<Policy> own = CustomPolicy("cross_stream_reuse:False");
+  ASSERT_TRUE(own.ok()) << own.status();
+  absl::StatusOr<Policy> native = PresetPolicy("pytorch-native");
+  ASSERT_TRUE(native.ok()) << native.status();
+  for (const Policy* policy : {&*native, &*own}) {
+    SCOPED_TRACE(policy->name);
     ReplayConfig lagging;
     lagging.gpu_lag = 500;
-    const ReplayResult r = ReplayWith(t, policy, lagging);
+    lagging.timing_repetitions = 0;
+    absl::StatusOr<ReplayResult> replayed = Replay(t, *policy, lagging);
+    ASSERT_TRUE(replayed.ok()) << replayed.status();
+    const ReplayResult& r = *replayed;
     EXPECT_GT(r.peak_active_bytes, r.peak_allocated_bytes);
     EXPECT_GE(r.peak_reserved_bytes, r.peak_active_bytes);
     EXPECT_THAT(FormatTable({r}), HasSubstr("peak active"));
+  }
+  {
+    ReplayConfig lagging;
+    lagging.gpu_lag = 500;
+    const ReplayResult r = ReplayWith(t, "ccalloc", lagging);
+    EXPECT_GE(r.peak_reserved_bytes, r.peak_active_bytes);
   }
   const Trace one = Handmade("one", {{true, 0, 3 * kMiBytes},
                                      {true, 1, 5 * kMiBytes},
@@ -398,26 +414,31 @@ TEST(ReplayTest, MappedFitForLargeRequestsMovesLessOnTheCheckpointedLm) {
 
 // cross_stream_reuse: the two-stream trace's memory changes streams every
 // step; lent where it lies, it is moved through the driver far less, within
-// the same bound, with the GPU at the host's heels (the replay's default):
-// only memory whose work is done, so no stream waits for another; with
-// cross_stream_wait every loan and return is ordered by a device-side wait.
+// the same bound, with the GPU at the host's heels (the replay's default).
+// Lent wherever a stream would map (True), only memory whose work is done
+// without cross_stream_wait (no stream waits for another), every loan and
+// return ordered by a device-side wait with it; the default (auto) lends
+// only where the cache would move memory, so it orders the streams less
+// than half as often, for most of the saving.
 TEST(ReplayTest, CrossStreamReuseMovesLessOnTheTwoStreamTrace) {
   const Trace trace = LoadBundled("two_streams");
   ASSERT_FALSE(trace.events.empty());
-  const ReplayResult own = ReplayWith(trace, "ccalloc");
-  const ReplayResult lent = ReplayConf(trace, "cross_stream_reuse:True");
-  const ReplayResult ordered = ReplayConf(trace, "cross_stream_reuse:True,cross_stream_wait:True");
+  const ReplayResult own = ReplayConf(trace, "cross_stream_reuse:False");
+  const ReplayResult lent = ReplayConf(trace, "cross_stream_reuse:True,cross_stream_wait:False");
+  const ReplayResult ordered = ReplayConf(trace, "cross_stream_reuse:True");
+  const ReplayResult ours = ReplayWith(trace, "ccalloc");
   const auto waits = [](const ReplayResult& r) {
     return r.driver_calls[static_cast<int>(DriverCall::kStreamWaitEvent)];
   };
-  EXPECT_EQ(waits(own), 0) << "the default lent";
+  EXPECT_EQ(waits(own), 0) << "lent with cross_stream_reuse:False";
   EXPECT_EQ(waits(lent), 0) << "a stream was ordered after another";
   EXPECT_GT(waits(ordered), 0);
+  EXPECT_GT(waits(ours), 0);
+  EXPECT_LT(2 * waits(ours), waits(ordered)) << "auto lent where no move was due";
   EXPECT_LT(2 * lent.late_mapped_chunks, own.late_mapped_chunks);
   EXPECT_LT(2 * ordered.late_mapped_chunks, own.late_mapped_chunks);
-  EXPECT_LE(lent.ratio, 1.01);
-  EXPECT_LE(own.ratio, 1.01);
-  EXPECT_LE(ordered.ratio, 1.01);
+  EXPECT_LT(2 * ours.late_mapped_chunks, own.late_mapped_chunks);
+  for (const ReplayResult* r : {&own, &lent, &ordered, &ours}) EXPECT_LE(r->ratio, 1.01);
 }
 
 TEST(ReplayTest, JsonHasOneObjectPerPolicyWithTheRequiredKeys) {

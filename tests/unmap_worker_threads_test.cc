@@ -304,7 +304,7 @@ class BackgroundUnmapTest : public UnmapWorkerTest {
     // A move's old mapping unmapped once its work is done, as these tests
     // watch (keep_old_mappings keeps it for a block that wants it back).
     options.keep_old_mappings = false;
-    options.cross_stream_reuse = false;  // the growth moves memory, not a loan
+    options.cross_stream_reuse = Options::CrossStreamReuse::kNever;  // a move, not a loan
     // The allocator owns a forwarding backend; the noting one stays here.
     struct Borrowed : TrackingBackend {
       explicit Borrowed(DeviceBackend* b, Outstanding* o) : TrackingBackend(b, o) {}

@@ -1450,6 +1450,15 @@ std::pair<DevicePtr, std::size_t> GrowableSegments::HeldStretch(CacheLock lock,
   return best;
 }
 
+bool GrowableSegments::WouldMove(CacheLock lock, std::size_t bytes) {
+  AssertHeld(lock);
+  // Prepare's first test (excess_low): memory held past the low mark is
+  // moved from under holes before any is created. (NotePeak(0): the request
+  // is not counted as allocated yet; Prepare counts it, so this may say no
+  // where Prepare then moves a little.)
+  return reserved() + bytes > Mark(NotePeak(0), options_.release_slack);
+}
+
 bool GrowableSegments::HoldsSlack(CacheLock lock) const {
   AssertHeld(lock);
   // Twice the high mark's slack: between the marks and a little past the

@@ -287,6 +287,7 @@ class GrowableSegments final : public SegmentStore {
   std::size_t BytesToMap(CacheLock lock, const Segment& segment, DevicePtr begin,
                          std::size_t bytes) override;
   bool HoldsSlack(CacheLock lock) const override;
+  bool WouldMove(CacheLock lock, std::size_t bytes) override;
   Placing Place(CacheLock lock, const Block& hole, DevicePtr at, std::size_t bytes) override;
   std::optional<DevicePtr> PlaceElsewhere(CacheLock lock, const Block& other, std::size_t bytes,
                                           std::size_t max_pages_to_map) override;

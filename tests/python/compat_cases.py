@@ -1,6 +1,6 @@
 """What a PyTorch user does on a GPU, one case per run, under one allocator.
 
-    CCALLOC_TEST_ALLOCATOR=native|ccalloc|ccalloc-classic|ccalloc-xs python3 compat_cases.py CASE
+    CCALLOC_TEST_ALLOCATOR=native|ccalloc|ccalloc-classic|ccalloc-own|ccalloc-lend|ccalloc-xs python3 compat_cases.py CASE
 
 prints one line "RESULT <json>" with what the case saw ("ok" is its own
 verdict; the other fields are compared across allocators by
@@ -19,8 +19,9 @@ import torch
 
 ALLOCATOR = os.environ.get("CCALLOC_TEST_ALLOCATOR", "native")
 _CONFS = {"ccalloc": None, "ccalloc-classic": "expandable_segments:False",
-          "ccalloc-lend": "cross_stream_reuse:True",
-          "ccalloc-xs": "cross_stream_reuse:True,cross_stream_wait:True"}
+          "ccalloc-own": "cross_stream_reuse:False",
+          "ccalloc-lend": "cross_stream_reuse:True,cross_stream_wait:False",
+          "ccalloc-xs": "cross_stream_reuse:True"}
 if ALLOCATOR.startswith("ccalloc"):
     import ccalloc.torch as _ct
     _ct.enable(conf=_CONFS[ALLOCATOR], mode="extension")
@@ -289,13 +290,16 @@ def case_cross_stream_ordering():
     """Memory freed on one stream while a slow write to it is still queued,
     then asked for on another stream and written at once; then the same
     the other way round; then memory freed once its work is done, asked for
-    on a stream that has memory of its own. By default ccalloc lends
-    nothing across streams. With cross_stream_reuse (ccalloc-lend) it lends
+    on a stream that has memory of its own. With cross_stream_reuse:False
+    (ccalloc-own) ccalloc lends nothing across streams. Lending wherever a
+    stream would map without cross_stream_wait (ccalloc-lend), it lends
     another stream's memory only once an event query says its work is done,
     so the late writes must miss the new tensors with no ordering at all;
-    with cross_stream_wait too (ccalloc-xs) it lends it before, ordered after
-    the first stream's work on the device, and the late write may not land
-    in the new tensor either."""
+    with cross_stream_wait (ccalloc-xs) it lends it before, ordered after the
+    first stream's work on the device, and the late write may not land in
+    the new tensor either. The default (cross_stream_reuse:auto) lends as
+    ccalloc-xs does where it would otherwise move memory: here every
+    request, the cache holding no more than its peak."""
     n = 64 * MiB // 4
     b = torch.cuda.Stream()
     torch.cuda.synchronize()

@@ -27,10 +27,12 @@
 //     0x04 max_split_size_mb:64 (oversize blocks)
 //     0x08 garbage_collection_threshold:0.6 (acts once a limit is set, on
 //          classic segments); with growable segments, where it does
-//          nothing, cross_stream_reuse (free memory lent across streams
-//          once the lender's work on it is done) with cross_stream_wait
-//          (also while it may run, ordered by device-side waits) when the
-//          destroy bit 0x10 is clear
+//          nothing, cross_stream_reuse:True (free memory lent across
+//          streams wherever a stream would map; once the lender's work on it
+//          is done, or, with cross_stream_wait when the destroy bit 0x10 is
+//          clear, also while it may run, ordered by device-side waits);
+//          without the bit, the default's (auto: lent where the cache would
+//          move memory, ordered by device-side waits)
 //     0x10 destroy with blocks still live (tests the destructor's release)
 //     0x20 64 KiB device pages instead of 2 MiB (growable edge pages), on
 //          the 1 GiB device
@@ -150,7 +152,7 @@ class Harness {
     if ((config & 0x04) != 0) options_.max_split_size = 64 * kMiB;
     if ((config & 0x08) != 0) {
       options_.garbage_collection_threshold = 0.6;
-      options_.cross_stream_reuse = growable_;
+      if (growable_) options_.cross_stream_reuse = Options::CrossStreamReuse::kAlways;
       options_.cross_stream_wait = growable_ && (config & 0x10) == 0;
     }
     if ((config & 0x40) != 0) options_.unpin_edges = 2 * page_size_;

@@ -11,7 +11,7 @@
 // and with the counters, everything is freed, the cache emptied, the
 // allocator destroyed, and the device must hold nothing.
 //
-//   ccalloc-soak [--ops 10000000] [--threads 8] [--policy classic|growable|lending|lending-done]
+//   ccalloc-soak [--ops 10000000] [--threads 8] [--policy classic|growable|growable-own-streams|lending|lending-done]
 //                [--seconds 0 (no cap)] [--validate-every 100000] [--seed 1]
 //                [--conf CCALLOC_CONF (on top of the policy: an option's own paths)]
 //
@@ -51,16 +51,23 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 // What --policy names: classic or growable segments and, for growable ones,
-// memory lent across streams once its work is done (cross_stream_reuse) and
-// also while it may still run, ordered on the device (cross_stream_wait).
+// how memory is lent across streams (cross_stream_reuse): the default's
+// (growable: where the cache would move memory, ordered on the device), not
+// at all (growable-own-streams: PyTorch's contract), or wherever a stream
+// would map, once the lender's work is done (lending-done) or also while it
+// may still run, ordered on the device (lending: cross_stream_wait).
 struct Policy {
   const char* name;
-  bool growable, lend, lend_ordered;
+  bool growable;
+  Options::CrossStreamReuse lend;
+  bool lend_ordered;
 };
-constexpr Policy kPolicies[] = {{"classic", false, false, false},
-                                {"growable", true, false, false},
-                                {"lending-done", true, true, false},
-                                {"lending", true, true, true}};
+constexpr Policy kPolicies[] = {
+    {"classic", false, Options::CrossStreamReuse::kNever, false},
+    {"growable", true, Options::CrossStreamReuse::kWhenMoving, true},
+    {"growable-own-streams", true, Options::CrossStreamReuse::kNever, false},
+    {"lending-done", true, Options::CrossStreamReuse::kAlways, false},
+    {"lending", true, Options::CrossStreamReuse::kAlways, true}};
 
 struct Flags {
   std::int64_t ops = 10'000'000;
@@ -75,7 +82,7 @@ struct Flags {
 [[noreturn]] void Usage(const char* why) {
   std::fprintf(stderr,
                "ccalloc-soak: %s\nusage: ccalloc-soak [--ops N] [--threads N] "
-               "[--policy classic|growable|lending|lending-done] [--seconds S]\n"
+               "[--policy classic|growable|growable-own-streams|lending|lending-done] [--seconds S]\n"
                "  [--validate-every N] [--seed N] [--conf CCALLOC_CONF]\n",
                why);
   std::exit(2);
@@ -251,7 +258,7 @@ class Soak {
         "  peak reserved       %s, peak allocated %s\n",
         FormatBytes(static_cast<std::uint64_t>(stats.reserved_bytes[kStatAll].peak)).c_str(),
         FormatBytes(static_cast<std::uint64_t>(stats.allocated_bytes[kStatAll].peak)).c_str());
-    if (flags_.policy->lend) {
+    if (flags_.policy->lend != Options::CrossStreamReuse::kNever) {
       std::printf("  cross-stream loans  %lld (device-side waits %lld)\n",
                   static_cast<long long>(stats.num_cross_stream_reuses),
                   static_cast<long long>(stats.num_device_waits));

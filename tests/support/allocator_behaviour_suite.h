@@ -368,7 +368,7 @@ TYPED_TEST_P(AllocatorBehaviourTest, FreedBlockIsReusedOnItsStreamOnly) {
   for (std::size_t size : {std::size_t{4} << 20, std::size_t{1000}}) {
     SCOPED_TRACE(absl::StrCat("size ", size));
     Options options = this->env_.BaseOptions();
-    options.cross_stream_reuse = false;
+    options.cross_stream_reuse = Options::CrossStreamReuse::kNever;
     DeviceAllocator& alloc = this->Make(options);
     const StreamId a = this->env_.stream(0);
     const StreamId b = this->env_.stream(1);
@@ -454,7 +454,7 @@ TYPED_TEST_P(AllocatorBehaviourTest, OomLadderReleasesCachedMemoryAndRetries) {
   // asking the device (see GrowableSegmentsTest for that path), or lend
   // them (cross_stream_reuse).
   options.release_slack = 1.0;
-  options.cross_stream_reuse = false;
+  options.cross_stream_reuse = Options::CrossStreamReuse::kNever;
   DeviceAllocator& alloc = this->Make(options, 20 * kMiB);
   const StreamId a = this->env_.stream(0);
   const StreamId b = this->env_.stream(1);
@@ -479,7 +479,7 @@ TYPED_TEST_P(AllocatorBehaviourTest, OomLadderReleasesCachedMemoryAndRetries) {
 TYPED_TEST_P(AllocatorBehaviourTest, OomLadderRetriesAfterInjectedFailure) {
   CCALLOC_SKIP_UNLESS_SIM("failure injection");
   Options options = this->env_.BaseOptions();
-  options.cross_stream_reuse = false;  // B's cached memory is not lent to A
+  options.cross_stream_reuse = Options::CrossStreamReuse::kNever;  // B's cached memory is not lent to A
   DeviceAllocator& alloc = this->Make(options);
   SimBackend* sim = this->env_.sim();
   const StreamId a = this->env_.stream(0);
