@@ -222,6 +222,13 @@ class BlockPool {
     return best;
   }
 
+  // Whether a free block lies on a stream other than `stream` (entries are
+  // ordered by stream first: the first and the last say it).
+  bool HasOtherStreams(StreamId stream) const {
+    return !blocks_.empty() &&
+           (blocks_.begin()->stream != stream || std::prev(blocks_.end())->stream != stream);
+  }
+
   // The largest free block on `stream` (the highest address among equals);
   // null when the stream has none.
   Block* Largest(StreamId stream) const {

@@ -236,6 +236,7 @@ absl::StatusOr<Block*> DeviceAllocator::TryAllocate(std::size_t rounded,
   // stream's work on the device (Options says why).
   if (growable_ && options_.cross_stream_reuse != Options::CrossStreamReuse::kNever &&
       owner == nullptr && !capturing() && block->segment->expandable &&
+      free_blocks.HasOtherStreams(stream) &&  // (one stream: nothing to borrow, no page walk)
       store_->HeldBytesIn(Locked(), *block->segment, at, at + rounded) != rounded &&
       (options_.cross_stream_reuse == Options::CrossStreamReuse::kAlways ||
        store_->WouldMove(Locked(), store_->BytesToMap(Locked(), *block->segment, at, rounded)))) {

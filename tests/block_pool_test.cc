@@ -56,6 +56,23 @@ TEST_F(BlockPoolTest, RekeyInPlaceKeepsTheLargestHoleLargest) {
   EXPECT_EQ(pool_.BestFit(0, 8 << 20, policy, /*expandable=*/true), large);
 }
 
+// HasOtherStreams: whether a loan across streams has anything to look at
+// (the allocation path asks it before walking any page table).
+TEST_F(BlockPoolTest, HasOtherStreamsSeesEveryStreamButTheOneAsked) {
+  EXPECT_FALSE(pool_.HasOtherStreams(0)) << "an empty index";
+  Add(0x1000, 4 << 20, /*stream=*/3);
+  Add(0x800000, 8 << 20, /*stream=*/3);
+  EXPECT_FALSE(pool_.HasOtherStreams(3));
+  EXPECT_TRUE(pool_.HasOtherStreams(0));
+  EXPECT_TRUE(pool_.HasOtherStreams(5));
+  Add(0x2000000, 2 << 20, /*stream=*/7);  // after stream 3's blocks
+  EXPECT_TRUE(pool_.HasOtherStreams(3));
+  EXPECT_TRUE(pool_.HasOtherStreams(7));
+  Add(0x4000000, 2 << 20, /*stream=*/1);  // before them
+  EXPECT_TRUE(pool_.HasOtherStreams(1));
+  ExpectValid();
+}
+
 TEST_F(BlockPoolTest, RekeyMovesABlockWhoseKeyPassesANeighbour) {
   Block* a = Add(0x1000, 4 << 20);
   Block* b = Add(0x2000000, 8 << 20);
