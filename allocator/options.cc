@@ -34,6 +34,20 @@ absl::Status ParseBool(absl::string_view key, absl::string_view value, bool* out
   return absl::OkStatus();
 }
 
+// Sets *out from True, False or auto, for a knob with a middle setting.
+template <typename E>
+absl::Status ParseAuto(absl::string_view key, absl::string_view value, E never, E automatic,
+                       E always, E* out) {
+  if (value == "auto") {
+    *out = automatic;
+    return absl::OkStatus();
+  }
+  bool on = false;
+  if (!ParseBool(key, value, &on).ok()) return BadValue(key, value, "expected True, False or auto");
+  *out = on ? always : never;
+  return absl::OkStatus();
+}
+
 bool IsPowerOfTwo(std::uint64_t v) { return v != 0 && (v & (v - 1)) == 0; }
 
 absl::StatusOr<std::uint32_t> ParseDivision(absl::string_view key,
@@ -261,27 +275,20 @@ absl::StatusOr<Options> ParseOptions(absl::string_view conf, const Options& base
     } else if (key == "hold_reserved") {
       if (absl::Status s = ParseBool(key, value, &options.hold_reserved); !s.ok()) return s;
     } else if (key == "mapped_fit") {
-      if (value == "auto") {
-        options.mapped_fit = Options::MappedFit::kWhenSlack;
-      } else {
-        bool always = false;
-        if (!ParseBool(key, value, &always).ok()) {
-          return BadValue(key, value, "expected True, False or auto");
-        }
-        options.mapped_fit = always ? Options::MappedFit::kAlways : Options::MappedFit::kNever;
+      if (absl::Status s = ParseAuto(key, value, Options::MappedFit::kNever,
+                                     Options::MappedFit::kWhenSlack, Options::MappedFit::kAlways,
+                                     &options.mapped_fit);
+          !s.ok()) {
+        return s;
       }
     } else if (key == "background_unmap") {
       if (absl::Status s = ParseBool(key, value, &options.background_unmap); !s.ok()) return s;
     } else if (key == "cross_stream_reuse") {
-      if (value == "auto") {
-        options.cross_stream_reuse = Options::CrossStreamReuse::kWhenMoving;
-      } else {
-        bool always = false;
-        if (!ParseBool(key, value, &always).ok()) {
-          return BadValue(key, value, "expected True, False or auto");
-        }
-        options.cross_stream_reuse =
-            always ? Options::CrossStreamReuse::kAlways : Options::CrossStreamReuse::kNever;
+      if (absl::Status s = ParseAuto(key, value, Options::CrossStreamReuse::kNever,
+                                     Options::CrossStreamReuse::kWhenMoving,
+                                     Options::CrossStreamReuse::kAlways, &options.cross_stream_reuse);
+          !s.ok()) {
+        return s;
       }
     } else if (key == "keep_old_mappings") {
       if (absl::Status s = ParseBool(key, value, &options.keep_old_mappings); !s.ok()) return s;

@@ -1360,6 +1360,33 @@ class CrossStreamReuseTest : public GrowableSegmentsTest {
     if (finished) env_.CompleteAll();
     return l;
   }
+  // Stream 1 asks for 16 MiB after `l`, and it is expected `lent` stream
+  // 0's block (no driver call, no memory taken, one device-side wait and no
+  // host wait: stream 0's work on it may still run) or not (its own new
+  // memory, no ordering between the streams). Returns the block.
+  DevicePtr AskOnStreamOne(const Lent& l, bool lent) {
+    const MemoryStats before = alloc_->GetStats();
+    const std::int64_t waits = Device().stream_waits;
+    const DevicePtr b = AllocateOk(16 * kMiB, 1);
+    const MemoryStats after = alloc_->GetStats();
+    EXPECT_EQ(after.num_stream_syncs, before.num_stream_syncs) << "the host waited";
+    if (lent) {
+      EXPECT_EQ(b, l.a) << "stream 1 did not take stream 0's free memory";
+      EXPECT_EQ(after.num_maps, before.num_maps) << "a borrow maps nothing";
+      EXPECT_EQ(after.num_unmaps, before.num_unmaps);
+      EXPECT_EQ(after.num_device_alloc, before.num_device_alloc);
+      EXPECT_EQ(after.reserved_bytes[kStatAll].current, before.reserved_bytes[kStatAll].current);
+      EXPECT_EQ(after.num_cross_stream_reuses - before.num_cross_stream_reuses, 1);
+      EXPECT_EQ(Device().stream_waits - waits, 1);
+    } else {
+      EXPECT_NE(b, l.a) << "lent stream 0's memory";
+      EXPECT_GT(after.num_maps, before.num_maps);
+      EXPECT_EQ(after.num_cross_stream_reuses, before.num_cross_stream_reuses);
+      EXPECT_EQ(Device().stream_waits, waits) << "the streams were ordered for nothing";
+    }
+    EXPECT_TRUE(IsValid(*alloc_));
+    return b;
+  }
 };
 
 TEST_F(CrossStreamReuseTest, WithoutWaitsMemoryWhoseWorkMayRunIsNotLent) {
@@ -1379,21 +1406,9 @@ TEST_F(CrossStreamReuseTest, AnotherStreamsFreedMemoryServesWithADeviceWaitAndNo
   if (!env_.CanHoldEvents()) GTEST_SKIP() << "needs events that stay incomplete";
   MakeBorrowing();
   const Lent l = FreeOnStreamZero(/*finished=*/false);
-  const MemoryStats before = alloc_->GetStats();
-  const std::int64_t waits = Device().stream_waits;
-  const DevicePtr b = AllocateOk(16 * kMiB, 1);
-  const MemoryStats after = alloc_->GetStats();
-  EXPECT_EQ(b, l.a) << "stream 1 did not take stream 0's free memory";
-  EXPECT_EQ(after.num_maps, before.num_maps) << "a borrow maps nothing";
-  EXPECT_EQ(after.num_unmaps, before.num_unmaps);
-  EXPECT_EQ(after.num_device_alloc, before.num_device_alloc);
-  EXPECT_EQ(after.reserved_bytes[kStatAll].current, before.reserved_bytes[kStatAll].current);
-  EXPECT_EQ(after.num_cross_stream_reuses - before.num_cross_stream_reuses, 1);
   // Stream 0's work on the memory may still run: stream 1 waits for it on
   // the device, never the host.
-  EXPECT_EQ(Device().stream_waits - waits, 1);
-  EXPECT_EQ(after.num_stream_syncs, before.num_stream_syncs) << "the host waited";
-  EXPECT_TRUE(IsValid(*alloc_));
+  const DevicePtr b = AskOnStreamOne(l, /*lent=*/true);
   FreeEmptyAndEnd({b, l.keep});
 }
 
@@ -1428,16 +1443,7 @@ TEST_F(CrossStreamReuseTest, AutoLendsWhereTheCacheWouldMoveMemory) {
   options.cross_stream_reuse = Options::CrossStreamReuse::kWhenMoving;
   Make(options);
   const Lent l = FreeOnStreamZero(/*finished=*/false);
-  const MemoryStats before = alloc_->GetStats();
-  const std::int64_t waits = Device().stream_waits;
-  const DevicePtr b = AllocateOk(16 * kMiB, 1);
-  const MemoryStats after = alloc_->GetStats();
-  EXPECT_EQ(b, l.a) << "past the low mark stream 1 did not borrow stream 0's free memory";
-  EXPECT_EQ(after.num_maps, before.num_maps);
-  EXPECT_EQ(after.num_cross_stream_reuses - before.num_cross_stream_reuses, 1);
-  EXPECT_EQ(Device().stream_waits - waits, 1);
-  EXPECT_EQ(after.num_stream_syncs, before.num_stream_syncs) << "the host waited";
-  EXPECT_TRUE(IsValid(*alloc_));
+  const DevicePtr b = AskOnStreamOne(l, /*lent=*/true);
   FreeEmptyAndEnd({b, l.keep});
 }
 
@@ -1451,16 +1457,7 @@ TEST_F(CrossStreamReuseTest, AutoTakesNewMemoryWithinTheLowMark) {
   options.release_slack = options.release_slack_max = options.release_slack_hard = 4.0;
   Make(options);
   const Lent l = FreeOnStreamZero(/*finished=*/false);
-  const MemoryStats before = alloc_->GetStats();
-  const std::int64_t waits = Device().stream_waits;
-  const DevicePtr b = AllocateOk(16 * kMiB, 1);
-  const MemoryStats after = alloc_->GetStats();
-  EXPECT_NE(b, l.a) << "lent memory where new memory was within the marks";
-  EXPECT_GT(after.num_maps, before.num_maps);
-  EXPECT_EQ(after.num_cross_stream_reuses, before.num_cross_stream_reuses);
-  EXPECT_EQ(Device().stream_waits, waits) << "the streams were ordered for nothing";
-  EXPECT_EQ(after.num_stream_syncs, before.num_stream_syncs);
-  EXPECT_TRUE(IsValid(*alloc_));
+  const DevicePtr b = AskOnStreamOne(l, /*lent=*/false);
   FreeEmptyAndEnd({b, l.keep});
 }
 
