@@ -1,8 +1,11 @@
 // device_allocator.h — the caching allocator of one device.
 //
 // Allocate: round the request, pick the pool, take the best-fitting free block
-// of that pool and stream (splitting it when the rest is worth keeping); on a
-// miss, reclaim blocks whose cross-stream events completed, then grow. If the
+// of that pool and stream (splitting it when the rest is worth keeping); where
+// growable segments would have to move memory to map it, borrow another
+// stream's mapped free block instead, that stream's work first on the device
+// (cross_stream_reuse, Borrow); on a miss, reclaim blocks whose cross-stream
+// events completed, then grow. If the
 // device refuses, walk the out-of-memory ladder: release cached memory that is
 // wholly free and retry; synchronize, free everything cached and retry; then
 // fail with a report that says where the memory is. Live blocks are never
