@@ -1633,8 +1633,8 @@ def main(argv):
         # first process up takes the GPU's context and the host's cores
         # first, and a fixed order would give that to the same allocator in
         # every round.
-        threads = [threading.Thread(target=one, args=(i, group[i]))
-                   for i in start_order(len(group), rnd)]
+        order = start_order(len(group), rnd)
+        threads = [threading.Thread(target=one, args=(i, group[i])) for i in order]
         if turns:
             threads.append(threading.Thread(target=turns.run))
         for t in threads:
@@ -1644,6 +1644,13 @@ def main(argv):
         if turns:
             turns.close()
             tmp.cleanup()
+        # Which started first matters: a process started first has read up
+        # to ~3% faster than its partners (an A/A control of
+        # expandable_segments read 1.025 over 15 rounds of two streams where
+        # its partner started first, 0.986 otherwise), so each run says
+        # where it started (bench/pool_rounds.py balances over it).
+        for position, i in enumerate(order):
+            together[i]["start_position"] = position
         return together
 
     for rnd in range(args.rounds):

@@ -17,6 +17,13 @@ and a two-sided 95% Student-t interval, and a verdict against the target:
 'not resolved' where it holds the target: then 'rounds for +-x' says how many
 rounds of that spread an interval of half-width (target - 1) would take.
 
+Side-by-side runs (--concurrent) record where each process started in its
+round (start_position). A process started first reads faster than its
+partners, and the start order turns with the round, so a count of rounds that
+is not a multiple of the processes leans one way. Where the paired runs have
+positions, a second table gives the mean ratio for each start position of the
+baseline, and their mean: the figure balanced over the start order.
+
 Pool only runs of the same policy: the files say their commit; this script
 does not judge what changed between them.
 """
@@ -53,12 +60,14 @@ def runs_of(document):
     return document["runs"]
 
 
-def round_ratios(runs, baseline, source=""):
+def round_ratios(runs, baseline, source="", positions_out=None):
     """{(workload, config): [(source, round, ratio), ...]} from one file, paired
     as compare_training.py's own summary pairs them (paired_rounds), failed and
-    skipped runs left out (good_runs)."""
+    skipped runs left out (good_runs). With positions_out=True, also
+    {(workload, config): [the baseline's start_position or None, ...]} in the
+    same order."""
     ok = good_runs(runs)
-    ratios = {}
+    ratios, positions = {}, {}
     for workload, config in dict.fromkeys((r["workload"], r["config"]) for r in ok):
         if config == baseline:
             continue
@@ -68,7 +77,11 @@ def round_ratios(runs, baseline, source=""):
         if paired:
             ratios[(workload, config)] = [(source, r["round"], r["mean_step_ms"] / b)
                                           for r, b in paired]
-    return ratios
+            # The baseline's start position in each paired round, where the
+            # runs say (side by side, since start_position was recorded).
+            where = {b["round"]: b.get("start_position") for b in base}
+            positions[(workload, config)] = [where.get(r["round"]) for r, _ in paired]
+    return ratios if positions_out is None else (ratios, positions)
 
 
 def pool(ratios, target):
@@ -99,6 +112,26 @@ def pool(ratios, target):
     return out
 
 
+def by_start_position(ratios, positions):
+    """Per (workload, config) whose every paired round says where the
+    baseline started: the mean ratio for each start position and the mean of
+    those (balanced over the start order)."""
+    out = []
+    for key, items in sorted(ratios.items()):
+        where = positions.get(key, [])
+        if not items or len(where) != len(items) or any(p is None for p in where):
+            continue
+        groups = {}
+        for (_, _, ratio), p in zip(items, where):
+            groups.setdefault(p, []).append(ratio)
+        means = {p: statistics.fmean(v) for p, v in sorted(groups.items())}
+        out.append({"workload": key[0], "config": key[1], "rounds": len(items),
+                    "by_position": {p: {"rounds": len(groups[p]), "mean": m}
+                                    for p, m in means.items()},
+                    "balanced": statistics.fmean(means.values())})
+    return out
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("files", nargs="+", help="compare_training.py results (bare or wrapped)")
@@ -109,7 +142,7 @@ def main(argv=None):
     p.add_argument("--json", default=None, help="write the pooled figures here")
     args = p.parse_args(argv)
 
-    ratios = {}
+    ratios, positions = {}, {}
     for path in args.files:
         try:
             with open(path) as f:
@@ -117,8 +150,11 @@ def main(argv=None):
         except (OSError, ValueError) as e:
             print(f"pool_rounds: {path}: {e}", file=sys.stderr)
             return 2
-        for key, items in round_ratios(runs, args.baseline, source=path).items():
+        file_ratios, file_positions = round_ratios(runs, args.baseline, source=path,
+                                                   positions_out=True)
+        for key, items in file_ratios.items():
             ratios.setdefault(key, []).extend(items)
+            positions.setdefault(key, []).extend(file_positions[key])
     if not ratios:
         print(f"pool_rounds: no run paired with a '{args.baseline}' run of the same workload "
               "and round", file=sys.stderr)
@@ -139,11 +175,25 @@ def main(argv=None):
         needed = str(r["rounds_needed"]) if r["rounds_needed"] is not None else "-"
         print(f"{r['workload']:<12} {r['config']:<18} {r['rounds']:>6} {r['mean']:>7.3f} "
               f"{sd:>7} {interval:>15}  {r['verdict']:<13} {needed:>15}")
+    balanced = by_start_position(ratios, positions)
+    if balanced:
+        print(f"\nby where {args.baseline} started in its round (side by side: 0 = first), "
+              f"the mean ratio, and the mean over those positions (balanced over the "
+              f"start order)")
+        header = f"{'workload':<12} {'config':<18} {'rounds':>6}  {'by position':<40} {'balanced':>8}"
+        print(header)
+        print("-" * len(header))
+        for b in balanced:
+            cells = "  ".join(f"{p}: {v['mean']:.3f} ({v['rounds']})"
+                              for p, v in b["by_position"].items())
+            print(f"{b['workload']:<12} {b['config']:<18} {b['rounds']:>6}  {cells:<40} "
+                  f"{b['balanced']:>8.3f}")
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"baseline": args.baseline, "target": args.target, "files": args.files,
                        "rows": [{k: (v if not (isinstance(v, float) and not math.isfinite(v))
-                                     else None) for k, v in r.items()} for r in rows]},
+                                     else None) for k, v in r.items()} for r in rows],
+                       "by_start_position": balanced},
                       f, indent=1)
     return 0
 

@@ -355,6 +355,11 @@ class ConcurrentRoundsTest(unittest.TestCase):
                          [("unet", "native_expandable", 0), ("unet", "ccalloc", 0),
                           ("vit", "native_expandable", 0), ("vit", "ccalloc", 0)])
         self.assertTrue(all(r["concurrent"] == 2 for r in runs))
+        # Each run says where it started in its round: the order turns.
+        self.assertEqual([(r["config"], r["round"], r["start_position"]) for r in runs
+                          if r["workload"] == "unet"],
+                         [("native_expandable", 0, 0), ("ccalloc", 0, 1),
+                          ("native_expandable", 1, 1), ("ccalloc", 1, 0)])
         rows = {(r["workload"], r["config"]): r for r in result["summary"]}
         self.assertAlmostEqual(rows[("unet", "ccalloc")]["mean_vs_expandable"], 61.0 / 60.0)
 

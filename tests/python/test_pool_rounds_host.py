@@ -52,6 +52,36 @@ class PoolRoundsTest(unittest.TestCase):
         self.assertEqual([(r, round(x, 6)) for _, r, x in ratios[("lm", "ccalloc")]],
                          [(0, 1.1), (1, 0.95)])
 
+    def test_side_by_side_rounds_are_balanced_over_where_the_baseline_started(self):
+        def placed(workload, config, rnd, ms, position):
+            return dict(run(workload, config, rnd, ms), start_position=position)
+        # Three rounds with the baseline first (ratio 1.04), one with it
+        # second (1.00): the plain mean leans to the first, the balanced one
+        # weighs the two positions alike.
+        runs = []
+        for rnd, (ms, base_first) in enumerate([(104.0, True), (104.0, True), (104.0, True),
+                                                (100.0, False)]):
+            runs += [placed("ts", "native_expandable", rnd, 100.0, 0 if base_first else 1),
+                     placed("ts", "ccalloc", rnd, ms, 1 if base_first else 0)]
+        path = self.write("p.json", {"runs": runs})
+        out_json = os.path.join(self.tmp.name, "o.json")
+        rc, out, _ = self.main(path, "--json", out_json)
+        self.assertEqual(rc, 0)
+        self.assertIn("balanced over the start order", out)
+        with open(out_json) as f:
+            (row,) = json.load(f)["by_start_position"]
+        self.assertEqual(row["rounds"], 4)
+        self.assertEqual({p: v["rounds"] for p, v in row["by_position"].items()},
+                         {"0": 3, "1": 1})
+        self.assertAlmostEqual(row["by_position"]["0"]["mean"], 1.04)
+        self.assertAlmostEqual(row["balanced"], 1.02)
+        # Runs that do not say where they started get no such table.
+        plain = self.write("q.json", {"runs": [run("ts", "native_expandable", 0, 100.0),
+                                                run("ts", "ccalloc", 0, 101.0)]})
+        rc, out, _ = self.main(plain)
+        self.assertEqual(rc, 0)
+        self.assertNotIn("balanced over the start order", out)
+
     def test_pools_rounds_across_files_bare_and_wrapped(self):
         a = self.write("a.json", {"runs": [run("lm", "native_expandable", 0, 100.0),
                                            run("lm", "ccalloc", 0, 102.0)]})
