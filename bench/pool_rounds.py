@@ -60,14 +60,13 @@ def runs_of(document):
     return document["runs"]
 
 
-def round_ratios(runs, baseline, source="", positions_out=None):
-    """{(workload, config): [(source, round, ratio), ...]} from one file, paired
-    as compare_training.py's own summary pairs them (paired_rounds), failed and
-    skipped runs left out (good_runs). With positions_out=True, also
-    {(workload, config): [the baseline's start_position or None, ...]} in the
-    same order."""
+def paired_runs(runs, baseline):
+    """{(workload, config): (the paired runs with their round's baseline mean
+    step time, the baseline's runs)}, paired as compare_training.py's own
+    summary pairs them (paired_rounds), failed and skipped runs left out
+    (good_runs)."""
     ok = good_runs(runs)
-    ratios, positions = {}, {}
+    out = {}
     for workload, config in dict.fromkeys((r["workload"], r["config"]) for r in ok):
         if config == baseline:
             continue
@@ -75,13 +74,24 @@ def round_ratios(runs, baseline, source="", positions_out=None):
         base = [r for r in ok if r["workload"] == workload and r["config"] == baseline]
         paired = paired_rounds(rs, base)
         if paired:
-            ratios[(workload, config)] = [(source, r["round"], r["mean_step_ms"] / b)
-                                          for r, b in paired]
-            # The baseline's start position in each paired round, where the
-            # runs say (side by side, since start_position was recorded).
-            where = {b["round"]: b.get("start_position") for b in base}
-            positions[(workload, config)] = [where.get(r["round"]) for r, _ in paired]
-    return ratios if positions_out is None else (ratios, positions)
+            out[(workload, config)] = (paired, base)
+    return out
+
+
+def round_ratios(runs, baseline, source=""):
+    """{(workload, config): [(source, round, ratio), ...]} from one file."""
+    return {key: [(source, r["round"], r["mean_step_ms"] / b) for r, b in paired]
+            for key, (paired, _) in paired_runs(runs, baseline).items()}
+
+
+def baseline_positions(runs, baseline):
+    """{(workload, config): [the baseline's start_position in each paired
+    round, None where the runs do not say], ...} in round_ratios' order."""
+    out = {}
+    for key, (paired, base) in paired_runs(runs, baseline).items():
+        where = {b["round"]: b.get("start_position") for b in base}
+        out[key] = [where.get(r["round"]) for r, _ in paired]
+    return out
 
 
 def pool(ratios, target):
@@ -150,9 +160,8 @@ def main(argv=None):
         except (OSError, ValueError) as e:
             print(f"pool_rounds: {path}: {e}", file=sys.stderr)
             return 2
-        file_ratios, file_positions = round_ratios(runs, args.baseline, source=path,
-                                                   positions_out=True)
-        for key, items in file_ratios.items():
+        file_positions = baseline_positions(runs, args.baseline)
+        for key, items in round_ratios(runs, args.baseline, source=path).items():
             ratios.setdefault(key, []).extend(items)
             positions.setdefault(key, []).extend(file_positions[key])
     if not ratios:
