@@ -1528,7 +1528,8 @@ def parse_args(argv):
                         "processes disturb each other)")
     p.add_argument("--time-budget", type=float, default=0.0, metavar="SECONDS",
                    help="start no run that would likely end after this many seconds from the "
-                        "start (estimated from the longest run of that workload so far); "
+                        "start (estimated from the longest run of that workload so far), and, "
+                        "side by side, no turn of the start order that would not end in it; "
                         "skipped runs are reported. 0: no budget")
     p.add_argument("--max-batch", action="store_true", help="also search the largest batch under a cap")
     p.add_argument("--cap-gib", type=float, default=20.0)
@@ -1653,7 +1654,24 @@ def main(argv):
             together[i]["start_position"] = position
         return together
 
+    # Side by side the start order turns by one a round, and a process
+    # started first reads faster (run_together): so a time budget begins a
+    # new turn of the order only where the whole turn fits, and every
+    # allocator starts in each place as often as the others.
+    turn = len(configs) if side_by_side and len(configs) > 1 else 1
     for rnd in range(args.rounds):
+        if turn > 1 and rnd > 0 and rnd % turn == 0 and args.time_budget:
+            fallback = max(longest.values(), default=60.0)
+            needed = min(turn, args.rounds - rnd) * sum(longest.get(w, fallback)
+                                                         for w in workloads)
+            if time.time() - t0 + needed > args.time_budget:
+                reason = (f"time budget {args.time_budget:.0f} s: a whole turn of the start "
+                          f"order ({turn} rounds, ~{needed:.0f} s) would not fit")
+                print(f"  stopped: {reason}", flush=True)
+                runs.extend({"config": c, "workload": w, "round": later, "skipped": reason}
+                            for later in range(rnd, args.rounds) for w in workloads
+                            for c in configs)
+                break
         for workload in workloads:
             for group in groups:
                 print(f"[{time.time() - t0:6.0f}s] {workload} / {', '.join(group)}"

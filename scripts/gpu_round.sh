@@ -308,7 +308,11 @@ ldd "$L"; ! ldd "$L" | grep -i absl'
       # the method reads where nothing differs is the yardstick for
       # ccalloc's ratio. Pooled over five such calls (README): two streams
       # 1.035 (1.020..1.050, 25 rounds), the LM 1.019, 1.003 against the
-      # control.
+      # control; with the loans between streams of 25cb286, two streams
+      # 1.005 (0.987..1.023, 33 rounds). A process started first reads
+      # faster, so the start order turns by round, each run records its
+      # start_position, and the time budget begins only whole turns of the
+      # order (three rounds here): pool_rounds.py balances over it.
       run sidebyside env "${torch_env[@]}" \
         python3 bench/compare_training.py --concurrent --workloads ckpt_lm,two_streams,gpt2 \
         --torch-config expandable_b=expandable_segments:True \

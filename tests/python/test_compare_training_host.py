@@ -374,6 +374,32 @@ class ConcurrentRoundsTest(unittest.TestCase):
         self.assertEqual(rc, 0)
         self.assertEqual(state["calls"], 4)
 
+    def test_a_time_budget_begins_only_whole_turns_of_the_start_order(self):
+        # Each run says it took 40 s (it takes none): with a 70 s budget the
+        # first turn (two rounds of two processes) runs, and the second turn
+        # (~80 s) is not begun, though its first round alone (~40 s) fits.
+        def run_child(args, config, mode, workload=None, **_):
+            return run(config, 0, 60.0 if config == "native_expandable" else 61.0) | {
+                "workload": workload, "wall_s": 40.0, "device_used_peak": 101}
+        import json, os, tempfile
+        with tempfile.TemporaryDirectory() as tmp:
+            out = os.path.join(tmp, "r.json")
+            rc = main_with(run_child, ["--workloads", "unet", "--configs",
+                                       "native_expandable,ccalloc", "--rounds", "4",
+                                       "--concurrent", "--time-budget", "70", "--out", out])
+            with open(out) as f:
+                runs = json.load(f)["runs"]
+        self.assertEqual(rc, 1)   # incomplete: rounds were skipped, and it says so
+        ran = sorted({r["round"] for r in runs if not r.get("skipped")})
+        self.assertEqual(ran, [0, 1])
+        skipped = [r for r in runs if r.get("skipped")]
+        self.assertEqual(sorted({r["round"] for r in skipped}), [2, 3])
+        self.assertEqual(len(skipped), 4)
+        self.assertIn("whole turn", skipped[0]["skipped"])
+        # Each allocator started first once.
+        self.assertEqual(sorted(r["start_position"] for r in runs
+                                if r["config"] == "ccalloc" and not r.get("skipped")), [0, 1])
+
     def test_without_it_the_allocators_run_one_after_another(self):
         rc, state = self.main(["--workloads", "unet", "--configs", "native_expandable,ccalloc",
                                "--rounds", "2"])
