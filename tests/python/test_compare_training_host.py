@@ -59,6 +59,17 @@ def main_with(run_child, argv):
         compare_training.run_child, compare_training.print_table = real
 
 
+def main_to_json(run_child, argv):
+    """main_with, writing --out to a temporary file: (exit status, the
+    result it wrote)."""
+    import json, os, tempfile
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "r.json")
+        rc = main_with(run_child, argv + ["--out", out])
+        with open(out) as f:
+            return rc, json.load(f)
+
+
 class SummaryTest(unittest.TestCase):
     def test_where_the_time_goes_is_averaged_over_the_runs_that_have_it(self):
         runs = [run("native_expandable", 0, 60.0, launch=20.0, gpu=58.0, kernel=50.0),
@@ -381,14 +392,10 @@ class ConcurrentRoundsTest(unittest.TestCase):
         def run_child(args, config, mode, workload=None, **_):
             return run(config, 0, 60.0 if config == "native_expandable" else 61.0) | {
                 "workload": workload, "wall_s": 40.0, "device_used_peak": 101}
-        import json, os, tempfile
-        with tempfile.TemporaryDirectory() as tmp:
-            out = os.path.join(tmp, "r.json")
-            rc = main_with(run_child, ["--workloads", "unet", "--configs",
-                                       "native_expandable,ccalloc", "--rounds", "4",
-                                       "--concurrent", "--time-budget", "70", "--out", out])
-            with open(out) as f:
-                runs = json.load(f)["runs"]
+        rc, result = main_to_json(run_child, ["--workloads", "unet", "--configs",
+                                              "native_expandable,ccalloc", "--rounds", "4",
+                                              "--concurrent", "--time-budget", "70"])
+        runs = result["runs"]
         self.assertEqual(rc, 1)   # incomplete: rounds were skipped, and it says so
         ran = sorted({r["round"] for r in runs if not r.get("skipped")})
         self.assertEqual(ran, [0, 1])
@@ -514,7 +521,7 @@ class LockstepTest(unittest.TestCase):
         self.assertEqual([n for n, e in log if e == "start"], ["b", "b", "b"])
 
     def test_a_lockstep_round_hands_each_child_its_turns(self):
-        import json, os, tempfile, threading
+        import threading
         lock, starts = threading.Lock(), []
 
         def run_child(args, config, mode, workload=None, env=None, **_):
@@ -527,13 +534,9 @@ class LockstepTest(unittest.TestCase):
             return run(config, 0, 60.0 if config == "native_expandable" else 63.0) | {
                 "workload": workload, "wall_s": 0.1, "device_used_peak": 101}
 
-        with tempfile.TemporaryDirectory() as tmp:
-            out = os.path.join(tmp, "r.json")
-            rc = main_with(run_child, ["--workloads", "unet", "--configs",
-                                       "native_expandable,ccalloc", "--rounds", "1",
-                                       "--lockstep", "--timeout", "20", "--out", out])
-            with open(out) as f:
-                result = json.load(f)
+        rc, result = main_to_json(run_child, ["--workloads", "unet", "--configs",
+                                              "native_expandable,ccalloc", "--rounds", "1",
+                                              "--lockstep", "--timeout", "20"])
         self.assertEqual(rc, 0)
         self.assertEqual(starts, ["native_expandable", "ccalloc", "ccalloc", "native_expandable",
                                   "native_expandable", "ccalloc"])
