@@ -41,8 +41,11 @@
 #                                              round's processes at once (--concurrent),
 #                                              so all draw the host's speed states together,
 #                                              with expandable_segments twice (an A/A
-#                                              control), 60 steps, rounds while 8 minutes
-#                                              last: OUTDIR/sidebyside.json and .log
+#                                              control), 60 steps, whole turns of the start
+#                                              order (3 rounds) while 8 minutes last:
+#                                              OUTDIR/sidebyside.json and .log
+#                                              (SIDEBYSIDE_WORKLOADS=ckpt_lm,gpt2: only those,
+#                                              two turns in a call)
 #   scripts/gpu_round.sh .gpu OUTDIR gpubound  the four GPU-bound workloads (ResNet-50,
 #                                              ViT-B/16, seq2seq, UNet) under
 #                                              native_expandable and ccalloc, 3 interleaved
@@ -314,7 +317,8 @@ ldd "$L"; ! ldd "$L" | grep -i absl'
       # start_position, and the time budget begins only whole turns of the
       # order (three rounds here): pool_rounds.py balances over it.
       run sidebyside env "${torch_env[@]}" \
-        python3 bench/compare_training.py --concurrent --workloads ckpt_lm,two_streams,gpt2 \
+        python3 bench/compare_training.py --concurrent \
+        --workloads "${SIDEBYSIDE_WORKLOADS:-ckpt_lm,two_streams,gpt2}" \
         --torch-config expandable_b=expandable_segments:True \
         --configs native_expandable,expandable_b,ccalloc --rounds 6 --steps 60 --warmup 5 \
         --time-budget 480 --timeout 100 --out "$OUT/sidebyside.json"
