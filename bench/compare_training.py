@@ -1591,10 +1591,15 @@ def main(argv):
     t0 = time.time()
     longest = {}   # workload -> longest wall time of a run so far
 
+    def estimate(workload):
+        """How long a run of `workload` will likely take: its longest so far,
+        else the longest of any, else a minute."""
+        return longest.get(workload, max(longest.values(), default=60.0))
+
     def over_budget(workload):
-        estimate = longest.get(workload, max(longest.values(), default=60.0))
-        if args.time_budget and time.time() - t0 + estimate > args.time_budget:
-            print(f"  skipped: ~{estimate:.0f} s would pass the time budget", flush=True)
+        estimate_s = estimate(workload)
+        if args.time_budget and time.time() - t0 + estimate_s > args.time_budget:
+            print(f"  skipped: ~{estimate_s:.0f} s would pass the time budget", flush=True)
             return f"time budget {args.time_budget:.0f} s"
         return None
 
@@ -1661,9 +1666,7 @@ def main(argv):
     turn = len(configs) if side_by_side and len(configs) > 1 else 1
     for rnd in range(args.rounds):
         if turn > 1 and rnd > 0 and rnd % turn == 0 and args.time_budget:
-            fallback = max(longest.values(), default=60.0)
-            needed = min(turn, args.rounds - rnd) * sum(longest.get(w, fallback)
-                                                         for w in workloads)
+            needed = min(turn, args.rounds - rnd) * sum(estimate(w) for w in workloads)
             if time.time() - t0 + needed > args.time_budget:
                 reason = (f"time budget {args.time_budget:.0f} s: a whole turn of the start "
                           f"order ({turn} rounds, ~{needed:.0f} s) would not fit")

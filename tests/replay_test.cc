@@ -48,14 +48,24 @@ Trace LoadBundled(const std::string& name) {
   return t.ok() ? *std::move(t) : Trace{};
 }
 
-ReplayResult ReplayWith(const Trace& trace, absl::string_view policy, ReplayConfig config = {}) {
+ReplayResult ReplayPolicy(const Trace& trace, const absl::StatusOr<Policy>& p,
+                          ReplayConfig config) {
   config.timing_repetitions = 0;  // speed is the benchmarks' business
-  absl::StatusOr<Policy> p = PresetPolicy(policy);
   EXPECT_TRUE(p.ok()) << p.status();
   if (!p.ok()) return {};
   absl::StatusOr<ReplayResult> r = Replay(trace, *p, config);
   EXPECT_TRUE(r.ok()) << r.status();
   return r.ok() ? *std::move(r) : ReplayResult{};
+}
+
+// A preset policy ("pytorch-native", "ccalloc").
+ReplayResult ReplayWith(const Trace& trace, absl::string_view policy, ReplayConfig config = {}) {
+  return ReplayPolicy(trace, PresetPolicy(policy), config);
+}
+
+// ccalloc's defaults with `conf` (CCALLOC_CONF syntax) on top.
+ReplayResult ReplayConf(const Trace& trace, absl::string_view conf, ReplayConfig config = {}) {
+  return ReplayPolicy(trace, CustomPolicy(conf), config);
 }
 
 // A trace built by hand: each entry is {alloc?, id, bytes}.
@@ -231,28 +241,17 @@ TEST(ReplayTest, PeakActiveCountsBlocksAwaitingAnotherStream) {
   scenarios::TwoStreamsOptions options;
   options.steps = 150;
   const Trace t = scenarios::TwoStreams(options);
-  absl::StatusOr<Policy> own = CustomPolicy("cross_stream_reuse:False");
-  ASSERT_TRUE(own.ok()) << own.status();
-  absl::StatusOr<Policy> native = PresetPolicy("pytorch-native");
-  ASSERT_TRUE(native.ok()) << native.status();
-  for (const Policy* policy : {&*native, &*own}) {
-    SCOPED_TRACE(policy->name);
-    ReplayConfig lagging;
-    lagging.gpu_lag = 500;
-    lagging.timing_repetitions = 0;
-    absl::StatusOr<ReplayResult> replayed = Replay(t, *policy, lagging);
-    ASSERT_TRUE(replayed.ok()) << replayed.status();
-    const ReplayResult& r = *replayed;
+  ReplayConfig lagging;
+  lagging.gpu_lag = 500;
+  for (const ReplayResult& r : {ReplayWith(t, "pytorch-native", lagging),
+                                ReplayConf(t, "cross_stream_reuse:False", lagging)}) {
+    SCOPED_TRACE(r.policy);
     EXPECT_GT(r.peak_active_bytes, r.peak_allocated_bytes);
     EXPECT_GE(r.peak_reserved_bytes, r.peak_active_bytes);
     EXPECT_THAT(FormatTable({r}), HasSubstr("peak active"));
   }
-  {
-    ReplayConfig lagging;
-    lagging.gpu_lag = 500;
-    const ReplayResult r = ReplayWith(t, "ccalloc", lagging);
-    EXPECT_GE(r.peak_reserved_bytes, r.peak_active_bytes);
-  }
+  const ReplayResult lent = ReplayWith(t, "ccalloc", lagging);
+  EXPECT_GE(lent.peak_reserved_bytes, lent.peak_active_bytes);
   const Trace one = Handmade("one", {{true, 0, 3 * kMiBytes},
                                      {true, 1, 5 * kMiBytes},
                                      {false, 0, 0},
@@ -356,17 +355,6 @@ TEST(ReplayTest, LaggingGpuMakesTrimsWaitAndCountsWhatTheyWaitedFor) {
   EXPECT_EQ(lags.waits_under_block + lags.waits_trim + lags.waits_release, lags.stream_waits);
   EXPECT_THAT(ResultsToJson({lags}), HasSubstr("\"stream_waits_by_site\": {\"under_block\": "));
   EXPECT_THAT(FormatDriverTable({lags}), HasSubstr("waited ev"));
-}
-
-ReplayResult ReplayConf(const Trace& trace, absl::string_view conf) {
-  absl::StatusOr<Policy> p = CustomPolicy(conf);
-  EXPECT_TRUE(p.ok()) << p.status();
-  if (!p.ok()) return {};
-  ReplayConfig config;
-  config.timing_repetitions = 0;
-  absl::StatusOr<ReplayResult> r = Replay(trace, *p, config);
-  EXPECT_TRUE(r.ok()) << r.status();
-  return r.ok() ? *std::move(r) : ReplayResult{};
 }
 
 // mapped_fit's default (auto): a churn, whose live bytes swing below a peak
