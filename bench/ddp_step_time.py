@@ -1,0 +1,254 @@
+#!/usr/bin/env python3
+"""Step time and memory of DistributedDataParallel training under each
+allocator: one process per GPU, a fresh process group per run.
+
+    python3 bench/ddp_step_time.py [--gpus 2] [--rounds 3] [--steps 45] \\
+        [--configs native_expandable,ccalloc,ccalloc_own] --out ddp.json
+
+Why: ccalloc lends memory between streams where it would otherwise move it
+(cross_stream_reuse:auto), ordering the two streams on the device at such
+steps. DDP overlaps its gradient all-reduce (NCCL's own stream) with the
+backward pass, so that ordering is where DDP could lose time. This runs a GPT-2
+sized transformer LM (12 layers, 768 wide, 32k vocabulary, bf16 autocast,
+AdamW) whose sequence length changes every step (128..1024, the same sequence
+on every rank and under every allocator), wrapped in DDP with its default
+buckets, and times every step of rank 0 (a synchronize at each step's end, as
+a loss read would). Rounds are interleaved and the order of the allocators
+turns with the round; each run is a new set of processes, so no allocator
+inherits another's state.
+
+The output's "runs" are those of bench/compare_training.py (workload "ddp_lm",
+config, round, step_ms, mean_step_ms after warm-up, peak_allocated and
+peak_reserved: rank 0's), so bench/pool_rounds.py pools them; every rank's
+peaks and ccalloc's counters are kept per run as well.
+"""
+
+import argparse
+import json
+import os
+import random
+import socket
+import statistics
+import subprocess
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+WORKLOAD = "ddp_lm"
+# How each configuration installs its allocator: PyTorch's with this
+# PYTORCH_CUDA_ALLOC_CONF, or ccalloc with this conf ("" for its defaults).
+CONFIGS = {
+    "native_expandable": {"torch_conf": "expandable_segments:True"},
+    "native": {"torch_conf": ""},
+    "ccalloc": {"ccalloc_conf": ""},
+    "ccalloc_own": {"ccalloc_conf": "cross_stream_reuse:False"},
+}
+BASELINE = "native_expandable"
+COUNTERS = ("num_maps", "num_cross_stream_reuses", "num_device_waits", "prepare_ns", "wait_ns")
+
+
+def lengths(steps, seed):
+    """The sequence length of every step: the same on every rank and run."""
+    rng = random.Random(seed)
+    return [rng.randint(128, 1024) for _ in range(steps)]
+
+
+def rotate(configs, rnd):
+    """The order the allocators run in within round `rnd` (turns by one a round)."""
+    k = rnd % len(configs)
+    return configs[k:] + configs[:k]
+
+
+def summarize(runs, baseline=BASELINE):
+    """Per configuration: rounds, mean step ms, the mean of the round ratios
+    against the baseline's run of the same round, and the worst peak reserved
+    over peak allocated on any rank."""
+    ok = [r for r in runs if "error" not in r]
+    base = {r["round"]: r["mean_step_ms"] for r in ok if r["config"] == baseline}
+    out = []
+    for config in dict.fromkeys(r["config"] for r in ok):
+        rs = [r for r in ok if r["config"] == config]
+        ratios = [r["mean_step_ms"] / base[r["round"]] for r in rs if r["round"] in base]
+        out.append({
+            "config": config, "rounds": len(rs),
+            "mean_step_ms": statistics.mean(r["mean_step_ms"] for r in rs),
+            "vs_baseline": statistics.mean(ratios) if ratios else None,
+            "vs_baseline_rounds": ratios,
+            "reserved_over_allocated": max(max(x["peak_reserved"] / x["peak_allocated"]
+                                               for x in r["ranks"]) for r in rs),
+        })
+    return out
+
+
+# --- one rank ---------------------------------------------------------------------
+
+def rank_main(rank, world, port, config, steps, warmup, seed, library, queue):
+    conf = CONFIGS[config]
+    ct = None
+    if "ccalloc_conf" in conf:
+        sys.path.insert(0, os.path.join(ROOT, "python"))
+        import ccalloc.torch as ct
+        ct.enable(conf=conf["ccalloc_conf"] or None, library=library, mode="extension")
+    import torch
+    import torch.distributed as dist
+    nn, F = torch.nn, torch.nn.functional
+    torch.cuda.set_device(rank)
+    dist.init_process_group("nccl", init_method=f"tcp://127.0.0.1:{port}", rank=rank,
+                            world_size=world)
+    vocab, d, heads, layers, batch = 32000, 768, 12, 12, 8
+
+    class Block(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.ln1, self.qkv, self.proj = nn.LayerNorm(d), nn.Linear(d, 3 * d), nn.Linear(d, d)
+            self.ln2, self.fc1, self.fc2 = nn.LayerNorm(d), nn.Linear(d, 4 * d), nn.Linear(4 * d, d)
+
+        def forward(self, x):
+            b, s, _ = x.shape
+            q, k, v = self.qkv(self.ln1(x)).view(b, s, 3, heads, d // heads).permute(
+                2, 0, 3, 1, 4).unbind(0)
+            a = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+            x = x + self.proj(a.transpose(1, 2).reshape(b, s, d))
+            return x + self.fc2(F.gelu(self.fc1(self.ln2(x)), approximate="tanh"))
+
+    class LM(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.emb, self.pos = nn.Embedding(vocab, d), nn.Embedding(1024, d)
+            self.blocks = nn.ModuleList(Block() for _ in range(layers))
+            self.ln, self.head = nn.LayerNorm(d), nn.Linear(d, vocab, bias=False)
+
+        def forward(self, ids):
+            h = self.emb(ids) + self.pos(torch.arange(ids.shape[1], device=ids.device))
+            for block in self.blocks:
+                h = block(h)
+            return self.head(self.ln(h))
+
+    torch.manual_seed(seed)
+    model = nn.parallel.DistributedDataParallel(LM().cuda(), device_ids=[rank])
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
+    gen = torch.Generator(device="cuda").manual_seed(seed + rank)
+    step_ms = []
+    for seq in lengths(steps, seed):
+        start = time.perf_counter()
+        ids = torch.randint(0, vocab, (batch, seq), device="cuda", generator=gen)
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            logits = model(ids)
+            loss = F.cross_entropy(logits[:, :-1].reshape(-1, vocab), ids[:, 1:].reshape(-1))
+        loss.backward()
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+        torch.cuda.synchronize()
+        step_ms.append((time.perf_counter() - start) * 1e3)
+    stats = ct if ct is not None else torch.cuda
+    out = {"rank": rank, "step_ms": step_ms, "peak_allocated": stats.max_memory_allocated(),
+           "peak_reserved": stats.max_memory_reserved(), "final_loss": float(loss)}
+    if ct is not None:
+        counters = ct.ccalloc_counters()
+        out["counters"] = {k: counters.get(k) for k in COUNTERS}
+    dist.destroy_process_group()
+    queue.put(out)
+
+
+def run_once(args, config, rnd, position):
+    """One run: a process per GPU, as a child of a fresh interpreter so that
+    the allocator is installed before CUDA starts."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    env = dict(os.environ)
+    torch_conf = CONFIGS[config].get("torch_conf")
+    if torch_conf is not None:
+        env["PYTORCH_CUDA_ALLOC_CONF"] = torch_conf
+    cmd = [sys.executable, os.path.abspath(__file__), "--child", config, "--port", str(port),
+           "--gpus", str(args.gpus), "--steps", str(args.steps), "--warmup", str(args.warmup),
+           "--seed", str(args.seed)]
+    if args.library:
+        cmd += ["--library", args.library]
+    base = {"workload": WORKLOAD, "config": config, "round": rnd, "start_position": position,
+            "steps": args.steps, "warmup": args.warmup}
+    try:
+        done = subprocess.run(cmd, env=env, capture_output=True, text=True,
+                              timeout=args.timeout)
+    except subprocess.TimeoutExpired:
+        return dict(base, error=f"timed out after {args.timeout} s")
+    lines = [l for l in done.stdout.splitlines() if l.startswith("{")]
+    if done.returncode != 0 or not lines:
+        return dict(base, error=f"exit {done.returncode}: {done.stderr[-2000:]}")
+    ranks = sorted(json.loads(lines[-1])["ranks"], key=lambda r: r["rank"])
+    timed = ranks[0]["step_ms"][args.warmup:]
+    return dict(base, step_ms=ranks[0]["step_ms"], mean_step_ms=statistics.mean(timed),
+                stdev_step_ms=statistics.stdev(timed) if len(timed) > 1 else 0.0,
+                peak_allocated=ranks[0]["peak_allocated"], peak_reserved=ranks[0]["peak_reserved"],
+                reserved_over_allocated=ranks[0]["peak_reserved"] / ranks[0]["peak_allocated"],
+                ranks=ranks)
+
+
+def child(args):
+    import torch.multiprocessing as mp
+    ctx = mp.get_context("spawn")
+    queue = ctx.SimpleQueue()
+    procs = [ctx.Process(target=rank_main, args=(r, args.gpus, args.port, args.child, args.steps,
+                                                 args.warmup, args.seed, args.library, queue))
+             for r in range(args.gpus)]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join()
+    if any(p.exitcode != 0 for p in procs):
+        sys.exit(f"a rank failed: exit codes {[p.exitcode for p in procs]}")
+    print(json.dumps({"ranks": [queue.get() for _ in procs]}))
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--configs", default="native_expandable,ccalloc,ccalloc_own")
+    ap.add_argument("--gpus", type=int, default=2)
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--steps", type=int, default=45)
+    ap.add_argument("--warmup", type=int, default=5)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--timeout", type=int, default=300, help="seconds a run may take")
+    ap.add_argument("--time-budget", type=float, default=0,
+                    help="seconds: begin no round that the longest round so far would not "
+                         "finish within (0: no budget)")
+    ap.add_argument("--library", default=os.environ.get("CCALLOC_TORCH_LIBRARY"))
+    ap.add_argument("--out")
+    ap.add_argument("--child", help=argparse.SUPPRESS)
+    ap.add_argument("--port", type=int, help=argparse.SUPPRESS)
+    args = ap.parse_args(argv)
+    if args.child:
+        return child(args)
+    configs = args.configs.split(",")
+    unknown = [c for c in configs if c not in CONFIGS]
+    if unknown:
+        ap.error(f"unknown configuration(s) {unknown}; known: {sorted(CONFIGS)}")
+    if args.warmup >= args.steps:
+        ap.error("--warmup must be below --steps")
+    start, longest, runs = time.monotonic(), 0.0, []
+    for rnd in range(args.rounds):
+        if args.time_budget and time.monotonic() - start + longest > args.time_budget:
+            print(f"round {rnd}: skipped, the time budget would not hold it", flush=True)
+            break
+        began = time.monotonic()
+        for position, config in enumerate(rotate(configs, rnd)):
+            run = run_once(args, config, rnd, position)
+            runs.append(run)
+            print(f"round {rnd} {config:18} " + (f"error: {run['error'][-300:]}" if "error" in run
+                  else f"{run['mean_step_ms']:8.1f} ms/step, reserved/allocated "
+                       f"{run['reserved_over_allocated']:.4f}"), flush=True)
+        longest = max(longest, time.monotonic() - began)
+    summary = summarize(runs)
+    print(f"{'config':18} {'rounds':>6} {'mean ms':>8} {'vs ' + BASELINE:>22} {'resv/alloc':>10}")
+    for s in summary:
+        ratio = "-" if s["vs_baseline"] is None else f"{s['vs_baseline']:.3f}"
+        print(f"{s['config']:18} {s['rounds']:6d} {s['mean_step_ms']:8.1f} {ratio:>22} "
+              f"{s['reserved_over_allocated']:10.4f}")
+    if args.out:
+        with open(args.out, "w") as f:
+            json.dump({"args": vars(args), "runs": runs, "summary": summary}, f, indent=1)
+    return 1 if any("error" in r for r in runs) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
