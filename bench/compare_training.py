@@ -448,10 +448,14 @@ def workload_vit(torch, args, rng):
     return step, [rng.choice(range(48, 129, 16)) for _ in range(args.steps)]
 
 
-def workload_ckpt_lm(torch, args, rng):
+def decoder_lm(torch, vocab, d, heads, layers, max_len, checkpointed=False, tied=True):
+    """A GPT-style decoder LM: pre-norm blocks (causal attention, a GELU MLP
+    four times as wide) and learned positions. checkpointed: each block under
+    torch.utils.checkpoint (non-reentrant), recomputed in the backward pass.
+    tied: the head is the token embedding (else a Linear of its own). The
+    checkpointed LM here and bench/ddp_step_time.py train it."""
     nn, F = torch.nn, torch.nn.functional
     from torch.utils.checkpoint import checkpoint
-    vocab, d, heads, layers, batch, max_len = 32000, 1024, 16, 16, 8, 2048
 
     class Block(nn.Module):
         def __init__(self):
@@ -473,17 +477,28 @@ def workload_ckpt_lm(torch, args, rng):
             self.emb, self.pos = nn.Embedding(vocab, d), nn.Embedding(max_len, d)
             self.blocks = nn.ModuleList(Block() for _ in range(layers))
             self.ln = nn.LayerNorm(d)
+            if not tied:
+                self.head = nn.Linear(d, vocab, bias=False)
+                return
             for emb in (self.emb, self.pos):    # GPT-style: a tied head at std 1 gives huge logits
                 nn.init.normal_(emb.weight, std=0.02)
 
         def forward(self, ids):
             h = self.emb(ids) + self.pos(torch.arange(ids.shape[1], device=ids.device))
             for block in self.blocks:
-                h = checkpoint(block, h, use_reentrant=False)
+                h = checkpoint(block, h, use_reentrant=False) if checkpointed else block(h)
+            if not tied:
+                return self.head(self.ln(h))
             return F.linear(self.ln(h), self.emb.weight)        # tied head
 
+    return LM()
+
+
+def workload_ckpt_lm(torch, args, rng):
+    F = torch.nn.functional
+    vocab, d, heads, layers, batch, max_len = 32000, 1024, 16, 16, 8, 2048
     with device_scope(torch):
-        model = LM().train()
+        model = decoder_lm(torch, vocab, d, heads, layers, max_len, checkpointed=True).train()
     opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
     gen = torch.Generator(device=DEVICE).manual_seed(args.seed)
 

@@ -95,37 +95,11 @@ def rank_main(rank, world, port, config, steps, warmup, seed, library, queue):
     torch.cuda.set_device(rank)
     dist.init_process_group("nccl", init_method=f"tcp://127.0.0.1:{port}", rank=rank,
                             world_size=world)
+    from compare_training import decoder_lm   # bench/, the script's folder
     vocab, d, heads, layers, batch = 32000, 768, 12, 12, 8
-
-    class Block(nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.ln1, self.qkv, self.proj = nn.LayerNorm(d), nn.Linear(d, 3 * d), nn.Linear(d, d)
-            self.ln2, self.fc1, self.fc2 = nn.LayerNorm(d), nn.Linear(d, 4 * d), nn.Linear(4 * d, d)
-
-        def forward(self, x):
-            b, s, _ = x.shape
-            q, k, v = self.qkv(self.ln1(x)).view(b, s, 3, heads, d // heads).permute(
-                2, 0, 3, 1, 4).unbind(0)
-            a = F.scaled_dot_product_attention(q, k, v, is_causal=True)
-            x = x + self.proj(a.transpose(1, 2).reshape(b, s, d))
-            return x + self.fc2(F.gelu(self.fc1(self.ln2(x)), approximate="tanh"))
-
-    class LM(nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.emb, self.pos = nn.Embedding(vocab, d), nn.Embedding(1024, d)
-            self.blocks = nn.ModuleList(Block() for _ in range(layers))
-            self.ln, self.head = nn.LayerNorm(d), nn.Linear(d, vocab, bias=False)
-
-        def forward(self, ids):
-            h = self.emb(ids) + self.pos(torch.arange(ids.shape[1], device=ids.device))
-            for block in self.blocks:
-                h = block(h)
-            return self.head(self.ln(h))
-
     torch.manual_seed(seed)
-    model = nn.parallel.DistributedDataParallel(LM().cuda(), device_ids=[rank])
+    model = nn.parallel.DistributedDataParallel(
+        decoder_lm(torch, vocab, d, heads, layers, 1024, tied=False).cuda(), device_ids=[rank])
     opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
     gen = torch.Generator(device="cuda").manual_seed(seed + rank)
     step_ms = []
