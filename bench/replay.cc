@@ -459,6 +459,38 @@ std::string DescribeEventCost(const DeviceAllocator& allocator, DevicePtr at,
                       after.num_stream_syncs - before.num_stream_syncs, "\n");
 }
 
+// ReplayConfig::record_events: appends `e`'s cost where it made driver work.
+void RecordEventCost(const TraceEvent& e, std::size_t i, const Player& player,
+                     const MemoryStats& before, const MemoryStats& after,
+                     std::vector<EventCost>& out) {
+  EventCost c;
+  c.maps = after.num_maps - before.num_maps;
+  c.unmaps = after.num_unmaps - before.num_unmaps;
+  c.foreground_unmaps = after.num_foreground_unmaps - before.num_foreground_unmaps;
+  c.returns = after.num_returns - before.num_returns;
+  c.waits = after.num_stream_syncs - before.num_stream_syncs;
+  c.device_allocs = after.num_device_alloc - before.num_device_alloc;
+  c.device_frees = after.num_device_free - before.num_device_free;
+  if (c.maps == 0 && c.unmaps == 0 && c.returns == 0 && c.waits == 0 && c.device_allocs == 0 &&
+      c.device_frees == 0) {
+    return;
+  }
+  c.event = static_cast<std::int64_t>(i);
+  switch (e.op) {
+    case TraceEvent::Op::kAlloc: c.op = 'a'; break;
+    case TraceEvent::Op::kFree: c.op = 'f'; break;
+    case TraceEvent::Op::kPause: c.op = 'p'; break;
+    case TraceEvent::Op::kResume: c.op = 'r'; break;
+  }
+  c.id = e.id;
+  c.bytes = e.bytes;
+  c.stream = e.stream;
+  if (e.op == TraceEvent::Op::kAlloc) c.address = player.ptr(e.id);
+  c.allocated = after.allocated_bytes[kStatAll].current;
+  c.reserved = after.reserved_bytes[kStatAll].current;
+  out.push_back(c);
+}
+
 }  // namespace
 
 absl::StatusOr<ReplayResult> Replay(const Trace& trace, const Policy& policy,
@@ -513,6 +545,7 @@ absl::StatusOr<ReplayResult> Replay(const Trace& trace, const Policy& policy,
       r.timeline_device_ops.reserve(n);
     }
     std::int64_t max_reserved = -1;
+    MemoryStats last = (*allocator)->GetStats();  // record_events: before the event
     DriverCallCounts half_calls, half_background;
     std::uint64_t half_waited = 0;
     for (std::size_t i = 0; i < n; ++i) {
@@ -536,6 +569,10 @@ absl::StatusOr<ReplayResult> Replay(const Trace& trace, const Policy& policy,
         r.layout += DescribeEventCost(**allocator,
                                       e.op == TraceEvent::Op::kAlloc ? player.ptr(e.id) : 0,
                                       before, stats);
+      }
+      if (config.record_events) {
+        RecordEventCost(trace.events[i], i, player, last, stats, r.event_costs);
+        last = stats;
       }
       const std::int64_t reserved = stats.reserved_bytes[kStatAll].current;
       if (reserved > max_reserved) {
@@ -964,6 +1001,22 @@ absl::StatusOr<std::string> TimelineCsv(const std::vector<ReplayResult>& results
                       r.timeline_device_ops[i]);
     }
     out += "\n";
+  }
+  return out;
+}
+
+std::string EventCostsCsv(const std::vector<ReplayResult>& results) {
+  std::string out =
+      "policy,event,op,id,bytes,stream,address,maps,unmaps,foreground_unmaps,returns,waits,"
+      "device_allocs,device_frees,allocated_bytes,reserved_bytes\n";
+  for (const ReplayResult& r : results) {
+    for (const EventCost& c : r.event_costs) {
+      absl::StrAppend(&out, r.policy, ",", c.event, ",", std::string(1, c.op), ",", c.id, ",",
+                      c.bytes, ",", c.stream, ",0x", absl::Hex(c.address), ",", c.maps, ",",
+                      c.unmaps, ",", c.foreground_unmaps, ",", c.returns, ",", c.waits, ",",
+                      c.device_allocs, ",", c.device_frees, ",", c.allocated, ",", c.reserved,
+                      "\n");
+    }
   }
   return out;
 }

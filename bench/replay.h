@@ -84,6 +84,29 @@ struct ReplayConfig {
   // event (its free blocks holding memory) and what the event cost: how a
   // placement that moves memory met the memory it had.
   std::int64_t layout_at = -1;
+  // Keep, for every event that made driver work, what it made and where its
+  // block went (ReplayResult::event_costs): which requests move memory.
+  bool record_events = false;
+};
+
+// One event that made driver work (ReplayConfig::record_events): the
+// counters' change over the event and the memory after it.
+struct EventCost {
+  std::int64_t event = 0;       // 0-based index in the trace
+  char op = 'a';                // 'a' allocate, 'f' free, 'p' pause, 'r' resume
+  std::uint64_t id = 0;
+  std::uint64_t bytes = 0;
+  std::uint64_t stream = 0;
+  std::uint64_t address = 0;    // where the block went (allocations; 0 otherwise)
+  std::int64_t maps = 0;        // chunks mapped
+  std::int64_t unmaps = 0;      // chunks unmapped (the unmap worker's at the event that reaps them)
+  std::int64_t foreground_unmaps = 0;  // ... of them by the replaying thread
+  std::int64_t returns = 0;     // moved memory taken back without a call
+  std::int64_t waits = 0;       // waits for queued work
+  std::int64_t device_allocs = 0;
+  std::int64_t device_frees = 0;
+  std::int64_t allocated = 0;   // bytes, after the event
+  std::int64_t reserved = 0;
 };
 
 // The training steps of a bundled trace as traces/README.md gives them (the
@@ -206,6 +229,8 @@ struct ReplayResult {
   // Device operations so far (device allocs and frees, maps, unmaps, stream
   // waits) after every event: where in a run the driver work falls.
   std::vector<std::int64_t> timeline_device_ops;
+  // ReplayConfig::record_events: the events that made driver work, in order.
+  std::vector<EventCost> event_costs;
 };
 
 // Replays `trace` with `policy`. Out-of-memory is part of the result (the
@@ -248,6 +273,10 @@ absl::StatusOr<std::string> TimelineCsv(const std::vector<ReplayResult>& results
 // Allocated and reserved over the replay, one line per policy, as a
 // standalone SVG document. Same requirement as TimelineCsv.
 absl::StatusOr<std::string> PlotSvg(const std::vector<ReplayResult>& results);
+
+// "policy,event,op,id,bytes,stream,address,maps,...": a row per EventCost of
+// every result, in the results' order.
+std::string EventCostsCsv(const std::vector<ReplayResult>& results);
 
 // A JSON list with one object per result (any traces).
 std::string ResultsToJson(const std::vector<ReplayResult>& results);

@@ -47,6 +47,9 @@ options:
                          trace stream is mapped to the default stream
   --repeat N             timed replays for ns/op (default 5; 0 skips timing)
   --timeline FILE.csv    allocated and reserved bytes after every event, per policy
+  --events FILE.csv      every event that made driver work, per policy: the chunks it
+                         mapped, unmapped (on the replaying thread), took back, the
+                         waits, where its block went, memory after it
   --plot FILE.svg        allocated and reserved over the replay, per policy
   --json FILE.json       every result as a JSON list (one object per trace and policy)
   --driver-costs FILE    price the driver calls with this cost table (default:
@@ -99,7 +102,7 @@ int Main(int argc, char** argv) {
   std::vector<std::string> policy_names;
   std::vector<std::string> confs;
   std::vector<std::string> traces;
-  std::string timeline_path, plot_path, json_path;
+  std::string timeline_path, plot_path, json_path, events_path;
   ReplayConfig config;
   bool progress = true;
   std::string driver_costs_path = DefaultDriverCostsPath();
@@ -163,6 +166,8 @@ int Main(int argc, char** argv) {
       }
     } else if (arg == "--timeline") {
       if (!need(&timeline_path)) return Usage("--timeline needs a file");
+    } else if (arg == "--events") {
+      if (!need(&events_path)) return Usage("--events needs a file");
     } else if (arg == "--plot") {
       if (!need(&plot_path)) return Usage("--plot needs a file");
     } else if (arg == "--json") {
@@ -243,6 +248,7 @@ int Main(int argc, char** argv) {
   }
   config.progress = progress && isatty(STDERR_FILENO) == 1;
   config.record_timeline = !timeline_path.empty() || !plot_path.empty();
+  config.record_events = !events_path.empty();
 
   const bool several = traces.size() > 1;
   std::vector<ReplayResult> all;
@@ -304,6 +310,9 @@ int Main(int argc, char** argv) {
       absl::StatusOr<std::string> csv = TimelineCsv(results);
       ok = csv.ok() && WriteFile(PerTracePath(timeline_path, trace->name, several), *csv) && ok;
     }
+    if (!events_path.empty()) {
+      ok = WriteFile(PerTracePath(events_path, trace->name, several), EventCostsCsv(results)) && ok;
+    }
     if (!plot_path.empty()) {
       absl::StatusOr<std::string> svg = PlotSvg(results);
       ok = svg.ok() && WriteFile(PerTracePath(plot_path, trace->name, several), *svg) && ok;
@@ -313,6 +322,7 @@ int Main(int argc, char** argv) {
       r.timeline_allocated = {};
       r.timeline_reserved = {};
       r.timeline_device_ops = {};
+      r.event_costs = {};
       all.push_back(std::move(r));
     }
   }

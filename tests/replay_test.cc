@@ -466,6 +466,50 @@ TEST(ReplayTest, JsonHasOneObjectPerPolicyWithTheRequiredKeys) {
   }
 }
 
+// --events: the rows account for every chunk the run mapped, unmapped and
+// took back, each row made some driver work, and an allocation's row says
+// where its block went.
+TEST(ReplayTest, EventCostsAccountForTheRunsDriverWork) {
+  const Trace trace = LoadBundled("ckpt_lm");
+  ReplayConfig config;
+  config.gpu_lag = 200;
+  EXPECT_TRUE(ReplayWith(trace, "ccalloc", config).event_costs.empty());  // not asked for
+
+  config.record_events = true;
+  const ReplayResult r = ReplayWith(trace, "ccalloc", config);
+  ASSERT_FALSE(r.event_costs.empty());
+  std::int64_t maps = 0, unmaps = 0, returns = 0, waits = 0, last = -1;
+  for (const EventCost& c : r.event_costs) {
+    EXPECT_GT(c.event, last);
+    last = c.event;
+    maps += c.maps;
+    unmaps += c.unmaps;
+    returns += c.returns;
+    waits += c.waits;
+    EXPECT_GT(c.maps + c.unmaps + c.returns + c.waits + c.device_allocs + c.device_frees, 0)
+        << "event " << c.event;
+    EXPECT_LE(c.foreground_unmaps, c.unmaps) << "event " << c.event;
+    const TraceEvent& e = trace.events[static_cast<std::size_t>(c.event)];
+    EXPECT_EQ(c.id, e.id);
+    if (c.op == 'a') {
+      EXPECT_NE(c.address, 0u) << "event " << c.event;
+    } else {
+      EXPECT_EQ(c.address, 0u) << "event " << c.event;
+    }
+  }
+  EXPECT_EQ(maps, r.maps);
+  EXPECT_EQ(unmaps, r.unmaps);
+  EXPECT_EQ(returns, r.returns);
+  EXPECT_EQ(waits, r.stream_waits);
+  EXPECT_GT(returns, 0);  // the trace moves memory back and forth
+
+  const std::vector<std::string> lines =
+      absl::StrSplit(EventCostsCsv({r}), '\n', absl::SkipEmpty());
+  ASSERT_EQ(lines.size(), r.event_costs.size() + 1);
+  EXPECT_THAT(lines[0], HasSubstr("policy,event,op,id,bytes,stream,address,maps,unmaps"));
+  EXPECT_THAT(lines[1], ::testing::StartsWith("ccalloc,"));
+}
+
 TEST(ReplayTest, TimelineAndPlotNeedATimeline) {
   const Trace t = Handmade("plot<&>", {{true, 0, 3 << 20}, {true, 1, 1 << 20}, {false, 0, 0}});
   ReplayConfig config;
