@@ -114,6 +114,13 @@
 #                                              as PyTorch's allocator against native
 #                                              PyTorch (tests/python/test_torch_compat_gpu.py;
 #                                              CUDA-graph case also under memcheck)
+#   scripts/gpu_round.sh .gpu OUTDIR ddp       DistributedDataParallel on every GPU of the
+#                                              machine (two or more: nvidia-h100-x2), a
+#                                              GPT-2-sized LM with a new length every step,
+#                                              under expandable_segments, the default and
+#                                              cross_stream_reuse:False, interleaved rounds
+#                                              while 7 minutes last (bench/ddp_step_time.py):
+#                                              OUTDIR/ddp.json and .log
 #   scripts/gpu_round.sh .gpu OUTDIR sleep     sleep and wake acceptance (bench/sleep_wake.py):
 #                                              model A paused with backup while job B
 #                                              uses the memory, bit-identical losses and
@@ -323,6 +330,23 @@ ldd "$L"; ! ldd "$L" | grep -i absl'
         --configs native_expandable,expandable_b,ccalloc --rounds 6 --steps 60 --warmup 5 \
         --time-budget 480 --timeout 100 --out "$OUT/sidebyside.json"
       ;;
+    ddp)
+      # The one place the default's loans between streams could cost
+      # overlap: DDP's all-reduce runs on NCCL's stream beside the backward
+      # pass. On two H100s (bench/results/h100x2_ddp_step_time_6875960.json)
+      # the default lent nothing there (0 loans, 0 device-side waits): NCCL's
+      # stream allocates nothing of its own. The extension is built first so
+      # the ranks start from the cache.
+      gpus=$(nvidia-smi --query-gpu=name --format=csv,noheader | wc -l)
+      if (( gpus < 2 )); then
+        echo "=== ddp: skipped, $gpus GPU (DDP needs two or more)"
+      else
+        run ddp_build_extension env "${torch_env[@]}" timeout 150 python3 -c \
+          'import ccalloc.torch as ct; print("ccalloc.torch mode:", ct.enable()["mode"])'
+        run ddp env "${torch_env[@]}" python3 bench/ddp_step_time.py --gpus "$gpus" \
+          --rounds 9 --steps 45 --warmup 5 --time-budget 420 --out "$OUT/ddp.json"
+      fi
+      ;;
     gpubound)
       # The four GPU-bound workloads (the GPU's queue, not the launching
       # thread, sets the step), default against expandable_segments only.
@@ -425,7 +449,7 @@ ldd "$L"; ! ldd "$L" | grep -i absl'
       tar -tvf "$OUT/profile.tar"
       ;;
     *)
-      echo "unknown part '$part' (core, bench, torch, compare, training, hostbound, sidebyside, gpubound, repeat, lockstep, hostprofile, traces, pip, compat, costs, sleep, profile)" >&2
+      echo "unknown part '$part' (core, bench, torch, compare, training, hostbound, sidebyside, ddp, gpubound, repeat, lockstep, hostprofile, traces, pip, compat, costs, sleep, profile)" >&2
       rc=2
       ;;
   esac
