@@ -234,6 +234,10 @@ class SegmentStore {
   // allocated (memory held once and kept: hold_reserved), so a placement
   // that costs memory costs none the device would get back (mapped_fit
   // auto). Stores that hold no such slack say false.
+  virtual bool HoldsSlack(CacheLock lock) const {
+    (void)lock;
+    return false;
+  }
   // Whether mapping `bytes` more now would move memory from under free
   // holes (the cache's free memory past its low mark) rather than take new
   // memory: what cross_stream_reuse:auto lends instead of. Stores that move
@@ -241,10 +245,6 @@ class SegmentStore {
   virtual bool WouldMove(CacheLock lock, std::size_t bytes) {
     (void)lock;
     (void)bytes;
-    return false;
-  }
-  virtual bool HoldsSlack(CacheLock lock) const {
-    (void)lock;
     return false;
   }
   // Fills what a snapshot says of `segment`'s memory (mapped size and ranges).
