@@ -438,6 +438,22 @@ std::string DescribeLayoutBefore(const DeviceAllocator& allocator, const TraceEv
   return out;
 }
 
+// The driver work between the counters `before` and `after` of one event,
+// and the memory after it (the event's own fields left for the caller).
+EventCost CostBetween(const MemoryStats& before, const MemoryStats& after) {
+  EventCost c;
+  c.maps = after.num_maps - before.num_maps;
+  c.unmaps = after.num_unmaps - before.num_unmaps;
+  c.foreground_unmaps = after.num_foreground_unmaps - before.num_foreground_unmaps;
+  c.returns = after.num_returns - before.num_returns;
+  c.waits = after.num_stream_syncs - before.num_stream_syncs;
+  c.device_allocs = after.num_device_alloc - before.num_device_alloc;
+  c.device_frees = after.num_device_free - before.num_device_free;
+  c.allocated = after.allocated_bytes[kStatAll].current;
+  c.reserved = after.reserved_bytes[kStatAll].current;
+  return c;
+}
+
 // ReplayConfig::layout_at, after the event: where its block went (`at`, 0
 // for a free) and the driver work between the counters `before` and `after`.
 std::string DescribeEventCost(const DeviceAllocator& allocator, DevicePtr at,
@@ -451,26 +467,17 @@ std::string DescribeEventCost(const DeviceAllocator& allocator, DevicePtr at,
       }
     }
   }
-  return absl::StrCat("  placed at ", where, "; pages mapped ", after.num_maps - before.num_maps,
-                      ", unmapped ", after.num_unmaps - before.num_unmaps, " (",
-                      after.num_foreground_unmaps - before.num_foreground_unmaps,
-                      " on the allocating thread), device allocations ",
-                      after.num_device_alloc - before.num_device_alloc, ", waits ",
-                      after.num_stream_syncs - before.num_stream_syncs, "\n");
+  const EventCost c = CostBetween(before, after);
+  return absl::StrCat("  placed at ", where, "; pages mapped ", c.maps, ", unmapped ", c.unmaps,
+                      " (", c.foreground_unmaps, " on the allocating thread), device allocations ",
+                      c.device_allocs, ", waits ", c.waits, "\n");
 }
 
 // ReplayConfig::record_events: appends `e`'s cost where it made driver work.
 void RecordEventCost(const TraceEvent& e, std::size_t i, const Player& player,
                      const MemoryStats& before, const MemoryStats& after,
                      std::vector<EventCost>& out) {
-  EventCost c;
-  c.maps = after.num_maps - before.num_maps;
-  c.unmaps = after.num_unmaps - before.num_unmaps;
-  c.foreground_unmaps = after.num_foreground_unmaps - before.num_foreground_unmaps;
-  c.returns = after.num_returns - before.num_returns;
-  c.waits = after.num_stream_syncs - before.num_stream_syncs;
-  c.device_allocs = after.num_device_alloc - before.num_device_alloc;
-  c.device_frees = after.num_device_free - before.num_device_free;
+  EventCost c = CostBetween(before, after);
   if (c.maps == 0 && c.unmaps == 0 && c.returns == 0 && c.waits == 0 && c.device_allocs == 0 &&
       c.device_frees == 0) {
     return;
@@ -486,8 +493,6 @@ void RecordEventCost(const TraceEvent& e, std::size_t i, const Player& player,
   c.bytes = e.bytes;
   c.stream = e.stream;
   if (e.op == TraceEvent::Op::kAlloc) c.address = player.ptr(e.id);
-  c.allocated = after.allocated_bytes[kStatAll].current;
-  c.reserved = after.reserved_bytes[kStatAll].current;
   out.push_back(c);
 }
 
