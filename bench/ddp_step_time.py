@@ -17,10 +17,12 @@ a loss read would). Rounds are interleaved and the order of the allocators
 turns with the round; each run is a new set of processes, so no allocator
 inherits another's state.
 
-The output's "runs" are those of bench/compare_training.py (workload "ddp_lm",
-config, round, step_ms, mean_step_ms after warm-up, peak_allocated and
-peak_reserved: rank 0's), so bench/pool_rounds.py pools them; every rank's
-peaks and ccalloc's counters are kept per run as well.
+The configurations are bench/compare_training.py's (its CONFIGS, installed
+the same way) and ccalloc_own. The output's "runs" are those of
+compare_training.py (workload "ddp_lm", config, round, step_ms, mean_step_ms
+after warm-up, peak_allocated and peak_reserved: rank 0's), so
+bench/pool_rounds.py pools them; every rank's peaks and ccalloc's counters
+are kept per run as well.
 """
 
 import argparse
@@ -33,17 +35,14 @@ import subprocess
 import sys
 import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from compare_training import (BASELINE, CONFIGS, child_env, decoder_lm, good_runs,  # noqa: E402
+                              paired_rounds, setup_allocator, start_order)
+
 WORKLOAD = "ddp_lm"
-# How each configuration installs its allocator: PyTorch's with this
-# PYTORCH_CUDA_ALLOC_CONF, or ccalloc with this conf ("" for its defaults).
-CONFIGS = {
-    "native_expandable": {"torch_conf": "expandable_segments:True"},
-    "native": {"torch_conf": ""},
-    "ccalloc": {"ccalloc_conf": ""},
-    "ccalloc_own": {"ccalloc_conf": "cross_stream_reuse:False"},
-}
-BASELINE = "native_expandable"
+# Beside compare_training.py's configurations: the default without its loans
+# between streams, what DDP's NCCL stream would see under PyTorch's contract.
+# (Registered at import, so the ranks, which import this file again, know it.)
+CONFIGS["ccalloc_own"] = {"ccalloc_conf": "cross_stream_reuse:False"}
 COUNTERS = ("num_maps", "num_cross_stream_reuses", "num_device_waits", "prepare_ns", "wait_ns")
 
 
@@ -53,22 +52,16 @@ def lengths(steps, seed):
     return [rng.randint(128, 1024) for _ in range(steps)]
 
 
-def rotate(configs, rnd):
-    """The order the allocators run in within round `rnd` (turns by one a round)."""
-    k = rnd % len(configs)
-    return configs[k:] + configs[:k]
-
-
 def summarize(runs, baseline=BASELINE):
     """Per configuration: rounds, mean step ms, the mean of the round ratios
-    against the baseline's run of the same round, and the worst peak reserved
-    over peak allocated on any rank."""
-    ok = [r for r in runs if "error" not in r]
-    base = {r["round"]: r["mean_step_ms"] for r in ok if r["config"] == baseline}
+    against the baseline's run of the same round (compare_training.py's
+    pairing), and the worst peak reserved over peak allocated on any rank."""
+    ok = good_runs(runs)
+    base = [r for r in ok if r["config"] == baseline]
     out = []
     for config in dict.fromkeys(r["config"] for r in ok):
         rs = [r for r in ok if r["config"] == config]
-        ratios = [r["mean_step_ms"] / base[r["round"]] for r in rs if r["round"] in base]
+        ratios = [r["mean_step_ms"] / b for r, b in paired_rounds(rs, base)]
         out.append({
             "config": config, "rounds": len(rs),
             "mean_step_ms": statistics.mean(r["mean_step_ms"] for r in rs),
@@ -83,27 +76,24 @@ def summarize(runs, baseline=BASELINE):
 # --- one rank ---------------------------------------------------------------------
 
 def rank_main(rank, world, port, config, steps, warmup, seed, library, queue):
-    conf = CONFIGS[config]
-    ct = None
-    if "ccalloc_conf" in conf:
-        sys.path.insert(0, os.path.join(ROOT, "python"))
-        import ccalloc.torch as ct
-        ct.enable(conf=conf["ccalloc_conf"] or None, library=library, mode="extension")
+    ct = setup_allocator(config, library)
     import torch
     import torch.distributed as dist
-    nn, F = torch.nn, torch.nn.functional
+    F = torch.nn.functional
     torch.cuda.set_device(rank)
     dist.init_process_group("nccl", init_method=f"tcp://127.0.0.1:{port}", rank=rank,
                             world_size=world)
-    from compare_training import decoder_lm   # bench/, the script's folder
     vocab, d, heads, layers, batch = 32000, 768, 12, 12, 8
     torch.manual_seed(seed)
-    model = nn.parallel.DistributedDataParallel(
+    model = torch.nn.parallel.DistributedDataParallel(
         decoder_lm(torch, vocab, d, heads, layers, 1024, tied=False).cuda(), device_ids=[rank])
     opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
     gen = torch.Generator(device="cuda").manual_seed(seed + rank)
     step_ms = []
     for seq in lengths(steps, seed):
+        # A plain training loop's body, not compare_training.py's step
+        # function: `logits` lives on into the next step's forward, as a
+        # loop variable does, and that is part of the memory measured here.
         start = time.perf_counter()
         ids = torch.randint(0, vocab, (batch, seq), device="cuda", generator=gen)
         with torch.autocast("cuda", dtype=torch.bfloat16):
@@ -130,10 +120,7 @@ def run_once(args, config, rnd, position):
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    env = dict(os.environ)
-    torch_conf = CONFIGS[config].get("torch_conf")
-    if torch_conf is not None:
-        env["PYTORCH_CUDA_ALLOC_CONF"] = torch_conf
+    env = child_env(config)
     cmd = [sys.executable, os.path.abspath(__file__), "--child", config, "--port", str(port),
            "--gpus", str(args.gpus), "--steps", str(args.steps), "--warmup", str(args.warmup),
            "--seed", str(args.seed)]
@@ -205,7 +192,8 @@ def main(argv=None):
             print(f"round {rnd}: skipped, the time budget would not hold it", flush=True)
             break
         began = time.monotonic()
-        for position, config in enumerate(rotate(configs, rnd)):
+        for position, i in enumerate(start_order(len(configs), rnd)):
+            config = configs[i]
             run = run_once(args, config, rnd, position)
             runs.append(run)
             print(f"round {rnd} {config:18} " + (f"error: {run['error'][-300:]}" if "error" in run

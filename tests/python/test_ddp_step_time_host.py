@@ -42,10 +42,24 @@ class DdpStepTimeTest(unittest.TestCase):
         self.assertNotEqual(a, ddp_step_time.lengths(50, 1))
 
     def test_the_order_turns_so_each_allocator_starts_first_once_a_turn(self):
-        configs = ["a", "b", "c"]
-        firsts = [ddp_step_time.rotate(configs, r)[0] for r in range(3)]
-        self.assertEqual(sorted(firsts), configs)
-        self.assertEqual(ddp_step_time.rotate(configs, 3), configs)
+        configs = ["native_expandable", "ccalloc", "ccalloc_own"]
+        started = []
+
+        def fake_run(args, config, rnd, position):
+            started.append((rnd, position, config))
+            return {"workload": ddp_step_time.WORKLOAD, "config": config, "round": rnd,
+                    "start_position": position, "mean_step_ms": 100.0,
+                    "reserved_over_allocated": 1.0,
+                    "ranks": [{"peak_allocated": 100, "peak_reserved": 100}]}
+        with mock.patch.object(ddp_step_time, "run_once", side_effect=fake_run), \
+                contextlib.redirect_stdout(io.StringIO()):
+            ddp_step_time.main(["--configs", ",".join(configs), "--rounds", "4"])
+        firsts = [c for rnd, position, c in started if position == 0]
+        self.assertEqual(sorted(firsts[:3]), sorted(configs))
+        self.assertEqual(firsts[3], firsts[0])
+        # Every round runs every allocator once.
+        for rnd in range(4):
+            self.assertEqual(sorted(c for r, _, c in started if r == rnd), sorted(configs))
 
     def test_a_run_reads_rank_zero_after_the_warmup_and_keeps_every_rank(self):
         done = subprocess.CompletedProcess([], 0, child_output(
