@@ -725,7 +725,8 @@ def child_train(args):
     # work), read between steps, so a slow step can be told apart from one
     # that made driver calls (and ccalloc's own clocks, HOST_CLOCKS).
     counters = ("num_maps", "num_unmaps", "num_stream_syncs", "num_foreground_unmaps",
-                "num_cross_stream_reuses", "num_device_waits") + HOST_CLOCKS
+                "num_cross_stream_reuses", "num_device_waits", "num_waits_under_block",
+                "wait_under_block_bytes") + HOST_CLOCKS
     step_calls, last = [], ct.ccalloc_counters() if ct else None
     # Where a step's time goes: the host's time to launch it (until step()
     # returns) and the span of the current stream's work on the GPU (events
@@ -1333,7 +1334,10 @@ def wait_steps(runs, threshold_ms=1.0):
     configuration of PyTorch's own allocator beside the baseline (an A/A
     run, --torch-config), is set against it on the same steps: what the
     method reads there where no allocator differs. None where no run of a
-    workload has the clock and a baseline run of its round."""
+    workload has the clock and a baseline run of its round. Also the mean
+    size of the blocks whose placement waited under them (waited_block_mib:
+    a huge block landing where memory left earlier in its step, or small
+    ones), None where the runs did not count it."""
     ok = good_runs(runs)
     by = {(r["workload"], r["config"], r.get("round", 0)): r for r in ok}
     out = []
@@ -1346,10 +1350,13 @@ def wait_steps(runs, threshold_ms=1.0):
                         and not is_ccalloc(c) and CONFIGS.get(c, {}).get("torch_conf")
                         == CONFIGS[BASELINE]["torch_conf"]), None)
         parts = {True: [[], [], []], False: [[], [], []]}   # ccalloc, control, wait ms
+        waited = [0, 0]   # blocks that waited under them: bytes, count
         for (w, c, rnd), r in by.items():
             if (w, c) != (workload, config):
                 continue
             waits = step_counter(r, "wait_ns")
+            block_bytes = step_counter(r, "wait_under_block_bytes")
+            block_waits = step_counter(r, "num_waits_under_block")
             base = by.get((workload, BASELINE, rnd))
             if waits is None or base is None:
                 continue
@@ -1362,6 +1369,9 @@ def wait_steps(runs, threshold_ms=1.0):
                 if other is not None and i < len(other["step_ms"]):
                     part[1].append(other["step_ms"][i] - base["step_ms"][i])
                 part[2].append(wait_ms)
+                if block_bytes is not None and block_waits is not None:
+                    waited[0] += block_bytes[i]
+                    waited[1] += block_waits[i]
         if not parts[True][0] and not parts[False][0]:
             continue
         mean = lambda xs: statistics.fmean(xs) if xs else None   # noqa: E731
@@ -1376,7 +1386,9 @@ def wait_steps(runs, threshold_ms=1.0):
                     "other_steps_extra_ms": mean(parts[False][0]),
                     "other_steps_control_ms": mean(parts[False][1]),
                     "wait_steps_share_of_extra": (sum(parts[True][0]) / total
-                                                  if total > 0 else None)})
+                                                  if total > 0 else None),
+                    "waited_block_mib": (waited[0] / waited[1] / 2**20
+                                         if waited[1] > 0 else None)})
     return out
 
 
@@ -1791,9 +1803,11 @@ def main(argv):
             "same round, split by whether ccalloc waited for queued work in it (at least "
             "1 ms: a drain of the GPU's queue); 'control' is the A/A configuration "
             "(--torch-config) on the same steps, 'wait ms' ccalloc's waits in those steps, "
-            "'share' the part of its extra time that the waiting steps hold",
+            "'share' the part of its extra time that the waiting steps hold, 'block MiB' the "
+            "mean size of the blocks that waited for pages under them",
             f"{'workload':11} {'allocator':18} {'wait steps':>10} {'ms more':>8} {'control':>8} "
-            f"{'wait ms':>8} {'other steps':>11} {'ms more':>8} {'control':>8} {'share':>6}")
+            f"{'wait ms':>8} {'other steps':>11} {'ms more':>8} {'control':>8} {'share':>6} "
+            f"{'block MiB':>9}")
         opt = lambda x, f: "-" if x is None else format(x, f)   # noqa: E731
         for w in waits:
             print(f"{w['workload']:11} {w['config']:18} {w['wait_steps']:10d} "
@@ -1802,7 +1816,8 @@ def main(argv):
                   f"{opt(w['wait_steps_wait_ms'], '8.1f'):>8} {w['other_steps']:11d} "
                   f"{opt(w['other_steps_extra_ms'], '8.1f'):>8} "
                   f"{opt(w['other_steps_control_ms'], '8.1f'):>8} "
-                  f"{opt(w['wait_steps_share_of_extra'], '6.2f'):>6}")
+                  f"{opt(w['wait_steps_share_of_extra'], '6.2f'):>6} "
+                  f"{opt(w.get('waited_block_mib'), '9.1f'):>9}")
     if traces:
         print()
         for t in traces:

@@ -56,6 +56,7 @@ void MemoryStats::ResetAccumulated() {
   prepare_ns = wait_ns = worker_ns = 0;
   wait_under_block_ns = wait_trim_ns = wait_release_ns = 0;
   num_waits_under_block = num_waits_trim = num_waits_release = 0;
+  wait_under_block_bytes = 0;
 }
 
 bool MemoryStats::Validate() const {
@@ -115,6 +116,7 @@ std::vector<std::pair<std::string, std::int64_t>> Flatten(const MemoryStats& s) 
   out.emplace_back("ccalloc.num_waits_under_block", s.num_waits_under_block);
   out.emplace_back("ccalloc.num_waits_trim", s.num_waits_trim);
   out.emplace_back("ccalloc.num_waits_release", s.num_waits_release);
+  out.emplace_back("ccalloc.wait_under_block_bytes", s.wait_under_block_bytes);
   out.emplace_back("ccalloc.paused_bytes", s.paused_bytes);
   out.emplace_back("ccalloc.backup_bytes", s.backup_bytes);
   out.emplace_back("ccalloc.backup_host_bytes", s.backup_host_bytes);

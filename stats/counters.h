@@ -123,6 +123,11 @@ struct MemoryStats {
   std::int64_t num_waits_under_block = 0;
   std::int64_t num_waits_trim = 0;
   std::int64_t num_waits_release = 0;
+  // The bytes of the blocks whose placement waited under them, a block's
+  // size counted once for each of its waits: over num_waits_under_block,
+  // the mean size of a block that waited (a huge block landing where memory
+  // left earlier in its step, or small ones).
+  std::int64_t wait_under_block_bytes = 0;
   // Memory given back by Pause and not yet taken again by Resume (a gauge:
   // not reset with the accumulated counters).
   std::int64_t paused_bytes = 0;

@@ -1572,6 +1572,9 @@ TEST_F(GrowableSegmentsTest, ABlockOverPagesAMoveJustLeftWaitsAndGetsItsOwnMemor
   EXPECT_EQ(stats.wait_trim_ns, before.wait_trim_ns);
   EXPECT_EQ(stats.num_waits_under_block, before.num_waits_under_block + 1);
   EXPECT_EQ(stats.num_waits_trim, before.num_waits_trim);
+  // The block that waited is counted by its size.
+  EXPECT_EQ(stats.wait_under_block_bytes - before.wait_under_block_bytes,
+            static_cast<std::int64_t>(24 * kMiB));
   ExpectDeviceHoldsReserved();
   EXPECT_EQ(stats.reserved_bytes[kStatAll].current, static_cast<std::int64_t>(72 * kMiB));
   EXPECT_TRUE(IsValid(*alloc_));

@@ -310,7 +310,12 @@ absl::Status GrowableSegments::Prepare(CacheLock lock, Segment& range, const Blo
       segment->TrimMappedEnd();
     }
     if (segment->LeavingIn(first, last)) {
-      if (absl::Status s = FinishLeaving(/*wait=*/true, segment, first, last); !s.ok()) return s;
+      MemoryStats& stats = cache_.stats();
+      const std::int64_t waits_before = stats.num_waits_under_block;
+      absl::Status s = FinishLeaving(/*wait=*/true, segment, first, last);
+      stats.wait_under_block_bytes +=
+          (stats.num_waits_under_block - waits_before) * static_cast<std::int64_t>(bytes);
+      if (!s.ok()) return s;
     }
   }
   // Budget, between a low and a high mark. New memory is taken while the

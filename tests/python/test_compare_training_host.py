@@ -312,6 +312,20 @@ class WaitStepsTest(unittest.TestCase):
         self.assertAlmostEqual(w["other_steps_extra_ms"], 2.0)
         self.assertAlmostEqual(w["other_steps_control_ms"], 0.0)
         self.assertAlmostEqual(w["wait_steps_share_of_extra"], 60 / 72)
+        self.assertIsNone(w["waited_block_mib"])      # these runs did not count it
+
+    def test_the_blocks_that_waited_under_them_are_sized_over_the_timed_steps(self):
+        mib = 2**20
+        r = self.timed("ccalloc", 0, [150, 102, 130, 102, 102], waits=[50, 0, 20, 0, 5])
+        # Step 0 (warm-up) waited for a 1 GiB block; step 2 for one of 900
+        # MiB and, twice, one of 50; step 4 for one of 100.
+        r["step_calls"] = {
+            "counters": ["num_maps", "wait_ns", "num_waits_under_block",
+                         "wait_under_block_bytes"],
+            "steps": [[0, int(w * 1e6), n, b * mib] for w, n, b in
+                      zip([50, 0, 20, 0, 5], [1, 0, 3, 0, 1], [1024, 0, 1000, 0, 100])]}
+        [w] = compare_training.wait_steps([self.timed("native_expandable", 0, [100] * 5), r])
+        self.assertAlmostEqual(w["waited_block_mib"], 1100 / 4)
 
     def test_another_pytorch_allocator_is_no_control(self):
         runs = [self.timed("native_expandable", 0, [100] * 5),
