@@ -321,7 +321,9 @@ def ccalloc_counters(device=None):
     num_stream_syncs, and the host time of the driver work: prepare_ns on the
     allocating thread, wait_ns of it waiting for queued work, worker_ns on the
     unmap worker; wait_under_block_ns, wait_trim_ns and wait_release_ns split
-    the waits by what waited; num_foreground_unmaps and foreground_unmap_ns,
+    the waits by what waited, and wait_under_block_bytes over
+    num_waits_under_block is the mean size of a block that waited for pages
+    under it; num_foreground_unmaps and foreground_unmap_ns,
     the unmaps the allocating thread made itself; map_ns and create_ns, its
     map calls with their access and its creates of new memory), without the
     snapshot ccalloc_stats() takes: cheap enough to read after every training
