@@ -711,6 +711,20 @@ void DeviceAllocator::EndActive(const Block* block) {
 void DeviceAllocator::FreeBlock(Block* block) {
   EndActive(block);
   ReturnBlock(block, ++free_seq_);
+  MarkFrees(block->stream);
+}
+
+void DeviceAllocator::MarkFrees(StreamId stream) {
+  // (A capture refuses event calls; the cap keeps a lagging GPU's marks
+  // few, as FreeCompleted's.)
+  const std::uint32_t every = options_.free_marks;
+  if (every == 0 || !growable_ || free_seq_ - marked_seq_ < every || capturing()) return;
+  marked_seq_ = free_seq_;
+  std::deque<FreeMark>& marks = marks_[stream];
+  if (marks.size() >= kMaxMarks) return;
+  if (absl::StatusOr<EventHandle> e = backend_->RecordEvent(stream); e.ok()) {
+    marks.push_back(FreeMark{*e, free_seq_});
+  }
 }
 
 void DeviceAllocator::HoldAside(Block* block) {
@@ -724,6 +738,7 @@ void DeviceAllocator::HoldAside(Block* block) {
   // however late the block is returned.
   block->freed_at = ++free_seq_;
   hot_ = block;
+  MarkFrees(block->stream);
 }
 
 bool DeviceAllocator::HotEligible(const Block& block) const {

@@ -486,6 +486,8 @@ class DeviceAllocator final : private SegmentCache {
   mutable Block* hot_ ABSL_GUARDED_BY(mu_) = nullptr;
   // Counts frees; a free block remembers the count at its newest free.
   std::uint64_t free_seq_ ABSL_GUARDED_BY(mu_) = 0;
+  // The free count when a free last left a mark (free_marks).
+  std::uint64_t marked_seq_ ABSL_GUARDED_BY(mu_) = 0;
   // Per stream, the free count when the stream (or the device) was last
   // waited for: memory freed before that is no longer touched by queued
   // work, so it can be unmapped without waiting again.
@@ -494,14 +496,17 @@ class DeviceAllocator final : private SegmentCache {
   // Per stream, in record order: events recorded after frees, each with the
   // free count when it was recorded. Once one has completed, memory freed
   // before it can be unmapped with no wait at all; until then a wait for it
-  // drains less of the queue than a wait for the stream. Recorded only when
-  // a trim found memory it could not yet take (FreeCompleted), at most
-  // kMaxMarks per stream.
+  // drains less of the queue than a wait for the stream. Recorded when a
+  // trim found memory it could not yet take (FreeCompleted) and, with
+  // free_marks, every that many frees (MarkFrees); at most kMaxMarks per
+  // stream.
   struct FreeMark {
     EventHandle event;
     std::uint64_t seq;
   };
   static constexpr std::size_t kMaxMarks = 8;
+  // Leaves a mark on `stream` every free_marks frees (Options says why).
+  void MarkFrees(StreamId stream) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // The first of `marks` (one stream's, in record order) recorded after the
   // free numbered `freed_at`; marks.end() when none is.
   static std::deque<FreeMark>::iterator MarkAfter(std::deque<FreeMark>& marks,

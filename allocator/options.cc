@@ -272,6 +272,12 @@ absl::StatusOr<Options> ParseOptions(absl::string_view conf, const Options& base
       if (absl::Status s = ParseSlack(key, value, &options.release_slack); !s.ok()) return s;
     } else if (key == "unwaited_moves") {
       if (absl::Status s = ParseBool(key, value, &options.unwaited_moves); !s.ok()) return s;
+    } else if (key == "free_marks") {
+      std::uint32_t n = 0;
+      if (!absl::SimpleAtoi(value, &n) || n > 1000000) {
+        return BadValue(key, value, "must be an integer in [0, 1000000] (0: off)");
+      }
+      options.free_marks = n;
     } else if (key == "hold_reserved") {
       if (absl::Status s = ParseBool(key, value, &options.hold_reserved); !s.ok()) return s;
     } else if (key == "mapped_fit") {
@@ -338,7 +344,7 @@ absl::StatusOr<Options> ParseOptions(absl::string_view conf, const Options& base
           "' (known: max_split_size_mb, roundup_power2_divisions, "
           "garbage_collection_threshold, expandable_segments, backend, memory_limit, "
           "memory_fraction, release_slack, release_slack_max, release_slack_hard, max_map_chunk_mb, "
-          "map_chunk_divisor, map_chunk_scale, unpin_edges_mb, unwaited_moves, hold_reserved, "
+          "map_chunk_divisor, map_chunk_scale, unpin_edges_mb, unwaited_moves, free_marks, hold_reserved, "
           "mapped_fit, mapped_fit_min_mb, mapped_fit_missing_mb, "
           "background_unmap, keep_old_mappings, skip_busy_pages, skip_busy_holes, busy_wait_us, "
           "partial_runs, hot_slot, "
@@ -370,6 +376,7 @@ std::string Options::ToString() const {
                                  ",map_chunk_scale:", map_chunk_scale,
                                  ",unpin_edges_mb:", unpin_edges / kMiB,
                                  ",unwaited_moves:", unwaited_moves ? "True" : "False",
+                                 ",free_marks:", free_marks,
                                  ",hold_reserved:", hold_reserved ? "True" : "False",
                                  ",mapped_fit:",
                                  mapped_fit == MappedFit::kAlways  ? "True"

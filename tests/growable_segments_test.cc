@@ -567,6 +567,53 @@ TEST_F(GrowableSegmentsTest, BelowTheHighMarkOnlyFinishedFreesMoveAndNothingWait
   EXPECT_EQ(Device().live_events, 0) << "an emptied cache still holds a mark";
 }
 
+// free_marks: frees leave marks of their own, so memory freed long ago
+// whose work has finished is known to be done with when a later growth
+// asks, and moves below the high mark; without them the first mark after
+// that free is the one the growth itself records, still queued, and the
+// growth takes new memory instead.
+TEST_F(GrowableSegmentsTest, FreeMarksTellThatOldFreesAreDone) {
+  for (const std::uint32_t marks : {0u, 2u}) {
+    SCOPED_TRACE(absl::StrCat("free_marks:", marks));
+    Options options = Mechanics();
+    options.release_slack = 0;
+    options.release_slack_max = options.release_slack_hard = 1.0;
+    options.free_marks = marks;
+    Make(options);
+    SimBackend* sim = env_.sim();
+    const DevicePtr a = AllocateOk(24 * kMiB, 0);
+    const DevicePtr keep = AllocateOk(24 * kMiB, 0);
+    FreeOk(a);
+    // Three more frees on stream 0, into a's hole: with free_marks:2 the
+    // first and the third leave a mark, the last after every free there.
+    for (int i = 0; i < 3; ++i) FreeOk(AllocateOk(4 * kMiB, 0));
+    EXPECT_EQ(Device().live_events, marks == 0 ? 0 : 2);
+    sim->CompleteStream(0);  // the GPU gets past every mark recorded so far
+    const std::int64_t before = Reserved();
+    const DevicePtr c = AllocateOk(20 * kMiB, 1);
+    const MemoryStats stats = alloc_->GetStats();
+    EXPECT_EQ(stats.num_stream_syncs, 0) << "the allocation path waited";
+    if (marks == 0) {
+      EXPECT_EQ(Reserved(), before + static_cast<std::int64_t>(20 * kMiB))
+          << "memory not known done with was moved";
+    } else {
+      // What passes the low mark (48 MiB and two pages) moves: two of a's
+      // 8 MiB chunks; the rest of c is new memory.
+      EXPECT_EQ(Reserved(), before + static_cast<std::int64_t>(4 * kMiB))
+          << "memory known done with was not moved";
+      EXPECT_GT(stats.num_unmaps, 0);
+    }
+    ExpectDeviceHoldsReserved();
+    EXPECT_TRUE(IsValid(*alloc_));
+    for (DevicePtr p : {keep, c}) FreeOk(p);
+    sim->CompleteAll();
+    ASSERT_TRUE(alloc_->EmptyCache().ok());
+    EXPECT_EQ(Reserved(), 0);
+    alloc_.reset();
+    EXPECT_TRUE(env_.NothingOutstanding());
+  }
+}
+
 // A block that would end inside a mapped chunk reaching well into the rest
 // of its hole pins that rest until it is freed. Beyond the high mark (or
 // always, with unpin_edges_mb) the chunk is unmapped first (its frees
