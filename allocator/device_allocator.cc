@@ -385,19 +385,25 @@ bool DeviceAllocator::FreeCompleted(StreamId stream, std::uint64_t freed_at) {
     if (freed_at <= CoveredUpto(stream)) return true;
   }
   // Not yet: leave a mark covering this free unless one already does.
-  std::deque<FreeMark>& marks = marks_[stream];
-  if ((marks.empty() || marks.back().seq < freed_at) && marks.size() < kMaxMarks) {
-    if (absl::StatusOr<EventHandle> e = backend_->RecordEvent(stream); e.ok()) {
-      marks.push_back(FreeMark{*e, free_seq_});
-      // With no older mark still pending the stream may be idle (the GPU
-      // caught up, as after a step's synchronize): one query tells, and then
-      // every free of the stream so far is done with.
-      if (marks.size() == 1 && PollMarks(stream).ok() && freed_at <= CoveredUpto(stream)) {
-        return true;
-      }
+  const std::deque<FreeMark>& marks = marks_[stream];
+  if ((marks.empty() || marks.back().seq < freed_at) && LeaveMark(stream)) {
+    // With no older mark still pending the stream may be idle (the GPU
+    // caught up, as after a step's synchronize): one query tells, and then
+    // every free of the stream so far is done with.
+    if (marks.size() == 1 && PollMarks(stream).ok() && freed_at <= CoveredUpto(stream)) {
+      return true;
     }
   }
   return false;
+}
+
+bool DeviceAllocator::LeaveMark(StreamId stream) {
+  std::deque<FreeMark>& marks = marks_[stream];
+  if (marks.size() >= kMaxMarks) return false;
+  absl::StatusOr<EventHandle> e = backend_->RecordEvent(stream);
+  if (!e.ok()) return false;
+  marks.push_back(FreeMark{*e, free_seq_});
+  return true;
 }
 
 absl::Status DeviceAllocator::WaitForFree(StreamId stream, std::uint64_t freed_at) {
@@ -715,16 +721,11 @@ void DeviceAllocator::FreeBlock(Block* block) {
 }
 
 void DeviceAllocator::MarkFrees(StreamId stream) {
-  // (A capture refuses event calls; the cap keeps a lagging GPU's marks
-  // few, as FreeCompleted's.)
+  // (A capture refuses event calls.)
   const std::uint32_t every = options_.free_marks;
   if (every == 0 || !growable_ || free_seq_ - marked_seq_ < every || capturing()) return;
   marked_seq_ = free_seq_;
-  std::deque<FreeMark>& marks = marks_[stream];
-  if (marks.size() >= kMaxMarks) return;
-  if (absl::StatusOr<EventHandle> e = backend_->RecordEvent(stream); e.ok()) {
-    marks.push_back(FreeMark{*e, free_seq_});
-  }
+  (void)LeaveMark(stream);
 }
 
 void DeviceAllocator::HoldAside(Block* block) {

@@ -505,6 +505,10 @@ class DeviceAllocator final : private SegmentCache {
     std::uint64_t seq;
   };
   static constexpr std::size_t kMaxMarks = 8;
+  // Records a mark on `stream` covering every free so far, unless kMaxMarks
+  // are pending there (a lagging GPU) or the record fails; returns whether
+  // it did. FreeCompleted's and MarkFrees'.
+  bool LeaveMark(StreamId stream) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Leaves a mark on `stream` every free_marks frees (Options says why).
   void MarkFrees(StreamId stream) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // The first of `marks` (one stream's, in record order) recorded after the
