@@ -224,6 +224,7 @@ absl::StatusOr<Block*> DeviceAllocator::TryAllocate(std::size_t rounded,
   // Memory already mapped where best fit puts the block, with nothing for
   // the store to do first (most cached allocations): handed out at once.
   if (growable_ && store_->Ready(Locked(), *block->segment, at, rounded)) {
+    TakenBack(at, rounded);
     return Carve(block, rounded, requested);
   }
   if (growable_ && block->segment->expandable && WantsHeldFit(*block, rounded)) {
@@ -716,8 +717,12 @@ void DeviceAllocator::EndActive(const Block* block) {
 
 void DeviceAllocator::FreeBlock(Block* block) {
   EndActive(block);
+  // (Read first: ReturnBlock may merge the block away.)
+  const DevicePtr ptr = block->ptr;
+  const std::size_t size = block->size;
+  const StreamId stream = block->stream;
   ReturnBlock(block, ++free_seq_);
-  MarkFrees(block->stream);
+  NoteFree(ptr, size, stream);
 }
 
 void DeviceAllocator::MarkFrees(StreamId stream) {
@@ -726,6 +731,18 @@ void DeviceAllocator::MarkFrees(StreamId stream) {
   if (every == 0 || !growable_ || free_seq_ - marked_seq_ < every || capturing()) return;
   marked_seq_ = free_seq_;
   (void)LeaveMark(stream);
+}
+
+void DeviceAllocator::NoteFree(DevicePtr ptr, std::size_t size, StreamId stream) {
+  last_free_ptr_ = ptr;
+  last_free_size_ = size;
+  MarkFrees(stream);
+}
+
+void DeviceAllocator::TakenBack(DevicePtr ptr, std::size_t rounded) {
+  if (ptr != last_free_ptr_ || rounded != last_free_size_ || taken_back_seq_ == free_seq_) return;
+  taken_back_seq_ = free_seq_;
+  if (marked_seq_ < free_seq_) ++marked_seq_;
 }
 
 void DeviceAllocator::HoldAside(Block* block) {
@@ -739,7 +756,7 @@ void DeviceAllocator::HoldAside(Block* block) {
   // however late the block is returned.
   block->freed_at = ++free_seq_;
   hot_ = block;
-  MarkFrees(block->stream);
+  NoteFree(block->ptr, block->size, block->stream);
 }
 
 bool DeviceAllocator::HotEligible(const Block& block) const {
@@ -779,6 +796,7 @@ Block* DeviceAllocator::TakeHot(std::size_t rounded, std::size_t requested, Stre
   }
   if (!store_->Ready(Locked(), *block->segment, block->ptr, rounded)) return nullptr;
   hot_ = nullptr;
+  TakenBack(block->ptr, rounded);
   HandOut(block, requested);  // its pages were never counted free
   return block;
 }

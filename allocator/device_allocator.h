@@ -477,8 +477,11 @@ class DeviceAllocator final : private SegmentCache {
   // Every segment by base address (owning).
   absl::btree_map<DevicePtr, std::unique_ptr<Segment>> segments_ ABSL_GUARDED_BY(mu_);
   // Per stream, in record order: a later event cannot finish before an
-  // earlier one on the same stream, so only the front needs asking.
-  absl::flat_hash_map<StreamId, std::deque<PendingEvent>> pending_ ABSL_GUARDED_BY(mu_);
+  // earlier one on the same stream, so only the front needs asking. Ordered
+  // by stream: the blocks whose events completed are freed in that order,
+  // which numbers their frees and so decides later placements, and a hash
+  // map's order may differ from one process to the next.
+  absl::btree_map<StreamId, std::deque<PendingEvent>> pending_ ABSL_GUARDED_BY(mu_);
   std::size_t num_pending_ ABSL_GUARDED_BY(mu_) = 0;
   std::vector<Block*> spare_blocks_ ABSL_GUARDED_BY(mu_);
   // The block the last free held aside (Options::hot_slot), or null.
@@ -486,8 +489,15 @@ class DeviceAllocator final : private SegmentCache {
   mutable Block* hot_ ABSL_GUARDED_BY(mu_) = nullptr;
   // Counts frees; a free block remembers the count at its newest free.
   std::uint64_t free_seq_ ABSL_GUARDED_BY(mu_) = 0;
-  // The free count when a free last left a mark (free_marks).
+  // The free count when a free last left a mark (free_marks), plus one for
+  // each free since whose memory the next allocation took straight back
+  // (TakenBack): MarkFrees counts the frees past it.
   std::uint64_t marked_seq_ ABSL_GUARDED_BY(mu_) = 0;
+  // The newest free's block (where and how large), and the last free
+  // TakenBack discounted, so that it counts once.
+  DevicePtr last_free_ptr_ ABSL_GUARDED_BY(mu_) = 0;
+  std::size_t last_free_size_ ABSL_GUARDED_BY(mu_) = 0;
+  std::uint64_t taken_back_seq_ ABSL_GUARDED_BY(mu_) = 0;
   // Per stream, the free count when the stream (or the device) was last
   // waited for: memory freed before that is no longer touched by queued
   // work, so it can be unmapped without waiting again.
@@ -511,6 +521,17 @@ class DeviceAllocator final : private SegmentCache {
   bool LeaveMark(StreamId stream) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Leaves a mark on `stream` every free_marks frees (Options says why).
   void MarkFrees(StreamId stream) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Counts a free of `size` bytes at `ptr` (MarkFrees) and remembers where
+  // it was for TakenBack.
+  void NoteFree(DevicePtr ptr, std::size_t size, StreamId stream)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // `rounded` bytes at `ptr` are handed out at once (the hot slot's block,
+  // or best fit with its pages mapped): where that is the newest free's
+  // block again, that free made no hole worth a mark, and MarkFrees does
+  // not count it. A hot pair of allocate and free then records no event
+  // (~0.7 us on an H100, against ~60 ns for the pair), and as both paths
+  // count alike, hot_slot still changes no placement.
+  void TakenBack(DevicePtr ptr, std::size_t rounded) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // The first of `marks` (one stream's, in record order) recorded after the
   // free numbered `freed_at`; marks.end() when none is.
   static std::deque<FreeMark>::iterator MarkAfter(std::deque<FreeMark>& marks,
