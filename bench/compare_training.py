@@ -964,6 +964,15 @@ def start_order(n, rnd):
     return list(range(k, n)) + list(range(k))
 
 
+def gpu_slot(gpus, i, rnd):
+    """The GPU (--gpus) the round's i-th configuration runs on, turning by one
+    each round so that every allocator meets every GPU alike; None without
+    --gpus."""
+    if not gpus:
+        return None
+    return gpus[(i + rnd) % len(gpus)]
+
+
 def child_env(config_name, extra=None):
     env = dict(os.environ)
     env["PYTHONUNBUFFERED"] = "1"
@@ -1553,6 +1562,12 @@ def parse_args(argv):
                         "each allocator meets the same host state (on an H100 host its "
                         "per-step differences were noisier than sequential runs': the "
                         "processes disturb each other)")
+    p.add_argument("--gpus", default=None, metavar="LIST",
+                   help="with --concurrent or --lockstep: comma-separated CUDA device indexes "
+                        "the side-by-side processes are spread over (CUDA_VISIBLE_DEVICES), one "
+                        "each where there are as many, so that they share the host but not a "
+                        "GPU's time slices; which allocator gets which GPU turns with the round "
+                        "(each run records its 'gpu_slot')")
     p.add_argument("--time-budget", type=float, default=0.0, metavar="SECONDS",
                    help="start no run that would likely end after this many seconds from the "
                         "start (estimated from the longest run of that workload so far), and, "
@@ -1589,6 +1604,15 @@ def parse_args(argv):
             CONFIGS[name] = {key: conf}
     if args.warmup >= args.steps:
         p.error("--warmup must be smaller than --steps")
+    if args.gpus is not None:
+        try:
+            args.gpus = [int(g) for g in args.gpus.split(",") if g.strip()]
+        except ValueError:
+            p.error(f"--gpus wants device indexes like 0,1, got {args.gpus!r}")
+        if not args.gpus or any(g < 0 for g in args.gpus):
+            p.error("--gpus wants one or more device indexes (0, 1, ...)")
+        if args.child is None and not (args.concurrent or args.lockstep):
+            p.error("--gpus spreads side-by-side processes: it needs --concurrent or --lockstep")
     if args.trace_steps < 2:
         p.error("--trace-steps must be at least 2")
     if args.rounds < 0:
@@ -1656,9 +1680,14 @@ def main(argv):
         turns = Turns(group, tmp.name, args.timeout) if tmp else None
 
         def one(i, config):
+            env = dict(turns.env[config]) if turns else {}
+            slot = gpu_slot(args.gpus, i, rnd)
+            if slot is not None:
+                env["CUDA_VISIBLE_DEVICES"] = str(slot)
             try:
-                together[i] = run_child(args, config, "train", workload,
-                                        env=turns.env[config] if turns else None)
+                together[i] = run_child(args, config, "train", workload, env=env or None)
+                if slot is not None:
+                    together[i]["gpu_slot"] = slot
             except Exception as e:   # noqa: BLE001 (a thread's error must not vanish)
                 together[i] = {"config": config, "workload": workload,
                                "error": repr(e), "rc": -1, "wall_s": 0.0}
@@ -1707,6 +1736,7 @@ def main(argv):
                 print(f"[{time.time() - t0:6.0f}s] {workload} / {', '.join(group)}"
                       + (" in lockstep" if args.lockstep else
                          " side by side" if args.concurrent else "")
+                      + (f" on GPUs {','.join(map(str, args.gpus))}" if args.gpus else "")
                       + (f" (round {rnd + 1}/{args.rounds})" if args.rounds > 1 else ""), flush=True)
                 skip = over_budget(workload)
                 if skip:

@@ -22,7 +22,9 @@ round (start_position). A process started first reads faster than its
 partners, and the start order turns with the round, so a count of rounds that
 is not a multiple of the processes leans one way. Where the paired runs have
 positions, a second table gives the mean ratio for each start position of the
-baseline, and their mean: the figure balanced over the start order.
+baseline, and their mean: the figure balanced over the start order. Runs
+spread over several GPUs (--gpus) record the GPU each ran on (gpu_slot), and
+a third table balances over the baseline's GPU the same way.
 
 Pool only runs of the same policy: the files say their commit; this script
 does not judge what changed between them.
@@ -84,12 +86,13 @@ def round_ratios(runs, baseline, source=""):
             for key, (paired, _) in paired_runs(runs, baseline).items()}
 
 
-def baseline_positions(runs, baseline):
-    """{(workload, config): [the baseline's start_position in each paired
-    round, None where the runs do not say], ...} in round_ratios' order."""
+def baseline_positions(runs, baseline, field="start_position"):
+    """{(workload, config): [the baseline's `field` (start_position, or
+    gpu_slot: the GPU it ran on) in each paired round, None where the runs
+    do not say], ...} in round_ratios' order."""
     out = {}
     for key, (paired, base) in paired_runs(runs, baseline).items():
-        where = {b["round"]: b.get("start_position") for b in base}
+        where = {b["round"]: b.get(field) for b in base}
         out[key] = [where.get(r["round"]) for r, _ in paired]
     return out
 
@@ -152,7 +155,7 @@ def main(argv=None):
     p.add_argument("--json", default=None, help="write the pooled figures here")
     args = p.parse_args(argv)
 
-    ratios, positions = {}, {}
+    ratios, positions, slots = {}, {}, {}
     for path in args.files:
         try:
             with open(path) as f:
@@ -161,9 +164,11 @@ def main(argv=None):
             print(f"pool_rounds: {path}: {e}", file=sys.stderr)
             return 2
         file_positions = baseline_positions(runs, args.baseline)
+        file_slots = baseline_positions(runs, args.baseline, field="gpu_slot")
         for key, items in round_ratios(runs, args.baseline, source=path).items():
             ratios.setdefault(key, []).extend(items)
             positions.setdefault(key, []).extend(file_positions[key])
+            slots.setdefault(key, []).extend(file_slots[key])
     if not ratios:
         print(f"pool_rounds: no run paired with a '{args.baseline}' run of the same workload "
               "and round", file=sys.stderr)
@@ -197,12 +202,26 @@ def main(argv=None):
                               for p, v in b["by_position"].items())
             print(f"{b['workload']:<12} {b['config']:<18} {b['rounds']:>6}  {cells:<40} "
                   f"{b['balanced']:>8.3f}")
+    # Side by side on several GPUs (compare_training.py --gpus): the same
+    # balance over the GPU the baseline ran on, which turns with the round.
+    by_gpu = by_start_position(ratios, slots)
+    if by_gpu:
+        print(f"\nby the GPU {args.baseline} ran on (side by side over several GPUs), the "
+              f"mean ratio, and the mean over those GPUs (balanced over them)")
+        header = f"{'workload':<12} {'config':<18} {'rounds':>6}  {'by GPU':<40} {'balanced':>8}"
+        print(header)
+        print("-" * len(header))
+        for b in by_gpu:
+            cells = "  ".join(f"{g}: {v['mean']:.3f} ({v['rounds']})"
+                              for g, v in b["by_position"].items())
+            print(f"{b['workload']:<12} {b['config']:<18} {b['rounds']:>6}  {cells:<40} "
+                  f"{b['balanced']:>8.3f}")
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"baseline": args.baseline, "target": args.target, "files": args.files,
                        "rows": [{k: (v if not (isinstance(v, float) and not math.isfinite(v))
                                      else None) for k, v in r.items()} for r in rows],
-                       "by_start_position": balanced},
+                       "by_start_position": balanced, "by_gpu": by_gpu},
                       f, indent=1)
     return 0
 

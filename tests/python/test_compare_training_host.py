@@ -421,6 +421,36 @@ class ConcurrentRoundsTest(unittest.TestCase):
         self.assertEqual(sorted(r["start_position"] for r in runs
                                 if r["config"] == "ccalloc" and not r.get("skipped")), [0, 1])
 
+    def test_side_by_side_over_several_gpus_each_allocator_meets_each_gpu(self):
+        seen = []
+
+        def run_child(args, config, mode, workload=None, env=None, **_):
+            seen.append((config, (env or {}).get("CUDA_VISIBLE_DEVICES")))
+            return run(config, 0, 60.0 if config == "native_expandable" else 61.0) | {
+                "workload": workload, "wall_s": 0.1, "device_used_peak": 101}
+        rc, result = main_to_json(run_child, ["--workloads", "unet", "--configs",
+                                              "native_expandable,ccalloc", "--rounds", "2",
+                                              "--concurrent", "--gpus", "2,3"])
+        self.assertEqual(rc, 0)
+        runs = result["runs"]
+        # One GPU each in a round, and the pairing turns with the round.
+        self.assertEqual([(r["config"], r["round"], r["gpu_slot"]) for r in runs],
+                         [("native_expandable", 0, 2), ("ccalloc", 0, 3),
+                          ("native_expandable", 1, 3), ("ccalloc", 1, 2)])
+        self.assertEqual(sorted(seen), sorted([("native_expandable", "2"), ("ccalloc", "3"),
+                                               ("native_expandable", "3"), ("ccalloc", "2")]))
+        self.assertEqual([compare_training.gpu_slot([0, 1], i, 0) for i in range(3)], [0, 1, 0])
+        self.assertIsNone(compare_training.gpu_slot(None, 0, 0))
+
+    def test_gpus_need_side_by_side_runs_and_device_indexes(self):
+        import contextlib, io
+        for argv in (["--gpus", "0,1"], ["--concurrent", "--gpus", "a,b"],
+                     ["--concurrent", "--gpus", "-1"]):
+            with self.subTest(argv=argv), contextlib.redirect_stderr(io.StringIO()):
+                with self.assertRaises(SystemExit):
+                    main_with(lambda *a, **k: {}, ["--workloads", "unet", "--configs",
+                                                    "native_expandable,ccalloc"] + argv)
+
     def test_without_it_the_allocators_run_one_after_another(self):
         rc, state = self.main(["--workloads", "unet", "--configs", "native_expandable,ccalloc",
                                "--rounds", "2"])

@@ -82,6 +82,30 @@ class PoolRoundsTest(unittest.TestCase):
         self.assertEqual(rc, 0)
         self.assertNotIn("balanced over the start order", out)
 
+    def test_rounds_over_several_gpus_are_balanced_over_the_baselines_gpu(self):
+        def on(workload, config, rnd, ms, gpu):
+            return dict(run(workload, config, rnd, ms), gpu_slot=gpu)
+        # The baseline on GPU 0 in three rounds (ratio 1.03), on GPU 1 in one
+        # (0.99): balanced over the GPUs, 1.01.
+        runs = []
+        for rnd, (ms, gpu) in enumerate([(103.0, 0), (103.0, 0), (103.0, 0), (99.0, 1)]):
+            runs += [on("lm", "native_expandable", rnd, 100.0, gpu),
+                     on("lm", "ccalloc", rnd, ms, 1 - gpu)]
+        path = self.write("g.json", {"runs": runs})
+        out_json = os.path.join(self.tmp.name, "og.json")
+        rc, out, _ = self.main(path, "--json", out_json)
+        self.assertEqual(rc, 0)
+        self.assertIn("balanced over them", out)
+        with open(out_json) as f:
+            (row,) = json.load(f)["by_gpu"]
+        self.assertEqual({g: v["rounds"] for g, v in row["by_position"].items()},
+                         {"0": 3, "1": 1})
+        self.assertAlmostEqual(row["balanced"], 1.01)
+        plain = self.write("h.json", {"runs": [run("lm", "native_expandable", 0, 100.0),
+                                                run("lm", "ccalloc", 0, 101.0)]})
+        rc, out, _ = self.main(plain)
+        self.assertNotIn("balanced over them", out)
+
     def test_pools_rounds_across_files_bare_and_wrapped(self):
         a = self.write("a.json", {"runs": [run("lm", "native_expandable", 0, 100.0),
                                            run("lm", "ccalloc", 0, 102.0)]})
