@@ -6,7 +6,10 @@
 //
 // Errors are absl::Status: ResourceExhausted for out of memory (the message
 // carries the report), InvalidArgument for bad input, Unavailable when there is
-// no device. Every method is thread-safe.
+// no device. Every method is thread-safe. A stream must stay alive while the
+// allocator caches memory for it (events are recorded on it at frees, and it
+// may be waited for): destroy it only after its blocks are freed and
+// EmptyCache has returned, or after the allocator is gone (ccalloc.h).
 #ifndef CCALLOC_ALLOCATOR_H_
 #define CCALLOC_ALLOCATOR_H_
 

@@ -5,7 +5,11 @@
  * what went wrong (for out of memory: what was asked, reserved, allocated, the
  * largest free block and the fragmentation). Streams are passed as void* so
  * that this header needs no CUDA header: pass a cudaStream_t / CUstream, or
- * NULL for the default stream.
+ * NULL for the default stream. As with PyTorch's allocator, a stream must stay
+ * alive while ccalloc caches memory for it: ccalloc records events on it (at
+ * frees, to learn when their work is done) and may wait for it. Destroy a
+ * stream only after every block allocated or used on it is freed and
+ * ccalloc_empty_cache has returned, or after ccalloc_destroy.
  *
  * Settings come from a configuration string with PyTorch's
  * PYTORCH_CUDA_ALLOC_CONF syntax ("max_split_size_mb:512,expandable_segments:True");
