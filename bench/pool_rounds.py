@@ -145,6 +145,22 @@ def by_start_position(ratios, positions):
     return out
 
 
+def print_balance(rows, title, column):
+    """by_start_position's rows as a table under `title` (nothing without
+    rows); `column` names what the cells are by."""
+    if not rows:
+        return
+    print("\n" + title)
+    header = f"{'workload':<12} {'config':<18} {'rounds':>6}  {column:<40} {'balanced':>8}"
+    print(header)
+    print("-" * len(header))
+    for b in rows:
+        cells = "  ".join(f"{p}: {v['mean']:.3f} ({v['rounds']})"
+                          for p, v in b["by_position"].items())
+        print(f"{b['workload']:<12} {b['config']:<18} {b['rounds']:>6}  {cells:<40} "
+              f"{b['balanced']:>8.3f}")
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("files", nargs="+", help="compare_training.py results (bare or wrapped)")
@@ -190,32 +206,15 @@ def main(argv=None):
         print(f"{r['workload']:<12} {r['config']:<18} {r['rounds']:>6} {r['mean']:>7.3f} "
               f"{sd:>7} {interval:>15}  {r['verdict']:<13} {needed:>15}")
     balanced = by_start_position(ratios, positions)
-    if balanced:
-        print(f"\nby where {args.baseline} started in its round (side by side: 0 = first), "
-              f"the mean ratio, and the mean over those positions (balanced over the "
-              f"start order)")
-        header = f"{'workload':<12} {'config':<18} {'rounds':>6}  {'by position':<40} {'balanced':>8}"
-        print(header)
-        print("-" * len(header))
-        for b in balanced:
-            cells = "  ".join(f"{p}: {v['mean']:.3f} ({v['rounds']})"
-                              for p, v in b["by_position"].items())
-            print(f"{b['workload']:<12} {b['config']:<18} {b['rounds']:>6}  {cells:<40} "
-                  f"{b['balanced']:>8.3f}")
+    print_balance(balanced, f"by where {args.baseline} started in its round (side by side: "
+                  f"0 = first), the mean ratio, and the mean over those positions (balanced "
+                  f"over the start order)", "by position")
     # Side by side on several GPUs (compare_training.py --gpus): the same
     # balance over the GPU the baseline ran on, which turns with the round.
     by_gpu = by_start_position(ratios, slots)
-    if by_gpu:
-        print(f"\nby the GPU {args.baseline} ran on (side by side over several GPUs), the "
-              f"mean ratio, and the mean over those GPUs (balanced over them)")
-        header = f"{'workload':<12} {'config':<18} {'rounds':>6}  {'by GPU':<40} {'balanced':>8}"
-        print(header)
-        print("-" * len(header))
-        for b in by_gpu:
-            cells = "  ".join(f"{g}: {v['mean']:.3f} ({v['rounds']})"
-                              for g, v in b["by_position"].items())
-            print(f"{b['workload']:<12} {b['config']:<18} {b['rounds']:>6}  {cells:<40} "
-                  f"{b['balanced']:>8.3f}")
+    print_balance(by_gpu, f"by the GPU {args.baseline} ran on (side by side over several "
+                  f"GPUs), the mean ratio, and the mean over those GPUs (balanced over them)",
+                  "by GPU")
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"baseline": args.baseline, "target": args.target, "files": args.files,

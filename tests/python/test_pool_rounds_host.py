@@ -39,6 +39,17 @@ class PoolRoundsTest(unittest.TestCase):
             rc = pool_rounds.main(list(argv))
         return rc, out.getvalue(), err.getvalue()
 
+    def balanced_row(self, name, runs, key):
+        """Pools `runs` (written as NAME.json) with --json: (what it printed,
+        the one row of the JSON's `key` table)."""
+        path = self.write(name + ".json", {"runs": runs})
+        out_json = os.path.join(self.tmp.name, name + ".out.json")
+        rc, out, _ = self.main(path, "--json", out_json)
+        self.assertEqual(rc, 0)
+        with open(out_json) as f:
+            (row,) = json.load(f)[key]
+        return out, row
+
     def test_pairs_each_run_with_the_baseline_of_its_own_round_only(self):
         runs = [run("lm", "native_expandable", 0, 100.0), run("lm", "ccalloc", 0, 110.0),
                 run("lm", "native_expandable", 1, 200.0), run("lm", "ccalloc", 1, 190.0),
@@ -63,13 +74,8 @@ class PoolRoundsTest(unittest.TestCase):
                                                 (100.0, False)]):
             runs += [placed("ts", "native_expandable", rnd, 100.0, 0 if base_first else 1),
                      placed("ts", "ccalloc", rnd, ms, 1 if base_first else 0)]
-        path = self.write("p.json", {"runs": runs})
-        out_json = os.path.join(self.tmp.name, "o.json")
-        rc, out, _ = self.main(path, "--json", out_json)
-        self.assertEqual(rc, 0)
+        out, row = self.balanced_row("p", runs, "by_start_position")
         self.assertIn("balanced over the start order", out)
-        with open(out_json) as f:
-            (row,) = json.load(f)["by_start_position"]
         self.assertEqual(row["rounds"], 4)
         self.assertEqual({p: v["rounds"] for p, v in row["by_position"].items()},
                          {"0": 3, "1": 1})
@@ -91,13 +97,8 @@ class PoolRoundsTest(unittest.TestCase):
         for rnd, (ms, gpu) in enumerate([(103.0, 0), (103.0, 0), (103.0, 0), (99.0, 1)]):
             runs += [on("lm", "native_expandable", rnd, 100.0, gpu),
                      on("lm", "ccalloc", rnd, ms, 1 - gpu)]
-        path = self.write("g.json", {"runs": runs})
-        out_json = os.path.join(self.tmp.name, "og.json")
-        rc, out, _ = self.main(path, "--json", out_json)
-        self.assertEqual(rc, 0)
+        out, row = self.balanced_row("g", runs, "by_gpu")
         self.assertIn("balanced over them", out)
-        with open(out_json) as f:
-            (row,) = json.load(f)["by_gpu"]
         self.assertEqual({g: v["rounds"] for g, v in row["by_position"].items()},
                          {"0": 3, "1": 1})
         self.assertAlmostEqual(row["balanced"], 1.01)
