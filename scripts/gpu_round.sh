@@ -46,6 +46,12 @@
 #                                              OUTDIR/sidebyside.json and .log
 #                                              (SIDEBYSIDE_WORKLOADS=ckpt_lm,gpt2: only those,
 #                                              two turns in a call)
+#   scripts/gpu_round.sh .gpu OUTDIR twogpu    side by side with a GPU each (two GPUs:
+#                                              --gpus 0,1), the LM and GPT-2, 200 steps,
+#                                              native_expandable against ccalloc, turning
+#                                              which gets which GPU: OUTDIR/twogpu.json
+#                                              and .log (TWOGPU_WORKLOADS, _CONFIGS,
+#                                              _ROUNDS, _STEPS, _BUDGET)
 #   scripts/gpu_round.sh .gpu OUTDIR gpubound  the four GPU-bound workloads (ResNet-50,
 #                                              ViT-B/16, seq2seq, UNet) under
 #                                              native_expandable and ccalloc, 3 interleaved
@@ -329,6 +335,29 @@ ldd "$L"; ! ldd "$L" | grep -i absl'
         --torch-config expandable_b=expandable_segments:True \
         --configs native_expandable,expandable_b,ccalloc --rounds 6 --steps 60 --warmup 5 \
         --time-budget 480 --timeout 100 --out "$OUT/sidebyside.json"
+      ;;
+    twogpu)
+      # Side by side with a GPU each (compare_training.py --gpus): the host
+      # and its speed states shared, as in sidebyside, but no GPU time
+      # slices, so one process's kernels never draw out another's waits
+      # (side by side on one H100, UNet's waits ran ten times as long as
+      # alone: calls 34-35 of 2026-11-27). Which allocator gets which GPU
+      # turns with the round; pool_rounds.py balances over it. Two
+      # processes per round so each has its GPU: for the A/A control run
+      # again with TWOGPU_CONFIGS=native_expandable,expandable_b. Needs two
+      # GPUs (nvidia-h100-x2).
+      gpus=$(nvidia-smi --query-gpu=name --format=csv,noheader | wc -l)
+      if (( gpus < 2 )); then
+        echo "=== twogpu: skipped, $gpus GPU (needs two)"
+      else
+        run twogpu env "${torch_env[@]}" \
+          python3 bench/compare_training.py --concurrent --gpus 0,1 \
+          --workloads "${TWOGPU_WORKLOADS:-ckpt_lm,gpt2}" \
+          --torch-config expandable_b=expandable_segments:True \
+          --configs "${TWOGPU_CONFIGS:-native_expandable,ccalloc}" \
+          --rounds "${TWOGPU_ROUNDS:-8}" --steps "${TWOGPU_STEPS:-200}" --warmup 5 \
+          --time-budget "${TWOGPU_BUDGET:-520}" --timeout 200 --out "$OUT/twogpu.json"
+      fi
       ;;
     ddp)
       # The one place the default's loans between streams could cost
