@@ -150,8 +150,9 @@ struct Options {
   // took GPT-2's placements from 6.77 to 0.81 ms a step (its waits for
   // 2.9 GiB blocks, 5.70 ms a step, went) and the checkpointed LM's from
   // 6.24 to 4.26, at the same peaks (1.0078-1.0084). In the replay at a GPU
-  // lag of 200 events it cut the events waited for over the 17 traces by a
-  // fifth; every 64 frees took two_streams to 1.0113 there.
+  // lag of 200 events it cut the events waited for over the 17 traces by an
+  // eighth (30,488 to 26,841), and two_streams peaked there at 1.0113
+  // against 1.0091 without (free memory in pieces under a page: README).
   std::uint32_t free_marks = 16;
   // Growable segments (background_unmap): unmaps and releases whose queued
   // work has finished are made on a thread of their own

@@ -167,6 +167,10 @@ run() {  # run NAME CMD...: runs, tees to OUT/NAME.log, records failure
   [[ $t -eq 0 ]] || rc=1
 }
 
+gpu_count() {  # the GPUs this machine shows
+  nvidia-smi --query-gpu=name --format=csv,noheader | wc -l
+}
+
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader | tee "$OUT/gpu.txt"
 for part in "$@"; do
   case "$part" in
@@ -346,7 +350,7 @@ ldd "$L"; ! ldd "$L" | grep -i absl'
       # processes per round so each has its GPU: for the A/A control run
       # again with TWOGPU_CONFIGS=native_expandable,expandable_b. Needs two
       # GPUs (nvidia-h100-x2).
-      gpus=$(nvidia-smi --query-gpu=name --format=csv,noheader | wc -l)
+      gpus=$(gpu_count)
       if (( gpus < 2 )); then
         echo "=== twogpu: skipped, $gpus GPU (needs two)"
       else
@@ -366,7 +370,7 @@ ldd "$L"; ! ldd "$L" | grep -i absl'
       # the default lent nothing there (0 loans, 0 device-side waits): NCCL's
       # stream allocates nothing of its own. The extension is built first so
       # the ranks start from the cache.
-      gpus=$(nvidia-smi --query-gpu=name --format=csv,noheader | wc -l)
+      gpus=$(gpu_count)
       if (( gpus < 2 )); then
         echo "=== ddp: skipped, $gpus GPU (DDP needs two or more)"
       else

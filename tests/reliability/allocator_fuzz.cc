@@ -155,7 +155,8 @@ class Harness {
       if (growable_) options_.cross_stream_reuse = Options::CrossStreamReuse::kAlways;
       options_.cross_stream_wait = growable_ && (config & 0x10) == 0;
     }
-    // (0x10 without 0x08, otherwise unused: frees leave marks of their own.)
+    // (0x10 without 0x08, otherwise unused: frees leave marks every 3 frees
+    // instead of the default's 16.)
     if ((config & 0x18) == 0x10) options_.free_marks = 3;
     if ((config & 0x40) != 0) options_.unpin_edges = 2 * page_size_;
     if ((config & 0x80) != 0) options_.mapped_fit_missing = 2 * page_size_;
