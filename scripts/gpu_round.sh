@@ -51,7 +51,8 @@
 #                                              native_expandable against ccalloc, turning
 #                                              which gets which GPU: OUTDIR/twogpu.json
 #                                              and .log (TWOGPU_WORKLOADS, _CONFIGS,
-#                                              _ROUNDS, _STEPS, _BUDGET)
+#                                              _GPUS, _ROUNDS, _STEPS, _BUDGET;
+#                                              expandable_b and ccalloc_b are A/A twins)
 #   scripts/gpu_round.sh .gpu OUTDIR gpubound  the four GPU-bound workloads (ResNet-50,
 #                                              ViT-B/16, seq2seq, UNet) under
 #                                              native_expandable and ccalloc, 3 interleaved
@@ -348,16 +349,18 @@ ldd "$L"; ! ldd "$L" | grep -i absl'
       # alone: calls 34-35 of 2026-11-27). Which allocator gets which GPU
       # turns with the round; pool_rounds.py balances over it. Two
       # processes per round so each has its GPU: for the A/A control run
-      # again with TWOGPU_CONFIGS=native_expandable,expandable_b. Needs two
-      # GPUs (nvidia-h100-x2).
+      # again with TWOGPU_CONFIGS=native_expandable,expandable_b, or on four
+      # GPUs (nvidia-h100-x4) run both pairs at once: TWOGPU_GPUS=0,1,2,3
+      # TWOGPU_CONFIGS=native_expandable,ccalloc,expandable_b,ccalloc_b.
+      # Needs two GPUs (nvidia-h100-x2).
       gpus=$(gpu_count)
       if (( gpus < 2 )); then
         echo "=== twogpu: skipped, $gpus GPU (needs two)"
       else
         run twogpu env "${torch_env[@]}" \
-          python3 bench/compare_training.py --concurrent --gpus 0,1 \
+          python3 bench/compare_training.py --concurrent --gpus "${TWOGPU_GPUS:-0,1}" \
           --workloads "${TWOGPU_WORKLOADS:-ckpt_lm,gpt2}" \
-          --torch-config expandable_b=expandable_segments:True \
+          --torch-config expandable_b=expandable_segments:True --ccalloc-config ccalloc_b= \
           --configs "${TWOGPU_CONFIGS:-native_expandable,ccalloc}" \
           --rounds "${TWOGPU_ROUNDS:-8}" --steps "${TWOGPU_STEPS:-200}" --warmup 5 \
           --time-budget "${TWOGPU_BUDGET:-520}" --timeout 200 --out "$OUT/twogpu.json"
