@@ -125,13 +125,13 @@ def pool(ratios, target):
     return out
 
 
-def by_start_position(ratios, positions):
-    """Per (workload, config) whose every paired round says where the
-    baseline started: the mean ratio for each start position and the mean of
-    those (balanced over the start order)."""
+def balance_over(ratios, labels):
+    """Per (workload, config) whose every paired round carries a label for
+    the baseline (where it started, the GPU it ran on): the mean ratio for
+    each label and the mean of those (balanced over them)."""
     out = []
     for key, items in sorted(ratios.items()):
-        where = positions.get(key, [])
+        where = labels.get(key, [])
         if not items or len(where) != len(items) or any(p is None for p in where):
             continue
         groups = {}
@@ -139,14 +139,14 @@ def by_start_position(ratios, positions):
             groups.setdefault(p, []).append(ratio)
         means = {p: statistics.fmean(v) for p, v in sorted(groups.items())}
         out.append({"workload": key[0], "config": key[1], "rounds": len(items),
-                    "by_position": {p: {"rounds": len(groups[p]), "mean": m}
+                    "by_label": {p: {"rounds": len(groups[p]), "mean": m}
                                     for p, m in means.items()},
                     "balanced": statistics.fmean(means.values())})
     return out
 
 
 def print_balance(rows, title, column):
-    """by_start_position's rows as a table under `title` (nothing without
+    """balance_over's rows as a table under `title` (nothing without
     rows); `column` names what the cells are by."""
     if not rows:
         return
@@ -156,7 +156,7 @@ def print_balance(rows, title, column):
     print("-" * len(header))
     for b in rows:
         cells = "  ".join(f"{p}: {v['mean']:.3f} ({v['rounds']})"
-                          for p, v in b["by_position"].items())
+                          for p, v in b["by_label"].items())
         print(f"{b['workload']:<12} {b['config']:<18} {b['rounds']:>6}  {cells:<40} "
               f"{b['balanced']:>8.3f}")
 
@@ -205,13 +205,13 @@ def main(argv=None):
         needed = str(r["rounds_needed"]) if r["rounds_needed"] is not None else "-"
         print(f"{r['workload']:<12} {r['config']:<18} {r['rounds']:>6} {r['mean']:>7.3f} "
               f"{sd:>7} {interval:>15}  {r['verdict']:<13} {needed:>15}")
-    balanced = by_start_position(ratios, positions)
+    balanced = balance_over(ratios, positions)
     print_balance(balanced, f"by where {args.baseline} started in its round (side by side: "
                   f"0 = first), the mean ratio, and the mean over those positions (balanced "
                   f"over the start order)", "by position")
     # Side by side on several GPUs (compare_training.py --gpus): the same
     # balance over the GPU the baseline ran on, which turns with the round.
-    by_gpu = by_start_position(ratios, slots)
+    by_gpu = balance_over(ratios, slots)
     print_balance(by_gpu, f"by the GPU {args.baseline} ran on (side by side over several "
                   f"GPUs), the mean ratio, and the mean over those GPUs (balanced over them)",
                   "by GPU")

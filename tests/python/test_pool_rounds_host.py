@@ -77,9 +77,9 @@ class PoolRoundsTest(unittest.TestCase):
         out, row = self.balanced_row("p", runs, "by_start_position")
         self.assertIn("balanced over the start order", out)
         self.assertEqual(row["rounds"], 4)
-        self.assertEqual({p: v["rounds"] for p, v in row["by_position"].items()},
+        self.assertEqual({p: v["rounds"] for p, v in row["by_label"].items()},
                          {"0": 3, "1": 1})
-        self.assertAlmostEqual(row["by_position"]["0"]["mean"], 1.04)
+        self.assertAlmostEqual(row["by_label"]["0"]["mean"], 1.04)
         self.assertAlmostEqual(row["balanced"], 1.02)
         # Runs that do not say where they started get no such table.
         plain = self.write("q.json", {"runs": [run("ts", "native_expandable", 0, 100.0),
@@ -99,7 +99,7 @@ class PoolRoundsTest(unittest.TestCase):
                      on("lm", "ccalloc", rnd, ms, 1 - gpu)]
         out, row = self.balanced_row("g", runs, "by_gpu")
         self.assertIn("balanced over them", out)
-        self.assertEqual({g: v["rounds"] for g, v in row["by_position"].items()},
+        self.assertEqual({g: v["rounds"] for g, v in row["by_label"].items()},
                          {"0": 3, "1": 1})
         self.assertAlmostEqual(row["balanced"], 1.01)
         plain = self.write("h.json", {"runs": [run("lm", "native_expandable", 0, 100.0),
