@@ -172,6 +172,15 @@ gpu_count() {  # the GPUs this machine shows
   nvidia-smi --query-gpu=name --format=csv,noheader | wc -l
 }
 
+# build_extension NAME: builds (and caches) ccalloc's PyTorch extension in a
+# step of its own, logged as NAME, before a part's timed processes start: none
+# of them then waits for a compiler, nor, side by side, shares the host with
+# one while its partner trains.
+build_extension() {
+  run "$1" env "${torch_env[@]}" timeout 150 python3 -c \
+    'import ccalloc.torch as ct; print("ccalloc.torch mode:", ct.enable()["mode"])'
+}
+
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader | tee "$OUT/gpu.txt"
 for part in "$@"; do
   case "$part" in
@@ -289,8 +298,7 @@ ldd "$L"; ! ldd "$L" | grep -i absl'
       # usually go: the `traces` part records them.
       traces="${TMPDIR:-/tmp}/ccalloc-training-traces"
       rm -rf "$traces"
-      run build_extension env "${torch_env[@]}" python3 -c \
-        'import ccalloc.torch as ct; print("ccalloc.torch mode:", ct.enable()["mode"])'
+      build_extension build_extension
       run compare env "${torch_env[@]}" \
         python3 bench/compare_training.py --configs native_expandable,ccalloc --rounds 2 \
         --steps 30 --warmup 5 --record-traces "$traces" --trace-steps 12 \
@@ -334,6 +342,7 @@ ldd "$L"; ! ldd "$L" | grep -i absl'
       # faster, so the start order turns by round, each run records its
       # start_position, and the time budget begins only whole turns of the
       # order (three rounds here): pool_rounds.py balances over it.
+      build_extension sidebyside_build_extension
       run sidebyside env "${torch_env[@]}" \
         python3 bench/compare_training.py --concurrent \
         --workloads "${SIDEBYSIDE_WORKLOADS:-ckpt_lm,two_streams,gpt2}" \
@@ -357,6 +366,7 @@ ldd "$L"; ! ldd "$L" | grep -i absl'
       if (( gpus < 2 )); then
         echo "=== twogpu: skipped, $gpus GPU (needs two)"
       else
+        build_extension twogpu_build_extension
         run twogpu env "${torch_env[@]}" \
           python3 bench/compare_training.py --concurrent --gpus "${TWOGPU_GPUS:-0,1}" \
           --workloads "${TWOGPU_WORKLOADS:-ckpt_lm,gpt2}" \
@@ -377,8 +387,7 @@ ldd "$L"; ! ldd "$L" | grep -i absl'
       if (( gpus < 2 )); then
         echo "=== ddp: skipped, $gpus GPU (DDP needs two or more)"
       else
-        run ddp_build_extension env "${torch_env[@]}" timeout 150 python3 -c \
-          'import ccalloc.torch as ct; print("ccalloc.torch mode:", ct.enable()["mode"])'
+        build_extension ddp_build_extension
         run ddp env "${torch_env[@]}" python3 bench/ddp_step_time.py --gpus "$gpus" \
           --rounds 9 --steps 45 --warmup 5 --time-budget 420 --out "$OUT/ddp.json"
       fi
@@ -477,8 +486,7 @@ ldd "$L"; ! ldd "$L" | grep -i absl'
       profile_dir="${TMPDIR:-/tmp}/ccalloc-profile"
       rm -rf "$profile_dir"
       mkdir -p "$profile_dir"
-      run profile_build_extension env "${torch_env[@]}" timeout 150 python3 -c \
-        'import ccalloc.torch as ct; print("ccalloc.torch mode:", ct.enable()["mode"])'
+      build_extension profile_build_extension
       run profile env "${torch_env[@]}" timeout 420 python3 bench/memory_report.py \
         --out "$profile_dir"
       tar -C "$profile_dir" -cf "$OUT/profile.tar" . && ls -l "$OUT/profile.tar"
