@@ -587,7 +587,7 @@ TEST_F(GrowableSegmentsTest, FreeMarksTellThatOldFreesAreDone) {
     // Three more frees on stream 0, into a's hole: with free_marks:2 the
     // first and the third leave a mark, the last after every free there.
     // (Three live blocks first: a block taken straight back after its free
-    // would not count, FreeMarksSkipHotPairs.)
+    // would not count, FreeMarksSkipBlocksTakenStraightBack.)
     std::vector<DevicePtr> small;
     for (int i = 0; i < 3; ++i) small.push_back(AllocateOk(4 * kMiB, 0));
     for (DevicePtr p : small) FreeOk(p);
