@@ -10,6 +10,8 @@
 #ifndef CCALLOC_ALLOCATOR_BACKEND_H_
 #define CCALLOC_ALLOCATOR_BACKEND_H_
 
+#include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -61,9 +63,53 @@ struct DeviceMemoryInfo {
   std::size_t total_bytes = 0;
 };
 
+// The backend's calls into the driver, by the thread that made them: the
+// allocating thread (in training, the one launching kernels, whose time is
+// step time) or a background thread of ccalloc's (the unmap worker, which
+// marks itself with BackgroundCalls). `ns` is host time inside the calls
+// (CudaBackend; the simulated device takes none).
+struct DriverCallTotals {
+  std::int64_t calls = 0;
+  std::int64_t ns = 0;
+  std::int64_t background_calls = 0;
+  std::int64_t background_ns = 0;
+};
+
+// While one lives, the driver calls its thread makes count as background
+// calls (DriverCallTotals). Only ccalloc's own threads make one.
+class BackgroundCalls {
+ public:
+  BackgroundCalls();
+  ~BackgroundCalls();
+  BackgroundCalls(const BackgroundCalls&) = delete;
+  BackgroundCalls& operator=(const BackgroundCalls&) = delete;
+  // Whether the calling thread is inside one.
+  static bool active();
+};
+
 class DeviceBackend {
  public:
   virtual ~DeviceBackend() = default;
+
+  // Every driver call made so far through this backend, by thread; counted
+  // with relaxed atomics, so readable at any time from any thread.
+  DriverCallTotals driver_calls() const;
+
+  // Counts one driver call (a backend operation) and, when `timed`, the host
+  // time from its construction to its destruction.
+  class CountedCall {
+   public:
+    explicit CountedCall(const DeviceBackend& backend, bool timed = true);
+    ~CountedCall();
+    CountedCall(const CountedCall&) = delete;
+    CountedCall& operator=(const CountedCall&) = delete;
+
+   private:
+    const DeviceBackend& backend_;
+    const int slot_;
+    const bool timed_;
+    std::chrono::steady_clock::time_point start_;
+  };
 
   virtual int device() const = 0;
   virtual const char* name() const = 0;
@@ -218,6 +264,11 @@ class DeviceBackend {
   virtual absl::Status CheckPeer(int peer) {
     return absl::UnimplementedError("peer access not supported");
   }
+ private:
+  // [0]: the allocating thread's, [1]: background threads'. Mutable: a
+  // const backend still counts the calls it makes.
+  mutable std::atomic<std::int64_t> calls_[2]{};
+  mutable std::atomic<std::int64_t> ns_[2]{};
 };
 
 }  // namespace ccalloc

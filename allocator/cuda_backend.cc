@@ -408,6 +408,7 @@ class CudaBackend final : public DeviceBackend {
 
   absl::StatusOr<DevicePtr> Allocate(std::size_t bytes) override {
     ScopedContext scope(api_, context_);
+    const CountedCall counted(*this);
     if (!scope.ok()) return scope.status();
     CUdeviceptr ptr = 0;
     RelaxedCaptureMode relaxed(api_);
@@ -419,6 +420,7 @@ class CudaBackend final : public DeviceBackend {
 
   absl::Status Deallocate(DevicePtr ptr, std::size_t bytes) override {
     ScopedContext scope(api_, context_);
+    const CountedCall counted(*this);
     if (!scope.ok()) return scope.status();
     if (CUresult r = api_.mem_free(static_cast<CUdeviceptr>(ptr));
         r != CUDA_SUCCESS) {
@@ -430,6 +432,7 @@ class CudaBackend final : public DeviceBackend {
 
   absl::StatusOr<DeviceMemoryInfo> MemoryInfo() override {
     ScopedContext scope(api_, context_);
+    const CountedCall counted(*this);
     if (!scope.ok()) return scope.status();
     DeviceMemoryInfo info;
     if (CUresult r = api_.mem_get_info(&info.free_bytes, &info.total_bytes);
@@ -442,6 +445,7 @@ class CudaBackend final : public DeviceBackend {
   absl::StatusOr<EventHandle> RecordEvent(StreamId stream) override
       ABSL_LOCKS_EXCLUDED(events_mu_) {
     ScopedContext scope(api_, context_);
+    const CountedCall counted(*this);
     if (!scope.ok()) return scope.status();
     CUevent event = TakeCachedEvent();
     if (event == nullptr) {
@@ -464,6 +468,7 @@ class CudaBackend final : public DeviceBackend {
   absl::StatusOr<bool> QueryEvent(EventHandle event) override {
     if (event == 0) return absl::InvalidArgumentError("QueryEvent: null event");
     ScopedContext scope(api_, context_);
+    const CountedCall counted(*this);
     if (!scope.ok()) return scope.status();
     CUresult r = api_.event_query(reinterpret_cast<CUevent>(event));
     if (r == CUDA_SUCCESS) return true;
@@ -476,6 +481,7 @@ class CudaBackend final : public DeviceBackend {
       return absl::InvalidArgumentError("SynchronizeEvent: null event");
     }
     ScopedContext scope(api_, context_);
+    const CountedCall counted(*this);
     if (!scope.ok()) return scope.status();
     if (CUresult r = api_.event_synchronize(reinterpret_cast<CUevent>(event));
         r != CUDA_SUCCESS) {
@@ -490,6 +496,7 @@ class CudaBackend final : public DeviceBackend {
       return absl::UnimplementedError("cuStreamWaitEvent missing from the driver");
     }
     ScopedContext scope(api_, context_);
+    const CountedCall counted(*this);
     if (!scope.ok()) return scope.status();
     if (CUresult r = api_.stream_wait_event(reinterpret_cast<CUstream>(stream),
                                             reinterpret_cast<CUevent>(event), 0);
@@ -509,6 +516,7 @@ class CudaBackend final : public DeviceBackend {
 
   absl::Status SynchronizeDevice() override {
     ScopedContext scope(api_, context_);
+    const CountedCall counted(*this);
     if (!scope.ok()) return scope.status();
     if (CUresult r = api_.ctx_synchronize(); r != CUDA_SUCCESS) {
       return Error(r, "cuCtxSynchronize");
@@ -528,6 +536,7 @@ class CudaBackend final : public DeviceBackend {
       return s;
     }
     ScopedContext scope(api_, context_);
+    const CountedCall counted(*this);
     if (!scope.ok()) return scope.status();
     CUdeviceptr base = 0;
     RelaxedCaptureMode relaxed(api_);
@@ -544,6 +553,7 @@ class CudaBackend final : public DeviceBackend {
       return s;
     }
     ScopedContext scope(api_, context_);
+    const CountedCall counted(*this);
     if (!scope.ok()) return scope.status();
     if (CUresult r =
             api_.mem_address_free(static_cast<CUdeviceptr>(base), bytes);
@@ -563,6 +573,7 @@ class CudaBackend final : public DeviceBackend {
       return s;
     }
     ScopedContext scope(api_, context_);
+    const CountedCall counted(*this);
     if (!scope.ok()) return scope.status();
     CUmemAllocationProp prop = PinnedDeviceProp(device_);
     // Exportable, so that ExportIpc can share it: a POSIX file descriptor
@@ -591,6 +602,7 @@ class CudaBackend final : public DeviceBackend {
       return s;
     }
     ScopedContext scope(api_, context_);
+    const CountedCall counted(*this);
     if (!scope.ok()) return scope.status();
     // Made on ccalloc's unmap worker while another thread may be capturing
     // in global mode, which would refuse it (see Unmap).
@@ -616,6 +628,7 @@ class CudaBackend final : public DeviceBackend {
       return s;
     }
     ScopedContext scope(api_, context_);
+    const CountedCall counted(*this);
     if (!scope.ok()) return scope.status();
     const auto ptr = static_cast<CUdeviceptr>(va);
     // Covers cuMemSetAccess below too.
@@ -653,6 +666,7 @@ class CudaBackend final : public DeviceBackend {
   absl::StatusOr<std::string> ExportAllocation(DevicePtr base) override {
     if (api_.ipc_get_mem_handle == nullptr) return Missing("cuIpcGetMemHandle");
     ScopedContext scope(api_, context_);
+    const CountedCall counted(*this);
     if (!scope.ok()) return scope.status();
     CUipcMemHandle handle = {};
     if (CUresult r = api_.ipc_get_mem_handle(&handle, static_cast<CUdeviceptr>(base));
@@ -673,6 +687,7 @@ class CudaBackend final : public DeviceBackend {
     }
     std::memcpy(&ipc, handle.data(), sizeof(ipc));
     ScopedContext scope(api_, context_);
+    const CountedCall counted(*this);
     if (!scope.ok()) return scope.status();
     CUdeviceptr ptr = 0;
     // Lazy peer access: memory of another device is opened on this one, as
@@ -687,6 +702,7 @@ class CudaBackend final : public DeviceBackend {
   absl::Status CloseAllocation(DevicePtr ptr) override {
     if (api_.ipc_close_mem_handle == nullptr) return Missing("cuIpcCloseMemHandle");
     ScopedContext scope(api_, context_);
+    const CountedCall counted(*this);
     if (!scope.ok()) return scope.status();
     if (CUresult r = api_.ipc_close_mem_handle(static_cast<CUdeviceptr>(ptr));
         r != CUDA_SUCCESS) {
@@ -711,6 +727,7 @@ class CudaBackend final : public DeviceBackend {
       return SharedPhysical{static_cast<int>(getpid()), it->second};
     }
     ScopedContext scope(api_, context_);
+    const CountedCall counted(*this);
     if (!scope.ok()) return scope.status();
     int fd = -1;
     if (CUresult r = api_.mem_export(&fd, static_cast<CUmemGenericAllocationHandle>(handle),
@@ -731,6 +748,7 @@ class CudaBackend final : public DeviceBackend {
     CUresult r = CUDA_SUCCESS;
     {
       ScopedContext scope(api_, context_);
+      const CountedCall counted(*this);
       if (!scope.ok()) {
         close(*fd);
         return scope.status();
@@ -760,6 +778,7 @@ class CudaBackend final : public DeviceBackend {
       access[i].flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
     }
     ScopedContext scope(api_, context_);
+    const CountedCall counted(*this);
     if (!scope.ok()) return scope.status();
     if (CUresult r = api_.mem_set_access(static_cast<CUdeviceptr>(va), bytes, access.data(),
                                          access.size());
@@ -807,6 +826,7 @@ class CudaBackend final : public DeviceBackend {
       if (absl::Status s = CheckPageMultiple("MapChunks size", c.bytes); !s.ok()) return s;
     }
     ScopedContext scope(api_, context_);
+    const CountedCall counted(*this);
     if (!scope.ok()) return scope.status();
     RelaxedCaptureMode relaxed(api_);
     const auto base = static_cast<CUdeviceptr>(va);
@@ -854,6 +874,7 @@ class CudaBackend final : public DeviceBackend {
     if (unmapped != nullptr) *unmapped = 0;
     if (absl::Status s = CheckVirtualMemory("UnmapRun"); !s.ok()) return s;
     ScopedContext scope(api_, context_);
+    const CountedCall counted(*this);
     if (!scope.ok()) return scope.status();
     const auto base = static_cast<CUdeviceptr>(va);
     // One call for the whole run where the driver takes it (the cost is per
@@ -882,6 +903,7 @@ class CudaBackend final : public DeviceBackend {
   absl::Status Unmap(DevicePtr va, std::size_t bytes) override {
     if (absl::Status s = CheckVirtualMemory("Unmap"); !s.ok()) return s;
     ScopedContext scope(api_, context_);
+    const CountedCall counted(*this);
     if (!scope.ok()) return scope.status();
     // The unmap worker (segments/unmap_worker.h) calls this on its own
     // thread; a global-mode capture on another thread would refuse it there.
@@ -898,6 +920,7 @@ class CudaBackend final : public DeviceBackend {
   absl::StatusOr<HostPtr> AllocateHost(std::size_t bytes) override {
     if (api_.mem_host_alloc == nullptr) return Missing("cuMemHostAlloc");
     ScopedContext scope(api_, context_);
+    const CountedCall counted(*this);
     if (!scope.ok()) return scope.status();
     void* ptr = nullptr;
     // Portable: the buffer stays page-locked for every context, whichever
@@ -912,6 +935,7 @@ class CudaBackend final : public DeviceBackend {
   absl::Status FreeHost(HostPtr ptr, std::size_t bytes) override {
     if (api_.mem_free_host == nullptr) return Missing("cuMemFreeHost");
     ScopedContext scope(api_, context_);
+    const CountedCall counted(*this);
     if (!scope.ok()) return scope.status();
     if (CUresult r = api_.mem_free_host(reinterpret_cast<void*>(ptr)); r != CUDA_SUCCESS) {
       return Error(r, "cuMemFreeHost", absl::StrCat(Hex(ptr), ", ", bytes, " bytes"));
@@ -923,6 +947,7 @@ class CudaBackend final : public DeviceBackend {
       ABSL_LOCKS_EXCLUDED(copy_mu_) {
     if (api_.memcpy_dtoh_async == nullptr) return Missing("cuMemcpyDtoHAsync");
     ScopedContext scope(api_, context_);
+    const CountedCall counted(*this);
     if (!scope.ok()) return scope.status();
     absl::StatusOr<CUstream> stream = CopyStream();
     if (!stream.ok()) return stream.status();
@@ -939,6 +964,7 @@ class CudaBackend final : public DeviceBackend {
       ABSL_LOCKS_EXCLUDED(copy_mu_) {
     if (api_.memcpy_htod_async == nullptr) return Missing("cuMemcpyHtoDAsync");
     ScopedContext scope(api_, context_);
+    const CountedCall counted(*this);
     if (!scope.ok()) return scope.status();
     absl::StatusOr<CUstream> stream = CopyStream();
     if (!stream.ok()) return stream.status();
@@ -959,6 +985,7 @@ class CudaBackend final : public DeviceBackend {
     }
     if (stream == nullptr) return absl::OkStatus();  // nothing was ever queued
     ScopedContext scope(api_, context_);
+    const CountedCall counted(*this);
     if (!scope.ok()) return scope.status();
     if (CUresult r = api_.stream_synchronize(stream); r != CUDA_SUCCESS) {
       return Error(r, "cuStreamSynchronize", "the backup copy stream");
@@ -972,6 +999,7 @@ class CudaBackend final : public DeviceBackend {
   // from one WaitCopies to the next (a pause records a few dozen).
   absl::StatusOr<CopyFence> RecordCopyFence() override ABSL_LOCKS_EXCLUDED(copy_mu_) {
     ScopedContext scope(api_, context_);
+    const CountedCall counted(*this);
     if (!scope.ok()) return scope.status();
     absl::StatusOr<CUstream> stream = CopyStream();
     if (!stream.ok()) return stream.status();
@@ -1000,6 +1028,7 @@ class CudaBackend final : public DeviceBackend {
       event = fence_events_[fence - 1];
     }
     ScopedContext scope(api_, context_);
+    const CountedCall counted(*this);
     if (!scope.ok()) return scope.status();
     if (CUresult r = api_.event_synchronize(event); r != CUDA_SUCCESS) {
       return Error(r, "cuEventSynchronize", "a copy fence");
@@ -1087,6 +1116,7 @@ class CudaBackend final : public DeviceBackend {
     // dropped because DestroyEvent has no way to report it, and a failure
     // here only leaks one event.
     ScopedContext scope(api_, context_);
+    const CountedCall counted(*this);
     api_.event_destroy(event);
   }
 

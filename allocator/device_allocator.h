@@ -582,6 +582,9 @@ class DeviceAllocator final : private SegmentCache {
   // Routing is active or a capture left work: the one flag the hot path reads.
   bool pool_work_ ABSL_GUARDED_BY(mu_) = false;
   MemoryStats stats_ ABSL_GUARDED_BY(mu_);
+  // The backend's driver calls at the last reset of the accumulated
+  // counters: GetStats reports those since.
+  DriverCallTotals driver_base_ ABSL_GUARDED_BY(mu_);
   TagCounters tags_ ABSL_GUARDED_BY(mu_);
 
   // --- Sharing with other processes and devices (device_allocator_ipc.cc) ---

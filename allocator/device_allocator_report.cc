@@ -30,7 +30,13 @@ int PoolIndex(PoolKind pool) { return pool == PoolKind::kSmall ? 1 : 2; }
 
 MemoryStats DeviceAllocator::GetStats() const {
   absl::MutexLock lock(&mu_);
-  return stats_;
+  MemoryStats out = stats_;
+  const DriverCallTotals now = backend_->driver_calls();
+  out.driver_calls = now.calls - driver_base_.calls;
+  out.driver_ns = now.ns - driver_base_.ns;
+  out.background_driver_calls = now.background_calls - driver_base_.background_calls;
+  out.background_driver_ns = now.background_ns - driver_base_.background_ns;
+  return out;
 }
 
 void DeviceAllocator::ResetPeakStats() {
@@ -65,6 +71,7 @@ void DeviceAllocator::BlocksHolding(const DevicePtr* ptrs, std::size_t n, Device
 void DeviceAllocator::ResetAccumulatedStats() {
   FlushedLock lock(this);
   stats_.ResetAccumulated();
+  driver_base_ = backend_->driver_calls();
 }
 
 FragmentationNow DeviceAllocator::Fragmentation() const {

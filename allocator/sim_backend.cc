@@ -262,6 +262,9 @@ absl::StatusOr<std::string> SimBackend::ReadBytes(DevicePtr ptr, std::size_t byt
 }
 
 bool SimBackend::ShouldFail(SimOp op) {
+  // Every operation asks first: the count of its driver calls (untimed: a
+  // simulated call takes no time worth the name).
+  const CountedCall counted(*this, /*timed=*/false);
   std::int64_t& nth = fail_nth_[static_cast<int>(op)];
   if (nth > 0 && --nth == 0) {
     ++counts_.failures_injected;

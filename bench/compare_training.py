@@ -39,6 +39,10 @@ sequence for every allocator and round):
                runs there too), fed from pinned host memory by a third, copy
                stream that loads the next batch during this step; bf16
                autocast, AdamW, batch 64..128, side {160,192,224}, 32..256 tokens.
+  gnn, moe, hf_trainer, generate
+               random graph sizes, top-1 expert routing, GPT-2 through
+               transformers' Trainer, and generate() growing a KV cache:
+               bench/workload_families.py.
 
 Per run: step time after the warm-up steps (torch.cuda.synchronize() ends every
 step; a workload that repeats a few shapes gets one more warm-up step for each
@@ -138,6 +142,8 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from host_counters import ThreadCounters  # noqa: E402 (bench/ is the script's folder)
+import protocol  # noqa: E402
+import workload_families  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 GiB = 1 << 30
@@ -148,8 +154,15 @@ CONFIGS = {
     "cuda_malloc_async": {"torch_conf": "backend:cudaMallocAsync"},
     "ccalloc": {"ccalloc_conf": ""},
     "ccalloc_classic": {"ccalloc_conf": "expandable_segments:False"},
+    # A/A controls: the same allocator again, so that the spread a
+    # difference must clear is measured in the same call (bench/protocol.py).
+    "expandable_b": {"torch_conf": "expandable_segments:True"},
+    "ccalloc_b": {"ccalloc_conf": ""},
 }
-WORKLOADS = ("gpt2", "resnet50", "seq2seq", "unet", "vit", "ckpt_lm", "two_streams")
+# What a plain run compares (the protocol of record: bench/protocol.py).
+DEFAULT_CONFIGS = "native_expandable,ccalloc,expandable_b,ccalloc_b"
+WORKLOADS = ("gpt2", "resnet50", "seq2seq", "unet", "vit", "ckpt_lm", "two_streams",
+             "gnn", "moe", "hf_trainer", "generate")
 BASELINE = "native_expandable"   # what ccalloc's step time is compared with
 # ccalloc's own clocks read after every step (ns): the launching thread's time
 # in placements that mapped memory, its waits for queued work, the unmap
@@ -587,6 +600,7 @@ BUILDERS = {
     "gpt2": workload_gpt2, "resnet50": workload_resnet50, "seq2seq": workload_seq2seq,
     "unet": workload_unet, "vit": workload_vit, "ckpt_lm": workload_ckpt_lm,
     "two_streams": workload_two_streams,
+    **workload_families.BUILDERS,
 }
 assert tuple(BUILDERS) == WORKLOADS
 
@@ -726,8 +740,15 @@ def child_train(args):
     # that made driver calls (and ccalloc's own clocks, HOST_CLOCKS).
     counters = ("num_maps", "num_unmaps", "num_stream_syncs", "num_foreground_unmaps",
                 "num_cross_stream_reuses", "num_device_waits", "num_waits_under_block",
-                "wait_under_block_bytes") + HOST_CLOCKS
+                "wait_under_block_bytes", "driver_calls", "background_driver_calls",
+                "driver_ns", "background_driver_ns") + HOST_CLOCKS
     step_calls, last = [], ct.ccalloc_counters() if ct else None
+    # The allocator's device allocations and frees in each step, by
+    # torch.cuda.memory_stats(): PyTorch's own count of its driver work
+    # (for ccalloc with its extension, ccalloc's creates and releases).
+    device_calls = []
+    device_keys = ("num_device_alloc", "num_device_free")
+    last_device = [mem.stats().get(k, 0) for k in device_keys]
     # Where a step's time goes: the host's time to launch it (until step()
     # returns) and the span of the current stream's work on the GPU (events
     # around it). A step whose launch takes about its whole time is host
@@ -772,6 +793,9 @@ def child_train(args):
             now = ct.ccalloc_counters()
             step_calls.append([now.get(k, 0) - last.get(k, 0) for k in counters])
             last = now
+        now_device = [mem.stats().get(k, 0) for k in device_keys]
+        device_calls.append([a - b for a, b in zip(now_device, last_device)])
+        last_device = now_device
         if i + 1 == warmup:
             mem.settle()
         else:
@@ -812,6 +836,7 @@ def child_train(args):
         "device_vs_reserved_max_gap_after_warmup": mem.max_gap_after_warmup,
         "baseline_used": mem.baseline, "device_total": mem.total,
         "num_alloc_retries": stats.get("num_alloc_retries"), "num_ooms": stats.get("num_ooms"),
+        "device_calls": device_calls,
         "final_loss": float(loss.float().item()),
         "torch": torch.__version__, "gpu": torch.cuda.get_device_name(),
     }
@@ -1529,13 +1554,14 @@ def parse_args(argv):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                 epilog="Workloads: " + ", ".join(WORKLOADS) +
                                        " (see the module docstring).")
-    p.add_argument("--configs", default=",".join(CONFIGS),
+    p.add_argument("--configs", default=DEFAULT_CONFIGS,
                    help=f"comma-separated subset of {','.join(CONFIGS)}")
     p.add_argument("--workloads", default="all",
                    help=f"comma-separated subset of {','.join(WORKLOADS)}, or 'all' (default)")
     p.add_argument("--steps", type=int, default=30)
-    p.add_argument("--rounds", type=int, default=1,
-                   help="repeat every training run this often, interleaved (0: traces only)")
+    p.add_argument("--rounds", type=int, default=6,
+                   help="repeat every training run this often, interleaved, the order of "
+                        "the allocators turning by one a round (0: traces only)")
     p.add_argument("--warmup", type=int, default=5)
     p.add_argument("--no-warm-shapes", dest="warm_shapes", action="store_false",
                    help="do not add a warm-up step for each shape the timed steps repeat "
@@ -1599,7 +1625,7 @@ def parse_args(argv):
             name, sep, conf = extra.partition("=")
             if not sep or not name:
                 p.error(f"{option} wants NAME=CONF, got {extra!r}")
-            if name in CONFIGS:
+            if name in CONFIGS and CONFIGS[name] != {key: conf}:
                 p.error(f"{option}: {name!r} is already a configuration")
             CONFIGS[name] = {key: conf}
     if args.warmup >= args.steps:
@@ -1731,8 +1757,11 @@ def main(argv):
                             for later in range(rnd, args.rounds) for w in workloads
                             for c in configs)
                 break
+        # One process at a time, the allocators' order turning by one each
+        # round (start_order), so that none always runs first after another.
+        ordered = [groups[i] for i in start_order(len(groups), rnd)]
         for workload in workloads:
-            for group in groups:
+            for group in ordered:
                 print(f"[{time.time() - t0:6.0f}s] {workload} / {', '.join(group)}"
                       + (" in lockstep" if args.lockstep else
                          " side by side" if args.concurrent else "")
@@ -1773,6 +1802,9 @@ def main(argv):
     summary = summarize(runs)
     worst = worst_cases(summary, runs, workloads, configs)
     print_summary(summary, worst, args.rounds)
+    verdict = protocol.verdict(runs)
+    if verdict:
+        protocol.print_verdict(verdict)
     moves = move_costs(runs)
     if moves:
         print_heading(
@@ -1864,6 +1896,7 @@ def main(argv):
     if args.out:
         with open(args.out, "w") as f:
             json.dump({"args": vars(args), "runs": runs, "max_batch": maxb, "summary": summary,
+                       "verdict": verdict,
                        "worst_case": worst, "move_costs": moves,
                        "placement_thirds": thirds, "wait_steps": waits,
                        "traces": traces}, f, indent=1)

@@ -117,6 +117,10 @@ std::vector<std::pair<std::string, std::int64_t>> Flatten(const MemoryStats& s) 
   out.emplace_back("ccalloc.num_waits_trim", s.num_waits_trim);
   out.emplace_back("ccalloc.num_waits_release", s.num_waits_release);
   out.emplace_back("ccalloc.wait_under_block_bytes", s.wait_under_block_bytes);
+  out.emplace_back("ccalloc.driver_calls", s.driver_calls);
+  out.emplace_back("ccalloc.driver_ns", s.driver_ns);
+  out.emplace_back("ccalloc.background_driver_calls", s.background_driver_calls);
+  out.emplace_back("ccalloc.background_driver_ns", s.background_driver_ns);
   out.emplace_back("ccalloc.paused_bytes", s.paused_bytes);
   out.emplace_back("ccalloc.backup_bytes", s.backup_bytes);
   out.emplace_back("ccalloc.backup_host_bytes", s.backup_host_bytes);

@@ -128,6 +128,16 @@ struct MemoryStats {
   // the mean size of a block that waited (a huge block landing where memory
   // left earlier in its step, or small ones).
   std::int64_t wait_under_block_bytes = 0;
+  // Every call the backend made into the driver, and its host time: those of
+  // the allocating thread (driver_calls, driver_ns: in training the thread
+  // that launches the kernels, so step time on a host-bound model) and those
+  // of ccalloc's background thread (the unmap worker). Filled in from the
+  // backend's own count (DeviceBackend::driver_calls) when the statistics are
+  // read, since the last reset of the accumulated counters.
+  std::int64_t driver_calls = 0;
+  std::int64_t driver_ns = 0;
+  std::int64_t background_driver_calls = 0;
+  std::int64_t background_driver_ns = 0;
   // Memory given back by Pause and not yet taken again by Resume (a gauge:
   // not reset with the accumulated counters).
   std::int64_t paused_bytes = 0;

@@ -4,6 +4,7 @@
 #include "stats/counters.h"
 
 #include <memory>
+#include <thread>
 
 #include "allocator/device_allocator.h"
 #include "allocator/sim_backend.h"
@@ -66,6 +67,53 @@ TEST(MemoryStatsTest, AllocatorStaysValidAcrossResets) {
   EXPECT_EQ(stats.allocated_bytes[kStatAll].peak, std::int64_t{(3 << 20) + 4096});
   ASSERT_TRUE(allocator.Free(*b).ok());
   EXPECT_TRUE(allocator.Validate(&why)) << why;
+}
+
+// Driver calls are counted by the thread that makes them: a call made inside
+// BackgroundCalls (the unmap worker) is a background call, any other one the
+// allocating thread's.
+TEST(DriverCallsTest, CountedByThread) {
+  SimBackend backend;
+  ASSERT_TRUE(backend.RecordEvent(0).ok());
+  std::thread worker([&backend] {
+    const BackgroundCalls background;
+    EXPECT_TRUE(BackgroundCalls::active());
+    ASSERT_TRUE(backend.RecordEvent(0).ok());
+    ASSERT_TRUE(backend.RecordEvent(0).ok());
+  });
+  worker.join();
+  EXPECT_FALSE(BackgroundCalls::active());
+  const DriverCallTotals t = backend.driver_calls();
+  EXPECT_EQ(t.calls, 1);
+  EXPECT_EQ(t.background_calls, 2);
+}
+
+// The allocator's statistics carry the calls made since the accumulated
+// counters were last reset: a cached allocation makes none, new memory some,
+// and the unmaps of an emptied cache go to the worker's count when it runs on
+// its own thread (growable segments' default).
+TEST(DriverCallsTest, StatsCountCallsSinceReset) {
+  SimBackend::Config config;
+  config.auto_complete_events = true;
+  DeviceAllocator allocator(std::make_unique<SimBackend>(config), DefaultOptions());
+  absl::StatusOr<DevicePtr> a = allocator.Allocate(64 << 20, 0);
+  ASSERT_TRUE(a.ok());
+  const MemoryStats grown = allocator.GetStats();
+  EXPECT_GT(grown.driver_calls, 0);
+  ASSERT_TRUE(allocator.Free(*a).ok());
+  allocator.ResetAccumulatedStats();
+  EXPECT_EQ(allocator.GetStats().driver_calls, 0);
+  absl::StatusOr<DevicePtr> again = allocator.Allocate(64 << 20, 0);
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(*again, *a);
+  EXPECT_EQ(allocator.GetStats().driver_calls, 0) << "a cached block needs no driver call";
+  ASSERT_TRUE(allocator.Free(*again).ok());
+  ASSERT_TRUE(allocator.EmptyCache().ok());
+  ASSERT_TRUE(allocator.FinishBackgroundWork().ok());
+  const MemoryStats emptied = allocator.GetStats();
+  EXPECT_GT(emptied.driver_calls + emptied.background_driver_calls, 0);
+  EXPECT_GT(emptied.background_driver_calls, 0) << "the unmaps run on the worker";
+  EXPECT_EQ(emptied.driver_ns, 0) << "the simulated device takes no time";
 }
 
 }  // namespace

@@ -112,6 +112,8 @@ std::uint64_t UnmapWorker::Submit(DevicePtr va, std::size_t bytes, PhysicalHandl
 void UnmapWorker::Loop() {
   // Named for whoever looks at the process's threads (top -H, gdb).
   pthread_setname_np(pthread_self(), "ccalloc-unmap");
+  // Its calls are off the allocating thread (MemoryStats::background_driver_calls).
+  const BackgroundCalls background;
   absl::MutexLock lock(&mu_);
   for (;;) {
     // Waits for work; on stop, leaves only once the queue is empty, so no

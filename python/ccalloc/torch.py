@@ -325,7 +325,11 @@ def ccalloc_counters(device=None):
     num_waits_under_block is the mean size of a block that waited for pages
     under it; num_foreground_unmaps and foreground_unmap_ns,
     the unmaps the allocating thread made itself; map_ns and create_ns, its
-    map calls with their access and its creates of new memory), without the
+    map calls with their access and its creates of new memory; driver_calls
+    and driver_ns, every call into the driver the allocating thread made and
+    its host time, background_driver_calls and background_driver_ns those of
+    ccalloc's unmap worker, since the last reset_accumulated_memory_stats()),
+    without the
     snapshot ccalloc_stats() takes: cheap enough to read after every training
     step."""
     raw = _require_plugin().raw_stats(_device_index(device))

@@ -284,12 +284,6 @@ class PlacementThirdsTest(unittest.TestCase):
 class WaitStepsTest(unittest.TestCase):
     """wait_steps: ccalloc's extra step time split by the steps it waited in."""
 
-    def setUp(self):
-        compare_training.CONFIGS["expandable_b"] = {"torch_conf": "expandable_segments:True"}
-
-    def tearDown(self):
-        compare_training.CONFIGS.pop("expandable_b", None)
-
     @staticmethod
     def timed(config, rnd, steps, waits=None):
         r = run(config, rnd, sum(steps) / len(steps)) | {"step_ms": steps, "warmup": 1}
@@ -469,9 +463,6 @@ class ExtraTorchConfigTest(unittest.TestCase):
     """--torch-config names another setting of PyTorch's own allocator: with
     expandable_segments again it is an A/A control of the method itself."""
 
-    def tearDown(self):
-        compare_training.CONFIGS.pop("expandable_b", None)
-
     def test_an_a_a_control_runs_pytorchs_allocator_twice(self):
         import os
         seen = []
@@ -484,7 +475,7 @@ class ExtraTorchConfigTest(unittest.TestCase):
         import json, tempfile
         with tempfile.TemporaryDirectory() as tmp:
             out = os.path.join(tmp, "r.json")
-            rc = main_with(run_child, ["--workloads", "unet", "--concurrent",
+            rc = main_with(run_child, ["--workloads", "unet", "--concurrent", "--rounds", "1",
                                        "--configs", "native_expandable,expandable_b",
                                        "--torch-config", "expandable_b=expandable_segments:True",
                                        "--out", out])
