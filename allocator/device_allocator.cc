@@ -42,10 +42,10 @@ DeviceAllocator::DeviceAllocator(std::unique_ptr<DeviceBackend> backend,
                               ? -1
                               : static_cast<std::int64_t>(options_.max_split_size);
   if (options_.memory_limit > 0) memory_limit_ = options_.memory_limit;
-  if (options_.memory_fraction > 0) {
+  if (options_.memory_fraction >= 0) {
     if (absl::StatusOr<DeviceMemoryInfo> info = backend_->MemoryInfo(); info.ok()) {
-      memory_limit_ = static_cast<std::size_t>(options_.memory_fraction *
-                                               static_cast<double>(info->total_bytes));
+      memory_fraction_ = options_.memory_fraction;
+      memory_limit_ = LimitForFraction(memory_fraction_, info->total_bytes);
     }
   }
 }
@@ -1076,20 +1076,41 @@ absl::Status DeviceAllocator::FinishBackgroundWork() {
 absl::Status DeviceAllocator::SetMemoryLimit(std::size_t bytes) {
   FlushedLock lock(this);
   memory_limit_ = bytes;
+  memory_fraction_ = -1.0;
   return absl::OkStatus();
 }
 
+std::size_t DeviceAllocator::LimitForFraction(double fraction, std::size_t total) {
+  // A fraction of 0 caps at one byte: no block fits (0 would mean no cap).
+  return std::max<std::size_t>(
+      1, static_cast<std::size_t>(fraction * static_cast<double>(total)));
+}
+
 absl::Status DeviceAllocator::SetMemoryFraction(double fraction) {
-  if (!(fraction > 0.0 && fraction <= 1.0)) {
+  // [0, 1], as torch.cuda.set_per_process_memory_fraction takes it.
+  if (!(fraction >= 0.0 && fraction <= 1.0)) {
     return absl::InvalidArgumentError(
-        absl::StrCat("memory fraction ", fraction, " is not in (0, 1]"));
+        absl::StrCat("memory fraction ", fraction, " is not in [0, 1]"));
   }
   absl::StatusOr<DeviceMemoryInfo> info = backend_->MemoryInfo();
   if (!info.ok()) return info.status();
   FlushedLock lock(this);
-  memory_limit_ =
-      static_cast<std::size_t>(fraction * static_cast<double>(info->total_bytes));
+  memory_fraction_ = fraction;
+  memory_limit_ = LimitForFraction(fraction, info->total_bytes);
   return absl::OkStatus();
+}
+
+double DeviceAllocator::MemoryFraction() const {
+  std::size_t limit = 0;
+  {
+    absl::MutexLock lock(&mu_);
+    if (memory_fraction_ >= 0) return memory_fraction_;
+    limit = memory_limit_;
+  }
+  if (limit == 0) return 1.0;
+  absl::StatusOr<DeviceMemoryInfo> info = backend_->MemoryInfo();
+  if (!info.ok() || info->total_bytes == 0) return 1.0;
+  return std::min(1.0, static_cast<double>(limit) / static_cast<double>(info->total_bytes));
 }
 
 void DeviceAllocator::SetTraceRecorder(TraceRecorder* recorder) {

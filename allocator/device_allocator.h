@@ -187,8 +187,22 @@ class DeviceAllocator final : private SegmentCache {
   // the call; growth beyond the cap first releases cached memory.
   absl::Status SetMemoryLimit(std::size_t bytes) ABSL_LOCKS_EXCLUDED(mu_);
   absl::Status SetMemoryFraction(double fraction) ABSL_LOCKS_EXCLUDED(mu_);
+  // The fraction last set (exactly as given), else the memory limit over the
+  // device's total, else 1.0: torch.cuda.get_per_process_memory_fraction().
+  double MemoryFraction() const ABSL_LOCKS_EXCLUDED(mu_);
   std::size_t memory_limit() const ABSL_LOCKS_EXCLUDED(mu_);
 
+  // What PyTorch's caching allocator says when a request of `bytes` fails,
+  // word for word ("CUDA out of memory. Tried to allocate 69.90 GiB. GPU 0
+  // has a total capacity of ... is reserved by PyTorch but unallocated. If
+  // reserved but unallocated memory is large try setting ..."), with this
+  // device's figures: the start of every out-of-memory report, which tools,
+  // tests and scripts match on; ccalloc's own account follows it.
+  std::string PytorchOutOfMemoryText(std::size_t bytes) const ABSL_LOCKS_EXCLUDED(mu_);
+  // Counts one out-of-memory error (num_ooms) that a layer above reported
+  // for a request this allocator refused otherwise (the PyTorch plugin: a
+  // size past what can be represented, which PyTorch reports as one).
+  void CountOutOfMemory() ABSL_LOCKS_EXCLUDED(mu_);
   MemoryStats GetStats() const ABSL_LOCKS_EXCLUDED(mu_);
   void ResetPeakStats() ABSL_LOCKS_EXCLUDED(mu_);
   // Bytes of live blocks per tag (the allocating thread's CurrentTag()),
@@ -453,6 +467,8 @@ class DeviceAllocator final : private SegmentCache {
   std::string OutOfMemoryReport(std::size_t size, std::size_t rounded, StreamId stream,
                                 const absl::Status& cause) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  std::string PytorchOutOfMemoryTextLocked(std::size_t bytes) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // The block whose bytes include ptr (any state), or null outside every
   // segment.
   const Block* BlockCovering(DevicePtr ptr) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -582,6 +598,11 @@ class DeviceAllocator final : private SegmentCache {
   // Routing is active or a capture left work: the one flag the hot path reads.
   bool pool_work_ ABSL_GUARDED_BY(mu_) = false;
   MemoryStats stats_ ABSL_GUARDED_BY(mu_);
+  // The fraction SetMemoryFraction (or the options) set, below 0 when the
+  // limit came from elsewhere; memory_limit_ follows from it.
+  double memory_fraction_ ABSL_GUARDED_BY(mu_) = -1.0;
+  // The cap a fraction of a device of `total` bytes sets.
+  static std::size_t LimitForFraction(double fraction, std::size_t total);
   // The backend's driver calls at the last reset of the accumulated
   // counters: GetStats reports those since.
   DriverCallTotals driver_base_ ABSL_GUARDED_BY(mu_);

@@ -144,6 +144,44 @@ Snapshot DeviceAllocator::TakeSnapshot() const {
   return snap;
 }
 
+void DeviceAllocator::CountOutOfMemory() {
+  absl::MutexLock lock(&mu_);
+  ++stats_.num_ooms;
+}
+
+std::string DeviceAllocator::PytorchOutOfMemoryText(std::size_t bytes) const {
+  absl::MutexLock lock(&mu_);
+  return PytorchOutOfMemoryTextLocked(bytes);
+}
+
+std::string DeviceAllocator::PytorchOutOfMemoryTextLocked(std::size_t bytes) const {
+  std::uint64_t total = 0, free = 0;
+  if (absl::StatusOr<DeviceMemoryInfo> info = backend_->MemoryInfo(); info.ok()) {
+    total = info->total_bytes;
+    free = info->free_bytes;
+  }
+  const auto allocated = static_cast<std::uint64_t>(stats_.allocated_bytes[kStatAll].current);
+  const std::uint64_t held = reserved();
+  // PyTorch names the cap a memory fraction sets ("N allowed; "); ccalloc's
+  // memory limit is that cap.
+  std::uint64_t cap = memory_limit_;
+  if (memory_fraction_ >= 0) {
+    cap = static_cast<std::uint64_t>(memory_fraction_ * static_cast<double>(total));
+  }
+  const std::string allowed =
+      memory_limit_ > 0 ? absl::StrCat(FormatSizeAsPytorch(cap), " allowed; ") : "";
+  return absl::StrCat(
+      "CUDA out of memory. Tried to allocate ", FormatSizeAsPytorch(bytes), ". GPU ",
+      backend_->device(), " has a total capacity of ", FormatSizeAsPytorch(total), " of which ",
+      FormatSizeAsPytorch(free), " is free. ", allowed, "Of the allocated memory ",
+      FormatSizeAsPytorch(allocated), " is allocated by PyTorch, and ",
+      FormatSizeAsPytorch(held > allocated ? held - allocated : 0),
+      " is reserved by PyTorch but unallocated. If reserved but unallocated memory is large try "
+      "setting PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid fragmentation.  See "
+      "documentation for Memory Management  "
+      "(https://pytorch.org/docs/stable/notes/cuda.html#environment-variables)");
+}
+
 std::string DeviceAllocator::OutOfMemoryReport(std::size_t size, std::size_t rounded,
                                                StreamId stream,
                                                const absl::Status& cause) const {
@@ -189,11 +227,12 @@ std::string DeviceAllocator::OutOfMemoryReport(std::size_t size, std::size_t rou
   }
   const std::string during = TagName(CurrentTag());
   return absl::StrFormat(
-      "CUDA out of memory (ccalloc): tried to allocate %s (%d bytes, rounded to %d) on "
+      "%s ccalloc: tried to allocate %s (%d bytes, rounded to %d) on "
       "device %d, stream %s%s. Why: %s. Reserved %s, allocated %s, free in cache %s, largest "
       "free block %s, fragmentation %.1f%%; memory limit %s; device free %s. Held by tag: %s. "
       "Cause: %s",
-      FormatBytes(size), size, rounded, backend_->device(), Hex(stream),
+      PytorchOutOfMemoryTextLocked(rounded), FormatBytes(size), size, rounded,
+      backend_->device(), Hex(stream),
       during.empty() ? std::string() : absl::StrCat(", during tag '", during, "'"), verdict,
       FormatBytes(reserved()), FormatBytes(allocated), FormatBytes(f.free_cached_bytes),
       FormatBytes(f.largest_free_block), 100.0 * f.ratio,

@@ -244,6 +244,14 @@ absl::StatusOr<Options> ParseOptions(absl::string_view conf, const Options& base
       absl::StatusOr<double> f = ParseFraction(key, value, /*allow_one=*/true);
       if (!f.ok()) return f.status();
       options.memory_fraction = *f;
+    } else if (key == "per_process_memory_fraction") {
+      // PyTorch's (torch.cuda.set_per_process_memory_fraction at start-up):
+      // 0 is a cap too.
+      double f = 0;
+      if (!absl::SimpleAtod(value, &f) || !(f >= 0.0 && f <= 1.0)) {
+        return BadValue(key, value, "must be in [0, 1]");
+      }
+      options.memory_fraction = f;
     } else if (key == "max_map_chunk_mb") {
       std::uint64_t mb = 0;
       if (!absl::SimpleAtoi(value, &mb) || mb < 2 || mb > (std::uint64_t{1} << 20)) {
@@ -368,7 +376,8 @@ std::string Options::ToString() const {
       ",roundup_power2_divisions:[", absl::StrJoin(roundup_power2_divisions, ","), "]",
       ",garbage_collection_threshold:", garbage_collection_threshold,
       ",expandable_segments:", expandable_segments ? "True" : "False",
-      ",memory_limit:", memory_limit, ",memory_fraction:", memory_fraction,
+      ",memory_limit:", memory_limit, ",memory_fraction:",
+      memory_fraction < 0 ? std::string("none") : absl::StrCat(memory_fraction),
       ",release_slack:", release_slack, ",release_slack_max:", release_slack_max,
       ",release_slack_hard:", release_slack_hard,
       ",max_map_chunk_mb:", max_map_chunk / kMiB,

@@ -43,8 +43,10 @@ struct Options {
   // --- ccalloc keys -------------------------------------------------------
   // Cap on reserved bytes (memory_limit, with units: "24GiB", "512MB").
   std::size_t memory_limit = 0;
-  // Cap as a fraction of the device's total memory (memory_fraction).
-  double memory_fraction = 0.0;
+  // Cap as a fraction of the device's total memory (memory_fraction, in
+  // (0, 1]; PyTorch's per_process_memory_fraction, in [0, 1], where 0 lets
+  // nothing be allocated); below 0: none.
+  double memory_fraction = -1.0;
   // Growable segments: free mapped pages may reach this fraction of the peak
   // allocated bytes before pages are moved rather than new ones created.
   double release_slack = 0.005;

@@ -57,6 +57,7 @@
 #include "allocator/ipc.h"
 #include "allocator/options.h"
 #include "allocator/sim_backend.h"
+#include "allocator/size_policy.h"
 #include "allocator/status_code.h"
 #include "ccalloc/ccalloc.h"
 #include "ccalloc_torch.h"
@@ -251,8 +252,25 @@ CCALLOC_TORCH_API int ccalloc_torch_try_malloc(size_t size, int device, void* st
   *out = nullptr;
   absl::StatusOr<ccalloc::DeviceAllocator*> allocator = ccalloc::GetOrCreate(device);
   if (!allocator.ok()) return Report(allocator.status());
+  // PyTorch's allocators refuse an exabyte or more before anything else,
+  // with this text (its test_out_of_memory matches on it).
+  constexpr std::size_t kOneExabyte = std::size_t{1} << 60;
+  if (size >= kOneExabyte) {
+    (*allocator)->CountOutOfMemory();
+    return Report(absl::ResourceExhaustedError(
+        "CUDA out of memory. Tried to allocate more than 1EB memory."));
+  }
   absl::StatusOr<ccalloc::DevicePtr> ptr =
       (*allocator)->Allocate(size, reinterpret_cast<ccalloc::StreamId>(stream));
+  if (!ptr.ok() && absl::IsInvalidArgument(ptr.status()) && size > ccalloc::kMaxRequest) {
+    // PyTorch's allocator asks the driver for any size and reports its
+    // refusal as out of memory (torch.OutOfMemoryError, num_ooms); so does
+    // this one for a size past what it can represent.
+    (*allocator)->CountOutOfMemory();
+    return Report(absl::ResourceExhaustedError(
+        absl::StrCat((*allocator)->PytorchOutOfMemoryText(size), " ccalloc: ",
+                     ptr.status().message())));
+  }
   if (!ptr.ok()) return Report(ptr.status());
   *out = reinterpret_cast<void*>(*ptr);
   return CCALLOC_OK;
@@ -377,6 +395,16 @@ CCALLOC_TORCH_API int ccalloc_torch_memory_limit(int device, size_t* bytes) {
   absl::StatusOr<ccalloc::DeviceAllocator*> allocator = ccalloc::GetOrCreate(device);
   if (!allocator.ok()) return Report(allocator.status());
   *bytes = (*allocator)->memory_limit();
+  return CCALLOC_OK;
+}
+
+// torch.cuda.get_per_process_memory_fraction(): the fraction last set, as
+// given, else the memory limit over the device's total, else 1.
+CCALLOC_TORCH_API int ccalloc_torch_memory_fraction(int device, double* fraction) {
+  if (fraction == nullptr) return Report(absl::InvalidArgumentError("fraction is NULL"));
+  absl::StatusOr<ccalloc::DeviceAllocator*> allocator = ccalloc::GetOrCreate(device);
+  if (!allocator.ok()) return Report(allocator.status());
+  *fraction = (*allocator)->MemoryFraction();
   return CCALLOC_OK;
 }
 

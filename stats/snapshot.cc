@@ -32,6 +32,15 @@ std::string FormatBytes(std::uint64_t bytes) {
   return absl::StrFormat("%.2f %s", v, kUnits[unit]);
 }
 
+std::string FormatSizeAsPytorch(std::uint64_t bytes) {
+  constexpr std::uint64_t kKiB = 1024, kMiB = kKiB * 1024, kGiB = kMiB * 1024;
+  const double v = static_cast<double>(bytes);
+  if (bytes <= kKiB) return absl::StrCat(bytes, " bytes");
+  if (bytes <= kMiB) return absl::StrFormat("%.2f KiB", v / static_cast<double>(kKiB));
+  if (bytes <= kGiB) return absl::StrFormat("%.2f MiB", v / static_cast<double>(kMiB));
+  return absl::StrFormat("%.2f GiB", v / static_cast<double>(kGiB));
+}
+
 std::string StatsToJson(const MemoryStats& stats) {
   std::string out = "{";
   bool first = true;

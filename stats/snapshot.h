@@ -73,6 +73,11 @@ std::string SummaryText(const Snapshot& snapshot);
 
 // Pretty byte counts: "1.50 GiB", "512 B".
 std::string FormatBytes(std::uint64_t bytes);
+// Byte counts as PyTorch's caching allocator writes them in its messages
+// ("800 bytes", "20.00 MiB", "800000000.00 GiB": up to 1024 in bytes, up to
+// 1 MiB in KiB, up to 1 GiB in MiB, GiB beyond), so that text users and
+// tests match on (the out-of-memory message) reads the same.
+std::string FormatSizeAsPytorch(std::uint64_t bytes);
 
 }  // namespace ccalloc
 

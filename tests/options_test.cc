@@ -49,7 +49,7 @@ TEST(OptionsTest, PresetsDifferOnlyWhereDocumented) {
   EXPECT_EQ(native.roundup_power2_divisions, Divisions(0));
   EXPECT_EQ(native.garbage_collection_threshold, 0.0);
   EXPECT_EQ(native.memory_limit, 0u);
-  EXPECT_EQ(native.memory_fraction, 0.0);
+  EXPECT_LT(native.memory_fraction, 0.0) << "no fraction unless asked";
   const Options defaults = DefaultOptions();
   EXPECT_TRUE(defaults.expandable_segments);
   // Turning growable segments off gives PyTorch's behaviour back.
@@ -197,6 +197,11 @@ TEST(OptionsTest, MemoryLimitWithUnits) {
 TEST(OptionsTest, MemoryFraction) {
   EXPECT_DOUBLE_EQ(ParseOk("memory_fraction:0.5").memory_fraction, 0.5);
   EXPECT_DOUBLE_EQ(ParseOk("memory_fraction:1").memory_fraction, 1.0);
+  // PyTorch's key takes 0 too (nothing may be allocated).
+  EXPECT_DOUBLE_EQ(ParseOk("per_process_memory_fraction:0").memory_fraction, 0.0);
+  EXPECT_DOUBLE_EQ(ParseOk("per_process_memory_fraction:0.25").memory_fraction, 0.25);
+  EXPECT_THAT(ParseError("per_process_memory_fraction:1.5"),
+              HasSubstr("per_process_memory_fraction"));
   for (const char* bad : {"memory_fraction:0", "memory_fraction:1.5", "memory_fraction:-1",
                           "memory_fraction:half", "memory_fraction:inf"}) {
     EXPECT_THAT(ParseError(bad), HasSubstr("memory_fraction")) << bad;

@@ -30,6 +30,7 @@ size_t ccalloc_torch_options(int device, char* buffer, size_t capacity);
 int ccalloc_torch_empty_cache(int device);
 int ccalloc_torch_set_memory_limit(int device, size_t bytes);
 int ccalloc_torch_memory_limit(int device, size_t* bytes);
+int ccalloc_torch_memory_fraction(int device, double* fraction);
 int ccalloc_torch_record_stream(void* ptr, cudaStream_t stream);
 int ccalloc_torch_reset_peak_stats(int device);
 uint32_t ccalloc_torch_tag_intern(const char* name);
@@ -49,6 +50,7 @@ namespace {
 
 using ::testing::HasSubstr;
 using ::testing::Not;
+using ::testing::StartsWith;
 
 constexpr size_t kMiB = size_t{1} << 20;
 constexpr size_t kGiB = size_t{1} << 30;
@@ -123,7 +125,17 @@ TEST_F(TorchPluginTest, OutOfMemoryThrowsTheReportAndTheAllocatorGoesOn) {
   EXPECT_EQ(ccalloc_torch_try_malloc(128 * kMiB, dev, Stream(0), &p), CCALLOC_OUT_OF_MEMORY);
   EXPECT_EQ(p, nullptr);
   EXPECT_EQ(ccalloc_torch_last_error_code(), CCALLOC_OUT_OF_MEMORY);
-  EXPECT_THAT(ccalloc_torch_last_error(), HasSubstr("out of memory (ccalloc)"));
+  // PyTorch's own text first (tools and tests match on it), ccalloc's after.
+  EXPECT_THAT(ccalloc_torch_last_error(),
+              StartsWith("CUDA out of memory. Tried to allocate 128.00 MiB. GPU 2 has a total "
+                         "capacity of "));
+  EXPECT_THAT(ccalloc_torch_last_error(), HasSubstr("64.00 MiB allowed; Of the allocated memory "
+                                                    "8.00 MiB is allocated by PyTorch, and "));
+  EXPECT_THAT(ccalloc_torch_last_error(),
+              HasSubstr("is reserved by PyTorch but unallocated. If reserved but unallocated "
+                        "memory is large try setting "
+                        "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True"));
+  EXPECT_THAT(ccalloc_torch_last_error(), HasSubstr(" ccalloc: tried to allocate 128.00 MiB"));
 
   try {
     ccalloc_torch_malloc(128 * kMiB, dev, Stream(0));
@@ -133,6 +145,22 @@ TEST_F(TorchPluginTest, OutOfMemoryThrowsTheReportAndTheAllocatorGoesOn) {
     EXPECT_THAT(e.what(), HasSubstr("memory limit 64.00 MiB"));
   }
   EXPECT_EQ(Stat(dev, "num_ooms"), 2);
+  EXPECT_EQ(Stat(dev, "allocated_bytes.all.current"), int64_t{8 * kMiB});
+
+  // A size past what can be represented is out of memory too, as PyTorch
+  // reports a request the driver refuses (its test_out_of_memory asks for
+  // 800,000,000 GiB), and counts as one.
+  EXPECT_EQ(ccalloc_torch_try_malloc(std::size_t{800000000} << 30, dev, Stream(0), &p),
+            CCALLOC_OUT_OF_MEMORY);
+  EXPECT_THAT(ccalloc_torch_last_error(),
+              StartsWith("CUDA out of memory. Tried to allocate 800000000.00 GiB. GPU 2"));
+  EXPECT_THAT(ccalloc_torch_last_error(), HasSubstr("cannot be represented"));
+  EXPECT_EQ(Stat(dev, "num_ooms"), 3);
+  EXPECT_EQ(ccalloc_torch_try_malloc(std::size_t{8000000000} << 30, dev, Stream(0), &p),
+            CCALLOC_OUT_OF_MEMORY);
+  EXPECT_STREQ(ccalloc_torch_last_error(),
+               "CUDA out of memory. Tried to allocate more than 1EB memory.");
+  EXPECT_EQ(Stat(dev, "num_ooms"), 4);
   EXPECT_EQ(Stat(dev, "allocated_bytes.all.current"), int64_t{8 * kMiB});
 
   void* more = ccalloc_torch_malloc(32 * kMiB, dev, Stream(0));
@@ -172,10 +200,27 @@ TEST_F(TorchPluginTest, MemoryFractionHookSetsTheLimitAndRejectsBadFractions) {
   size_t limit = 0;
   ASSERT_EQ(ccalloc_torch_memory_limit(dev, &limit), CCALLOC_OK);
   EXPECT_EQ(limit, kCapacity / 4);
+  double fraction = 0;
+  ASSERT_EQ(ccalloc_torch_memory_fraction(dev, &fraction), CCALLOC_OK);
+  EXPECT_EQ(fraction, 0.25);
   EXPECT_THROW(ccalloc_torch_memory_fraction_hook(1.5, dev), std::runtime_error);
-  EXPECT_THROW(ccalloc_torch_memory_fraction_hook(0.0, dev), std::runtime_error);
+  EXPECT_THROW(ccalloc_torch_memory_fraction_hook(-0.1, dev), std::runtime_error);
   ASSERT_EQ(ccalloc_torch_memory_limit(dev, &limit), CCALLOC_OK);
   EXPECT_EQ(limit, kCapacity / 4);
+  // 0, as PyTorch takes it: nothing may be allocated, and the getter says 0.
+  ccalloc_torch_memory_fraction_hook(0.0, dev);
+  ASSERT_EQ(ccalloc_torch_memory_fraction(dev, &fraction), CCALLOC_OK);
+  EXPECT_EQ(fraction, 0.0);
+  void* p = nullptr;
+  EXPECT_EQ(ccalloc_torch_try_malloc(4096, dev, Stream(0), &p), CCALLOC_OUT_OF_MEMORY);
+  EXPECT_THAT(ccalloc_torch_last_error(), HasSubstr(" is free. 0 bytes allowed; "));
+  // A fraction that is no round number comes back as given.
+  ccalloc_torch_memory_fraction_hook(0.3713, dev);
+  ASSERT_EQ(ccalloc_torch_memory_fraction(dev, &fraction), CCALLOC_OK);
+  EXPECT_EQ(fraction, 0.3713);
+  ASSERT_EQ(ccalloc_torch_set_memory_limit(dev, 0), CCALLOC_OK);
+  ASSERT_EQ(ccalloc_torch_memory_fraction(dev, &fraction), CCALLOC_OK);
+  EXPECT_EQ(fraction, 1.0);
   EXPECT_THROW(ccalloc_torch_memory_fraction_hook(0.5, -1), std::runtime_error);
 }
 

@@ -102,6 +102,8 @@ class Plugin:
             "ccalloc_torch_options": (ctypes.c_size_t, [ctypes.c_int, ctypes.c_char_p, ctypes.c_size_t]),
             "ccalloc_torch_empty_cache": (ctypes.c_int, [ctypes.c_int]),
             "ccalloc_torch_set_memory_fraction": (ctypes.c_int, [ctypes.c_int, ctypes.c_double]),
+            "ccalloc_torch_memory_fraction": (ctypes.c_int, [ctypes.c_int,
+                                                             ctypes.POINTER(ctypes.c_double)]),
             "ccalloc_torch_set_memory_limit": (ctypes.c_int, [ctypes.c_int, ctypes.c_size_t]),
             "ccalloc_torch_memory_limit": (ctypes.c_int, [ctypes.c_int, c_size_p]),
             "ccalloc_torch_device_memory": (ctypes.c_int, [ctypes.c_int, c_size_p, c_size_p]),
@@ -197,6 +199,11 @@ class Plugin:
         if nbytes < 0:
             raise ValueError(f"ccalloc: memory limit must be >= 0 bytes, got {nbytes}")
         self._check(self.lib.ccalloc_torch_set_memory_limit(device, int(nbytes)))
+
+    def memory_fraction(self, device=0):
+        out = ctypes.c_double()
+        self._check(self.lib.ccalloc_torch_memory_fraction(device, ctypes.byref(out)))
+        return out.value
 
     def memory_limit(self, device=0):
         out = ctypes.c_size_t()

@@ -407,19 +407,19 @@ def memory_summary(device=None, abbreviated=False):
 
 
 def set_per_process_memory_fraction(fraction, device=None):
-    """Caps reserved memory at fraction x the device's total (0 < fraction <= 1)."""
+    """Caps reserved memory at fraction x the device's total (0 <= fraction <= 1;
+    0 lets nothing be allocated), with PyTorch's checks and messages."""
     if not isinstance(fraction, float):
         raise TypeError("Invalid type for fraction argument, must be `float`")
+    if fraction < 0 or fraction > 1:
+        raise ValueError(f"Invalid fraction value: {fraction}. Allowed range: 0~1")
     _require_plugin().set_memory_fraction(fraction, _device_index(device))
 
 
 def get_per_process_memory_fraction(device=None):
-    plugin = _require_plugin()
-    index = _device_index(device)
-    limit = plugin.memory_limit(index)
-    if limit == 0:
-        return 1.0
-    return limit / plugin.device_memory(index)[1]
+    """The fraction last set, exactly as given; else the memory limit over the
+    device's total; else 1.0."""
+    return _require_plugin().memory_fraction(_device_index(device))
 
 
 def set_memory_limit(nbytes, device=None):

@@ -260,6 +260,85 @@ def case_oom():
     return {"ok": raised and float(x.sum()) == float(1 << 20), "raised": raised}
 
 
+def case_oom_text():
+    """PyTorch's out-of-memory text, which tools and its own tests match on
+    (test_out_of_memory): a request past the device, 800,000,000 GiB, and an
+    exabyte or more; each a torch.OutOfMemoryError, and the GPU goes on."""
+    tensor = torch.zeros(1024, device="cuda")
+    d = tensor.device.index
+    seen = {}
+    for name, n in (("past_device", 2 * torch.cuda.mem_get_info()[1]),
+                    ("huge", 1024 * 1024 * 1024 * 800000000),
+                    ("exabyte", 1024 * 1024 * 1024 * 8000000000)):
+        try:
+            torch.empty(n, dtype=torch.int8, device="cuda")
+            seen[name] = None
+        except torch.OutOfMemoryError as e:
+            seen[name] = str(e)
+    tensor.fill_(1)
+    starts = {
+        "past_device": "CUDA out of memory. Tried to allocate ",
+        "huge": f"CUDA out of memory. Tried to allocate 800000000.00 GiB. GPU {d} has a total "
+                "capacity of",
+        "exabyte": "CUDA out of memory. Tried to allocate more than 1EB memory",
+    }
+    begins = {k: bool(seen[k]) and seen[k].startswith(v) for k, v in starts.items()}
+    pytorch_tail = all("is reserved by PyTorch but unallocated" in seen[k]
+                       for k in ("past_device", "huge") if seen[k])
+    return {"ok": all(begins.values()) and pytorch_tail and bool((tensor == 1).all()),
+            "begins_as_pytorch": begins, "num_ooms": torch.cuda.memory_stats()["num_ooms"]}
+
+
+def case_accelerator_stats():
+    """torch.accelerator's statistics (PyTorch's test_memory_stats) reach the
+    allocator in charge: active bytes follow a 1 KiB tensor and its free."""
+    import gc
+    gc.collect()
+    torch.cuda.empty_cache()
+    torch.cuda.reset_peak_memory_stats()
+    torch.cuda.reset_accumulated_memory_stats()
+    before = torch.accelerator.memory_stats().get("active_bytes.all.current")
+    tmp = torch.randn(256, device="cuda")
+    during = torch.accelerator.memory_stats().get("active_bytes.all.current")
+    del tmp
+    gc.collect()
+    torch.accelerator.empty_cache()
+    after = torch.accelerator.memory_stats()
+    ok = (before is not None and during == before + 1024
+          and after.get("active_bytes.all.current") == before
+          and after.get("active_bytes.all.freed") == 1024
+          and torch.accelerator.memory_allocated() == torch.cuda.memory_allocated())
+    return {"ok": ok, "has_key": before is not None, "delta": (during or 0) - (before or 0)}
+
+
+def case_memory_fraction():
+    """set/get_per_process_memory_fraction as PyTorch's own tests use them
+    (test_get_per_process_memory_fraction): 0 and 1 accepted, any fraction
+    read back exactly, 0 refuses every allocation, bad values refused."""
+    torch.zeros(1, device="cuda")
+    got = []
+    for f in (1.0, 0.0, 0.37129, 0.5):
+        torch.cuda.set_per_process_memory_fraction(f)
+        got.append(torch.cuda.get_per_process_memory_fraction() == f)
+    torch.cuda.set_per_process_memory_fraction(0.0)
+    refused = False
+    try:
+        torch.empty(1 << 20, dtype=torch.uint8, device="cuda")
+    except torch.OutOfMemoryError:
+        refused = True
+    torch.cuda.set_per_process_memory_fraction(1.0)
+    bad = []
+    for f in (-0.1, 2.0):
+        try:
+            torch.cuda.set_per_process_memory_fraction(f)
+            bad.append("accepted")
+        except ValueError as e:
+            bad.append("ValueError" if "Invalid fraction value" in str(e) else str(e))
+    x = torch.ones(1 << 20, device="cuda")
+    return {"ok": all(got) and refused and float(x.sum()) == float(1 << 20),
+            "read_back": got, "zero_refuses": refused, "bad": bad}
+
+
 def case_mempool():
     """torch.cuda.MemPool and use_mem_pool: allocations land in the pool."""
     pool = torch.cuda.MemPool()

@@ -230,6 +230,14 @@ class OutOfMemoryTest(unittest.TestCase):
         self.assertIn("ccalloc", message)
         self.assertIn("out of memory", message.lower())
         self.assertIn("memory limit 64.00 MiB", message)
+        # PyTorch's own text first, word for word, ccalloc's account after it.
+        self.assertTrue(message.startswith(
+            "CUDA out of memory. Tried to allocate 128.00 MiB. GPU 2 has a total capacity of "),
+            message)
+        self.assertIn(" is reserved by PyTorch but unallocated. If reserved but unallocated "
+                      "memory is large try setting PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True",
+                      message)
+        self.assertIn(" ccalloc: tried to allocate 128.00 MiB", message)
         self.assertEqual(ct.last_error(), message)
         self.assertEqual(ct.memory_stats(dev)["num_ooms"], 1)
         # Live memory is untouched and allocation goes on within the limit.
@@ -239,6 +247,16 @@ class OutOfMemoryTest(unittest.TestCase):
         self.assertLessEqual(ct.max_memory_reserved(dev), 64 * MiB)
         plugin.free(more, device=dev)
         plugin.free(keep, device=dev)
+
+    def test_a_size_past_what_can_be_represented_is_an_out_of_memory(self):
+        # PyTorch's test_out_of_memory asks for 800,000,000 GiB.
+        dev = 11
+        with self.assertRaises(ccalloc.OutOfMemoryError) as caught:
+            plugin.malloc(800000000 * GiB, device=dev)
+        self.assertTrue(str(caught.exception).startswith(
+            f"CUDA out of memory. Tried to allocate 800000000.00 GiB. GPU {dev} has a total "
+            "capacity of "), str(caught.exception))
+        self.assertEqual(ct.memory_stats(dev)["num_ooms"], 1)
 
     def test_device_capacity_is_an_out_of_memory_too(self):
         dev = 10
@@ -254,8 +272,15 @@ class ControlTest(unittest.TestCase):
         ct.set_per_process_memory_fraction(0.5, device=dev)
         self.assertEqual(ct.get_memory_limit(dev), CAPACITY // 2)
         self.assertAlmostEqual(ct.get_per_process_memory_fraction(dev), 0.5)
-        for bad in (1.5, 0.0, -0.1):
-            with self.assertRaises(ccalloc.CcallocError):
+        ct.set_per_process_memory_fraction(0.3713, device=dev)
+        self.assertEqual(ct.get_per_process_memory_fraction(dev), 0.3713, "as given")
+        ct.set_per_process_memory_fraction(0.0, device=dev)
+        self.assertEqual(ct.get_per_process_memory_fraction(dev), 0.0)
+        with self.assertRaises(ccalloc.OutOfMemoryError):
+            plugin.malloc(4096, device=dev)
+        ct.set_per_process_memory_fraction(0.5, device=dev)
+        for bad in (1.5, -0.1):
+            with self.assertRaisesRegex(ValueError, "Invalid fraction value"):
                 ct.set_per_process_memory_fraction(bad, device=dev)
         self.assertEqual(ct.get_memory_limit(dev), CAPACITY // 2, "bad input changes nothing")
         with self.assertRaises(TypeError):

@@ -497,7 +497,8 @@ class Harness {
         break;
       case 3: {
         what_ = "bad memory fraction";
-        static constexpr double kBad[] = {0.0, -0.5, 1.5, std::numeric_limits<double>::quiet_NaN(),
+        // (0 is a valid cap, as in PyTorch: nothing may be allocated.)
+        static constexpr double kBad[] = {-1e-9, -0.5, 1.5, std::numeric_limits<double>::quiet_NaN(),
                                           std::numeric_limits<double>::infinity()};
         const std::size_t limit = alloc_->memory_limit();
         ExpectInvalid(alloc_->SetMemoryFraction(kBad[which % std::size(kBad)]), "fraction");

@@ -679,11 +679,19 @@ TYPED_TEST_P(AllocatorBehaviourTest, MemoryFractionCapsGrowth) {
   ASSERT_TRUE(alloc.SetMemoryFraction(2 * fraction).ok());
   EXPECT_EQ(alloc.memory_limit(), static_cast<std::size_t>(2 * fraction * total));
   ASSERT_TRUE(alloc.SetMemoryFraction(fraction).ok());
-  for (double bad : {0.0, -0.5, 1.5, std::numeric_limits<double>::quiet_NaN()}) {
+  for (double bad : {-0.5, 1.5, std::numeric_limits<double>::quiet_NaN()}) {
     absl::Status s = alloc.SetMemoryFraction(bad);
     EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << bad;
   }
   EXPECT_EQ(alloc.memory_limit(), expected) << "a rejected fraction changed the limit";
+  // 0, as PyTorch takes it: a cap that lets nothing be allocated, and the
+  // fraction read back as given.
+  ASSERT_TRUE(alloc.SetMemoryFraction(0.0).ok());
+  EXPECT_EQ(alloc.MemoryFraction(), 0.0);
+  EXPECT_EQ(alloc.Allocate(4096, this->env_.stream(0)).status().code(),
+            absl::StatusCode::kResourceExhausted);
+  ASSERT_TRUE(alloc.SetMemoryFraction(fraction).ok());
+  EXPECT_EQ(alloc.MemoryFraction(), fraction);
 
   const StreamId s = this->env_.stream(0);
   CCALLOC_ASSERT_OK_AND_ASSIGN(DevicePtr p, alloc.Allocate(40 * kMiB, s));

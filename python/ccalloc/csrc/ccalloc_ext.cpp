@@ -35,6 +35,7 @@
 #include <atomic>
 #include <cstdio>
 #include <deque>
+#include <limits>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -146,9 +147,10 @@ class CcallocAllocator final : public cca::CUDAAllocator {
   bool initialized() override { return initialized_.load(); }
   double getMemoryFraction(c10::DeviceIndex device) override {
     size_t limit = 0, free_bytes = 0, total = 0;
-    Check(ccalloc_torch_memory_limit(device, &limit), "getMemoryFraction");
-    Check(ccalloc_torch_device_memory(device, &free_bytes, &total), "getMemoryFraction");
-    return limit == 0 || total == 0 ? 1.0 : static_cast<double>(limit) / total;
+    (void)limit, (void)free_bytes, (void)total;
+    double fraction = 1.0;
+    Check(ccalloc_torch_memory_fraction(device, &fraction), "getMemoryFraction");
+    return fraction;
   }
   void setMemoryFraction(double fraction, c10::DeviceIndex device) override {
     Check(ccalloc_torch_set_memory_fraction(device, fraction), "setMemoryFraction");
@@ -770,6 +772,11 @@ void Deleter(void* ptr) { instance->Free(ptr); }
 void Install() {
   std::shared_ptr<cca::CUDAAllocator> shared(instance, [](cca::CUDAAllocator*) {});
   torch::cuda::CUDAPluggableAllocator::changeCurrentAllocator(shared);
+  // changeCurrentAllocator swaps only the allocator torch.cuda asks; the
+  // device-type registry that torch.accelerator (memory_stats,
+  // memory_allocated, empty_cache, ...) and c10::GetAllocator(kCUDA) ask
+  // would still name PyTorch's own, uninitialised one, and report nothing.
+  c10::SetAllocator(c10::DeviceType::CUDA, instance, std::numeric_limits<uint8_t>::max());
 }
 
 bool Installed() { return cca::get() == instance; }

@@ -33,6 +33,7 @@ int ccalloc_torch_record_stream(void* ptr, void* stream);
 int ccalloc_torch_empty_cache(int device); /* device < 0: every device */
 int ccalloc_torch_set_memory_fraction(int device, double fraction);
 int ccalloc_torch_memory_limit(int device, size_t* bytes);
+int ccalloc_torch_memory_fraction(int device, double* fraction);
 int ccalloc_torch_device_memory(int device, size_t* free_bytes, size_t* total_bytes);
 int ccalloc_torch_reset_peak_stats(int device);
 int ccalloc_torch_reset_accumulated_stats(int device);
