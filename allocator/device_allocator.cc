@@ -6,6 +6,7 @@
 #include "allocator/device_allocator.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 
@@ -1102,15 +1103,20 @@ absl::Status DeviceAllocator::SetMemoryFraction(double fraction) {
 
 double DeviceAllocator::MemoryFraction() const {
   std::size_t limit = 0;
+  double fraction = -1.0;
   {
     absl::MutexLock lock(&mu_);
-    if (memory_fraction_ >= 0) return memory_fraction_;
+    fraction = memory_fraction_;
     limit = memory_limit_;
   }
   if (limit == 0) return 1.0;
   absl::StatusOr<DeviceMemoryInfo> info = backend_->MemoryInfo();
   if (!info.ok() || info->total_bytes == 0) return 1.0;
-  return std::min(1.0, static_cast<double>(limit) / static_cast<double>(info->total_bytes));
+  const auto total = static_cast<double>(info->total_bytes);
+  // As PyTorch computes it: the bytes the fraction allows over the total
+  // (so 0 reads 0, 1 reads 1, and others as the whole bytes they allow).
+  if (fraction >= 0) return std::floor(fraction * total) / total;
+  return std::min(1.0, static_cast<double>(limit) / total);
 }
 
 void DeviceAllocator::SetTraceRecorder(TraceRecorder* recorder) {

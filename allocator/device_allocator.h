@@ -187,8 +187,9 @@ class DeviceAllocator final : private SegmentCache {
   // the call; growth beyond the cap first releases cached memory.
   absl::Status SetMemoryLimit(std::size_t bytes) ABSL_LOCKS_EXCLUDED(mu_);
   absl::Status SetMemoryFraction(double fraction) ABSL_LOCKS_EXCLUDED(mu_);
-  // The fraction last set (exactly as given), else the memory limit over the
-  // device's total, else 1.0: torch.cuda.get_per_process_memory_fraction().
+  // torch.cuda.get_per_process_memory_fraction(), as PyTorch computes it:
+  // the bytes the fraction last set allows over the device's total, else
+  // the memory limit over the total, else 1.0.
   double MemoryFraction() const ABSL_LOCKS_EXCLUDED(mu_);
   std::size_t memory_limit() const ABSL_LOCKS_EXCLUDED(mu_);
 

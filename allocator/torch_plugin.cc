@@ -253,10 +253,10 @@ CCALLOC_TORCH_API int ccalloc_torch_try_malloc(size_t size, int device, void* st
   absl::StatusOr<ccalloc::DeviceAllocator*> allocator = ccalloc::GetOrCreate(device);
   if (!allocator.ok()) return Report(allocator.status());
   // PyTorch's allocators refuse an exabyte or more before anything else,
-  // with this text (its test_out_of_memory matches on it).
+  // with this text (its test_out_of_memory matches on it), and count no
+  // out-of-memory error for it.
   constexpr std::size_t kOneExabyte = std::size_t{1} << 60;
   if (size >= kOneExabyte) {
-    (*allocator)->CountOutOfMemory();
     return Report(absl::ResourceExhaustedError(
         "CUDA out of memory. Tried to allocate more than 1EB memory."));
   }
@@ -398,8 +398,7 @@ CCALLOC_TORCH_API int ccalloc_torch_memory_limit(int device, size_t* bytes) {
   return CCALLOC_OK;
 }
 
-// torch.cuda.get_per_process_memory_fraction(): the fraction last set, as
-// given, else the memory limit over the device's total, else 1.
+// torch.cuda.get_per_process_memory_fraction(): DeviceAllocator::MemoryFraction.
 CCALLOC_TORCH_API int ccalloc_torch_memory_fraction(int device, double* fraction) {
   if (fraction == nullptr) return Report(absl::InvalidArgumentError("fraction is NULL"));
   absl::StatusOr<ccalloc::DeviceAllocator*> allocator = ccalloc::GetOrCreate(device);

@@ -2,6 +2,7 @@
 // PyTorch and the Python package drive it, on a simulated device
 // (CCALLOC_TORCH_SIMULATE). Allocators live for the whole process, one per
 // device, so each test works on a device of its own.
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -160,7 +161,7 @@ TEST_F(TorchPluginTest, OutOfMemoryThrowsTheReportAndTheAllocatorGoesOn) {
             CCALLOC_OUT_OF_MEMORY);
   EXPECT_STREQ(ccalloc_torch_last_error(),
                "CUDA out of memory. Tried to allocate more than 1EB memory.");
-  EXPECT_EQ(Stat(dev, "num_ooms"), 4);
+  EXPECT_EQ(Stat(dev, "num_ooms"), 3) << "PyTorch counts none for it either";
   EXPECT_EQ(Stat(dev, "allocated_bytes.all.current"), int64_t{8 * kMiB});
 
   void* more = ccalloc_torch_malloc(32 * kMiB, dev, Stream(0));
@@ -214,10 +215,12 @@ TEST_F(TorchPluginTest, MemoryFractionHookSetsTheLimitAndRejectsBadFractions) {
   void* p = nullptr;
   EXPECT_EQ(ccalloc_torch_try_malloc(4096, dev, Stream(0), &p), CCALLOC_OUT_OF_MEMORY);
   EXPECT_THAT(ccalloc_torch_last_error(), HasSubstr(" is free. 0 bytes allowed; "));
-  // A fraction that is no round number comes back as given.
+  // Others read back as PyTorch computes them: the bytes they allow over the
+  // total.
   ccalloc_torch_memory_fraction_hook(0.3713, dev);
   ASSERT_EQ(ccalloc_torch_memory_fraction(dev, &fraction), CCALLOC_OK);
-  EXPECT_EQ(fraction, 0.3713);
+  EXPECT_EQ(fraction, std::floor(0.3713 * static_cast<double>(kCapacity)) /
+                          static_cast<double>(kCapacity));
   ASSERT_EQ(ccalloc_torch_set_memory_limit(dev, 0), CCALLOC_OK);
   ASSERT_EQ(ccalloc_torch_memory_fraction(dev, &fraction), CCALLOC_OK);
   EXPECT_EQ(fraction, 1.0);

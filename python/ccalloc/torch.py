@@ -417,8 +417,8 @@ def set_per_process_memory_fraction(fraction, device=None):
 
 
 def get_per_process_memory_fraction(device=None):
-    """The fraction last set, exactly as given; else the memory limit over the
-    device's total; else 1.0."""
+    """As PyTorch computes it: the bytes the fraction last set allows over the
+    device's total; else the memory limit over the total; else 1.0."""
     return _require_plugin().memory_fraction(_device_index(device))
 
 

