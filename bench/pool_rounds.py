@@ -39,18 +39,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from compare_training import good_runs, paired_rounds  # noqa: E402 (the summary's own pairing)
-
-# Two-sided 95% quantiles of Student's t by degrees of freedom (1..30); the
-# normal's 1.96 beyond.
-T95 = [12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
-       2.201, 2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086,
-       2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042]
-
-
-def t95(df):
-    if df < 1:
-        return math.inf
-    return T95[df - 1] if df <= len(T95) else 1.96
+from protocol import T95, t95  # noqa: E402,F401 (the verdict's own quantiles)
 
 
 def runs_of(document):
