@@ -96,7 +96,7 @@
 #                                              bench/driver_costs/<gpu>.json), and
 #                                              OUTDIR/vmm_thread_probe.json (kernel
 #                                              launches with map/unmap on another
-#                                              thread: bench/vmm_thread_probe.cu),
+#                                              thread: bench/probes/vmm_thread_probe.cu),
 #                                              OUTDIR/vmm_map_cost_probe.json (map,
 #                                              access and unmap timed apart),
 #                                              OUTDIR/vmm_slab_probe.json (pages
@@ -243,7 +243,7 @@ ldd "$L"; ! ldd "$L" | grep -i absl'
       probe() {
         local name=$1 json_end=$2
         shift 2
-        if nvcc -O2 -std=c++17 -o "$OUT/$name" "bench/$name.cu" -lcuda; then
+        if nvcc -O2 -std=c++17 -o "$OUT/$name" "bench/probes/$name.cu" -lcuda; then
           run "$name" "$OUT/$name" "$@"
           sed -n "/^{/,/^${json_end}/p" "$OUT/$name.log" > "$OUT/$name.json"
           rm -f "$OUT/$name"
@@ -262,7 +262,7 @@ ldd "$L"; ! ldd "$L" | grep -i absl'
       # Whether a map costs more with thousands of handles held, bare and
       # in a PyTorch process that has trained.
       probe vmm_handle_count_probe '}' --reps 100
-      run vmm_torch_context_probe python3 bench/vmm_torch_context_probe.py --reps 100 \
+      run vmm_torch_context_probe python3 bench/probes/vmm_torch_context_probe.py --reps 100 \
         --out "$OUT/vmm_torch_context_probe.json"
       # Whether a map into the reservation that running kernels use costs
       # them or the host more than one into another reservation.
@@ -272,7 +272,7 @@ ldd "$L"; ! ldd "$L" | grep -i absl'
       # events (async --poll 1; synchronizing there can deadlock). The
       # probe's exit status is its finding (non-zero: refused copies), so it
       # does not fail the part; a hang does (timeout).
-      if nvcc -O2 -std=c++20 -o "$OUT/somp" bench/stream_ordered_map_probe.cu -lcuda; then
+      if nvcc -O2 -std=c++20 -o "$OUT/somp" bench/probes/stream_ordered_map_probe.cu -lcuda; then
         for mode in "--mode memcpy" "--mode split --iterations 2000" \
                     "--mode async --iterations 2000 --poll 1" "--mode inline --iterations 2000"; do
           # shellcheck disable=SC2086

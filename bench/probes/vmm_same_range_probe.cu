@@ -1,7 +1,7 @@
 // vmm_same_range_probe.cu — does mapping pages into the reservation that
 // running kernels are using cost more than mapping into another one?
 //
-// bench/vmm_stall_probe.py found the GPU unslowed by maps and their host
+// bench/probes/vmm_stall_probe.py found the GPU unslowed by maps and their host
 // price unchanged while matrix products ran, but its maps went into a
 // reservation of their own. ccalloc maps a block's pages into the stream's
 // one range, next to the live tensors the queued kernels are reading. If
@@ -16,7 +16,7 @@
 // triple and the kernels' time by CUDA events, rounds interleaved.
 //
 // Prints one JSON object. Build:
-//   nvcc -O2 -std=c++17 -o vmm_same_range_probe bench/vmm_same_range_probe.cu -lcuda
+//   nvcc -O2 -std=c++17 -o vmm_same_range_probe bench/probes/vmm_same_range_probe.cu -lcuda
 #include <cuda.h>
 #include <cuda_runtime.h>
 

@@ -17,7 +17,7 @@
 // (range A).
 //
 // Prints one JSON object. Build:
-//   nvcc -O2 -std=c++17 -o vmm_handle_count_probe bench/vmm_handle_count_probe.cu -lcuda
+//   nvcc -O2 -std=c++17 -o vmm_handle_count_probe bench/probes/vmm_handle_count_probe.cu -lcuda
 #include <cuda.h>
 
 #include <algorithm>

@@ -36,7 +36,7 @@
 // it is handed out.
 //
 // Build: nvcc -O2 -std=c++20 -o stream_ordered_map_probe \
-//            bench/stream_ordered_map_probe.cu -lcuda
+//            bench/probes/stream_ordered_map_probe.cu -lcuda
 #include <cuda.h>
 #include <cuda_runtime.h>
 

@@ -13,7 +13,7 @@
 //              the launching thread, and of its cuMemUnmap.
 // Prints one JSON object.
 //
-// Build: nvcc -O2 -std=c++17 -o vmm_thread_probe bench/vmm_thread_probe.cu -lcuda
+// Build: nvcc -O2 -std=c++17 -o vmm_thread_probe bench/probes/vmm_thread_probe.cu -lcuda
 #include <cuda.h>
 #include <cuda_runtime.h>
 

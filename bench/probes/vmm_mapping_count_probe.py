@@ -10,7 +10,7 @@ as an allocator does) at M = 0, 500, 2000, 5000 and times, from PyTorch,
 (cudaMemcpyAsync: Tensor.copy_) and memsets (cudaMemsetAsync through the
 driver, on PyTorch's memory), in microseconds per call, median of 5.
 
-Usage: python3 bench/vmm_mapping_count_probe.py [--out FILE]
+Usage: python3 bench/probes/vmm_mapping_count_probe.py [--out FILE]
 """
 import ctypes
 import statistics

@@ -28,7 +28,7 @@
 // cases and the checks that need them are skipped there and reported so.
 //
 // Prints one JSON object. Build:
-//   nvcc -O2 -std=c++17 -o vmm_slab_probe bench/vmm_slab_probe.cu -lcuda
+//   nvcc -O2 -std=c++17 -o vmm_slab_probe bench/probes/vmm_slab_probe.cu -lcuda
 #include <cuda.h>
 
 #include <algorithm>

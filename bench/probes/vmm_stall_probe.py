@@ -9,7 +9,7 @@ time per pair, and the ratio. A ratio near 1 says map/unmap costs only host
 time (so it can be taken off the launching thread); well above 1 says the
 GPU stalls for them (so only fewer calls help).
 
-Usage: python3 bench/vmm_stall_probe.py [--pairs 200] [--rounds 5]
+Usage: python3 bench/probes/vmm_stall_probe.py [--pairs 200] [--rounds 5]
 """
 import argparse
 import ctypes

@@ -16,7 +16,7 @@ the other, and a random-row gather (index_select) over the whole range, the
 access pattern that strains translation most. Prints GB/s per layout and the
 ratio to the one-handle layout.
 
-Usage: python3 bench/vmm_page_probe.py [--gib 4] [--rounds 5] [--handles-mib 2,4,16]
+Usage: python3 bench/probes/vmm_page_probe.py [--gib 4] [--rounds 5] [--handles-mib 2,4,16]
        [--out FILE]
 """
 import argparse

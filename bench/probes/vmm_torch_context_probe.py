@@ -1,9 +1,9 @@
 """Map + access + unmap of one 2 MiB handle in a PyTorch process that has
 trained (cuDNN and cuBLAS loaded, its caching allocator holding memory),
 with 0, 1024 and 4096 other handles held: the context a training step's
-maps are made in, next to bench/vmm_handle_count_probe.cu's bare one.
+maps are made in, next to bench/probes/vmm_handle_count_probe.cu's bare one.
 
-Usage: python3 bench/vmm_torch_context_probe.py [--reps 100] [--out FILE]
+Usage: python3 bench/probes/vmm_torch_context_probe.py [--reps 100] [--out FILE]
 """
 import argparse
 import ctypes

@@ -10,7 +10,7 @@ us per launch and the calls made. The second thread is Python's, so it shares
 the GIL with the launching thread (released during each driver call): read
 the figures as an upper bound of the driver's own contention.
 
-Usage: python3 bench/vmm_launch_probe.py > out.json   (results:
+Usage: python3 bench/probes/vmm_launch_probe.py > out.json   (results:
 bench/results/h100_unet_move_cost.json, launch_probe)
 """
 import ctypes

@@ -3,7 +3,7 @@
 //
 // The cost table (ccalloc-driver-cost, through CudaBackend) prices a 2 MiB
 // map with its access at ~49 us and an unmap at ~28 on an H100, while
-// bench/vmm_thread_probe.cu, mapping a plain handle in a small range, saw
+// bench/probes/vmm_thread_probe.cu, mapping a plain handle in a small range, saw
 // ~22 us and ~15. The two differ in the range the handle is mapped into
 // (CudaBackend reserves the device's whole memory per growable segment)
 // and in the handle (CudaBackend asks for a POSIX file descriptor as an
@@ -13,7 +13,7 @@
 // handle each time.
 //
 // Prints one JSON object: per case, mean and median us of each call.
-// Build: nvcc -O2 -std=c++17 -o vmm_map_cost_probe bench/vmm_map_cost_probe.cu -lcuda
+// Build: nvcc -O2 -std=c++17 -o vmm_map_cost_probe bench/probes/vmm_map_cost_probe.cu -lcuda
 #include <cuda.h>
 
 #include <algorithm>
