@@ -1,4 +1,4 @@
-// driver_probe.h — what the standalone CUDA driver probes (bench/*_probe.cu,
+// driver_probe.h — what the standalone CUDA driver probes (bench/probes/*_probe.cu,
 // each built alone with nvcc by scripts/gpu_round.sh) share: a driver call
 // that fails ends the probe with its name and the driver's message, the
 // primary context of a device made current, and a microsecond clock.
