@@ -270,12 +270,6 @@ absl::StatusOr<Options> ParseOptions(absl::string_view conf, const Options& base
         return BadValue(key, value, "must be an integer in [1, 4096]");
       }
       options.map_chunk_divisor = d;
-    } else if (key == "map_chunk_scale") {
-      std::uint32_t d = 0;
-      if (!absl::SimpleAtoi(value, &d) || d > 4096) {
-        return BadValue(key, value, "must be an integer in [0, 4096] (0: off)");
-      }
-      options.map_chunk_scale = d;
     } else if (key == "release_slack") {
       if (absl::Status s = ParseSlack(key, value, &options.release_slack); !s.ok()) return s;
     } else if (key == "unwaited_moves") {
@@ -352,7 +346,7 @@ absl::StatusOr<Options> ParseOptions(absl::string_view conf, const Options& base
           "' (known: max_split_size_mb, roundup_power2_divisions, "
           "garbage_collection_threshold, expandable_segments, backend, memory_limit, "
           "memory_fraction, release_slack, release_slack_max, release_slack_hard, max_map_chunk_mb, "
-          "map_chunk_divisor, map_chunk_scale, unpin_edges_mb, unwaited_moves, free_marks, hold_reserved, "
+          "map_chunk_divisor, unpin_edges_mb, unwaited_moves, free_marks, hold_reserved, "
           "mapped_fit, mapped_fit_min_mb, mapped_fit_missing_mb, "
           "background_unmap, keep_old_mappings, skip_busy_pages, skip_busy_holes, busy_wait_us, "
           "partial_runs, hot_slot, "
@@ -382,7 +376,6 @@ std::string Options::ToString() const {
       ",release_slack_hard:", release_slack_hard,
       ",max_map_chunk_mb:", max_map_chunk / kMiB,
                                  ",map_chunk_divisor:", map_chunk_divisor,
-                                 ",map_chunk_scale:", map_chunk_scale,
                                  ",unpin_edges_mb:", unpin_edges / kMiB,
                                  ",unwaited_moves:", unwaited_moves ? "True" : "False",
                                  ",free_marks:", free_marks,

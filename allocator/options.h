@@ -316,21 +316,6 @@ struct Options {
   std::size_t max_map_chunk = std::size_t{4} << 20;
   // ... and at most 1/map_chunk_divisor of the block being mapped.
   std::uint32_t map_chunk_divisor = 1;
-  // Growable segments (map_chunk_scale, 0: off): a large block's chunks may
-  // be as large as 1/map_chunk_scale of it, up to 16 MiB (where handles
-  // reach full streaming bandwidth), beyond max_map_chunk. The driver
-  // charges per handle, so a move of a large block costs fewer calls; a
-  // live block covering part of such a chunk pins more. In the replay at a
-  // GPU lag of 200 events (map_chunk_scale:16): GPT-2 2.0 ms of modelled
-  // driver time a step instead of 6.4, the checkpointed LM 6.1 instead of
-  // 10.6, but its run of six repeating lengths (ckpt_lm_cycle) peaks at
-  // 1.020 reserved/allocated. On an H100 (2026-11-26, 2 rounds,
-  // bench/results/h100_training_chunk_scale_ab.json) it cut the LM's maps
-  // from 261 to 58 a step and its placements' host time from 18.2 to 3.6
-  // ms, yet its step time stayed where it was (254.5 ms against 251.2;
-  // expandable_segments 224.2) and it peaked at 1.019-1.023: what slows
-  // that workload is not the driver calls. An experiment, off by default.
-  std::uint32_t map_chunk_scale = 0;
   // Pausing with backup (backup_batch_mb): the copies to host are fenced
   // every this many bytes, and the chunks whose bytes a passed fence covers
   // are given back while the later copies run. 64 MiB is ~1.3 ms of copying

@@ -277,29 +277,6 @@ TEST_F(GrowableSegmentsTest, ABlocksNewChunksAreMappedAsOneStretch) {
   FreeOk(b);
 }
 
-// map_chunk_scale lets a large block's chunks grow past max_map_chunk, to
-// 1/scale of the block and at most 16 MiB; a small block keeps the default.
-TEST_F(GrowableSegmentsTest, MapChunkScaleGivesLargeBlocksLargerChunks) {
-  struct Case {
-    std::uint32_t scale;
-    std::size_t bytes;
-    std::int64_t chunks;
-  };
-  for (const Case& k : {Case{0, 128 * kMiB, 32}, Case{4, 128 * kMiB, 8},
-                        Case{16, 128 * kMiB, 16}, Case{4, 8 * kMiB, 2}}) {
-    SCOPED_TRACE(absl::StrCat("map_chunk_scale:", k.scale, ", ", k.bytes / kMiB, " MiB"));
-    Options options = env_.BaseOptions();
-    options.max_map_chunk = 4 * kMiB;
-    options.map_chunk_scale = k.scale;
-    Make(options);
-    const DevicePtr a = AllocateOk(k.bytes);
-    EXPECT_EQ(alloc_->GetStats().num_maps, k.chunks);
-    EXPECT_EQ(Reserved(), static_cast<std::int64_t>(k.bytes));
-    ExpectDeviceHoldsReserved();
-    FreeAllAndExpectNothingHeld({a});
-  }
-}
-
 // Map fails on the third mapping of a multi-page block, once with one page
 // per mapping and once with the default chunks: what was mapped before the
 // failure is released by the ladder, the retry maps the whole block, and

@@ -21,9 +21,6 @@ std::string Hex(std::uint64_t v) { return absl::StrCat("0x", absl::Hex(v)); }
 // The largest chunk a region maps (see Prepare): 16 GiB of a paused region
 // then costs 256 unmaps and as many maps to resume.
 constexpr std::size_t kRegionChunk = std::size_t{64} << 20;
-// The largest chunk map_chunk_scale gives a block: 16 MiB handles stream at
-// full bandwidth (2 MiB ones lose ~6%: bench/driver_costs/README.md).
-constexpr std::size_t kScaledChunkCap = std::size_t{16} << 20;
 
 std::size_t RangeSize(DeviceBackend& backend, std::size_t page_size) {
   // One range per stream and pool as large as the device: address space is
@@ -389,10 +386,6 @@ absl::Status GrowableSegments::Prepare(CacheLock lock, Segment& range, const Blo
   // each pause and resume; they map chunks of up to kRegionChunk.
   std::size_t chunk_cap =
       std::max(page_size_, std::min(MaxChunk(*segment), bytes / options_.map_chunk_divisor));
-  // Larger chunks for large blocks (map_chunk_scale, an experiment).
-  if (options_.map_chunk_scale > 0) {
-    chunk_cap = std::max(chunk_cap, std::min(kScaledChunkCap, bytes / options_.map_chunk_scale));
-  }
   Placement place;
   for (std::size_t i = first; i <= last;) {
     if (segment->pages[i] != 0) {
