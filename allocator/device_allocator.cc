@@ -6,7 +6,6 @@
 #include "allocator/device_allocator.h"
 
 #include <algorithm>
-#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 
@@ -1081,10 +1080,13 @@ absl::Status DeviceAllocator::SetMemoryLimit(std::size_t bytes) {
   return absl::OkStatus();
 }
 
+std::size_t DeviceAllocator::BytesForFraction(double fraction, std::size_t total) {
+  return static_cast<std::size_t>(fraction * static_cast<double>(total));
+}
+
 std::size_t DeviceAllocator::LimitForFraction(double fraction, std::size_t total) {
   // A fraction of 0 caps at one byte: no block fits (0 would mean no cap).
-  return std::max<std::size_t>(
-      1, static_cast<std::size_t>(fraction * static_cast<double>(total)));
+  return std::max<std::size_t>(1, BytesForFraction(fraction, total));
 }
 
 absl::Status DeviceAllocator::SetMemoryFraction(double fraction) {
@@ -1115,7 +1117,9 @@ double DeviceAllocator::MemoryFraction() const {
   const auto total = static_cast<double>(info->total_bytes);
   // As PyTorch computes it: the bytes the fraction allows over the total
   // (so 0 reads 0, 1 reads 1, and others as the whole bytes they allow).
-  if (fraction >= 0) return std::floor(fraction * total) / total;
+  if (fraction >= 0) {
+    return static_cast<double>(BytesForFraction(fraction, info->total_bytes)) / total;
+  }
   return std::min(1.0, static_cast<double>(limit) / total);
 }
 

@@ -199,11 +199,11 @@ class DeviceAllocator final : private SegmentCache {
   // reserved but unallocated memory is large try setting ..."), with this
   // device's figures: the start of every out-of-memory report, which tools,
   // tests and scripts match on; ccalloc's own account follows it.
-  std::string PytorchOutOfMemoryText(std::size_t bytes) const ABSL_LOCKS_EXCLUDED(mu_);
-  // Counts one out-of-memory error (num_ooms) that a layer above reported
-  // for a request this allocator refused otherwise (the PyTorch plugin: a
-  // size past what can be represented, which PyTorch reports as one).
-  void CountOutOfMemory() ABSL_LOCKS_EXCLUDED(mu_);
+  // Counts an out-of-memory error (num_ooms) for a request of `bytes` this
+  // allocator refused otherwise, and returns that text: what a layer above
+  // reports as one (the PyTorch plugin: a size past what can be represented,
+  // which PyTorch reports as out of memory).
+  std::string RefuseAsOutOfMemory(std::size_t bytes) ABSL_LOCKS_EXCLUDED(mu_);
   MemoryStats GetStats() const ABSL_LOCKS_EXCLUDED(mu_);
   void ResetPeakStats() ABSL_LOCKS_EXCLUDED(mu_);
   // Bytes of live blocks per tag (the allocating thread's CurrentTag()),
@@ -468,7 +468,9 @@ class DeviceAllocator final : private SegmentCache {
   std::string OutOfMemoryReport(std::size_t size, std::size_t rounded, StreamId stream,
                                 const absl::Status& cause) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  std::string PytorchOutOfMemoryTextLocked(std::size_t bytes) const
+  // `info`: the device's memory, read once for the whole report.
+  std::string PytorchOutOfMemoryText(std::size_t bytes,
+                                     const absl::StatusOr<DeviceMemoryInfo>& info) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // The block whose bytes include ptr (any state), or null outside every
   // segment.
@@ -602,7 +604,9 @@ class DeviceAllocator final : private SegmentCache {
   // The fraction SetMemoryFraction (or the options) set, below 0 when the
   // limit came from elsewhere; memory_limit_ follows from it.
   double memory_fraction_ ABSL_GUARDED_BY(mu_) = -1.0;
-  // The cap a fraction of a device of `total` bytes sets.
+  // The bytes a fraction of a device of `total` bytes allows (PyTorch's
+  // allowed maximum), and the cap it sets (at least one byte: 0 is no cap).
+  static std::size_t BytesForFraction(double fraction, std::size_t total);
   static std::size_t LimitForFraction(double fraction, std::size_t total);
   // The backend's driver calls at the last reset of the accumulated
   // counters: GetStats reports those since.

@@ -144,30 +144,22 @@ Snapshot DeviceAllocator::TakeSnapshot() const {
   return snap;
 }
 
-void DeviceAllocator::CountOutOfMemory() {
+std::string DeviceAllocator::RefuseAsOutOfMemory(std::size_t bytes) {
   absl::MutexLock lock(&mu_);
   ++stats_.num_ooms;
+  return PytorchOutOfMemoryText(bytes, backend_->MemoryInfo());
 }
 
-std::string DeviceAllocator::PytorchOutOfMemoryText(std::size_t bytes) const {
-  absl::MutexLock lock(&mu_);
-  return PytorchOutOfMemoryTextLocked(bytes);
-}
-
-std::string DeviceAllocator::PytorchOutOfMemoryTextLocked(std::size_t bytes) const {
-  std::uint64_t total = 0, free = 0;
-  if (absl::StatusOr<DeviceMemoryInfo> info = backend_->MemoryInfo(); info.ok()) {
-    total = info->total_bytes;
-    free = info->free_bytes;
-  }
+std::string DeviceAllocator::PytorchOutOfMemoryText(
+    std::size_t bytes, const absl::StatusOr<DeviceMemoryInfo>& info) const {
+  const std::uint64_t total = info.ok() ? info->total_bytes : 0;
+  const std::uint64_t free = info.ok() ? info->free_bytes : 0;
   const auto allocated = static_cast<std::uint64_t>(stats_.allocated_bytes[kStatAll].current);
   const std::uint64_t held = reserved();
   // PyTorch names the cap a memory fraction sets ("N allowed; "); ccalloc's
   // memory limit is that cap.
-  std::uint64_t cap = memory_limit_;
-  if (memory_fraction_ >= 0) {
-    cap = static_cast<std::uint64_t>(memory_fraction_ * static_cast<double>(total));
-  }
+  const std::uint64_t cap =
+      memory_fraction_ >= 0 ? BytesForFraction(memory_fraction_, total) : memory_limit_;
   const std::string allowed =
       memory_limit_ > 0 ? absl::StrCat(FormatSizeAsPytorch(cap), " allowed; ") : "";
   return absl::StrCat(
@@ -187,7 +179,9 @@ std::string DeviceAllocator::OutOfMemoryReport(std::size_t size, std::size_t rou
                                                const absl::Status& cause) const {
   FragmentationNow f = FragmentationLocked();
   std::string device_free = "unknown";
-  if (absl::StatusOr<DeviceMemoryInfo> info = backend_->MemoryInfo(); info.ok()) {
+  // Read once: PyTorch's part of the report and ccalloc's say the same.
+  const absl::StatusOr<DeviceMemoryInfo> info = backend_->MemoryInfo();
+  if (info.ok()) {
     device_free = absl::StrCat(FormatBytes(info->free_bytes), " of ",
                                FormatBytes(info->total_bytes));
   }
@@ -231,7 +225,7 @@ std::string DeviceAllocator::OutOfMemoryReport(std::size_t size, std::size_t rou
       "device %d, stream %s%s. Why: %s. Reserved %s, allocated %s, free in cache %s, largest "
       "free block %s, fragmentation %.1f%%; memory limit %s; device free %s. Held by tag: %s. "
       "Cause: %s",
-      PytorchOutOfMemoryTextLocked(rounded), FormatBytes(size), size, rounded,
+      PytorchOutOfMemoryText(rounded, info), FormatBytes(size), size, rounded,
       backend_->device(), Hex(stream),
       during.empty() ? std::string() : absl::StrCat(", during tag '", during, "'"), verdict,
       FormatBytes(reserved()), FormatBytes(allocated), FormatBytes(f.free_cached_bytes),

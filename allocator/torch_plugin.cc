@@ -266,10 +266,8 @@ CCALLOC_TORCH_API int ccalloc_torch_try_malloc(size_t size, int device, void* st
     // PyTorch's allocator asks the driver for any size and reports its
     // refusal as out of memory (torch.OutOfMemoryError, num_ooms); so does
     // this one for a size past what it can represent.
-    (*allocator)->CountOutOfMemory();
-    return Report(absl::ResourceExhaustedError(
-        absl::StrCat((*allocator)->PytorchOutOfMemoryText(size), " ccalloc: ",
-                     ptr.status().message())));
+    return Report(absl::ResourceExhaustedError(absl::StrCat(
+        (*allocator)->RefuseAsOutOfMemory(size), " ccalloc: ", ptr.status().message())));
   }
   if (!ptr.ok()) return Report(ptr.status());
   *out = reinterpret_cast<void*>(*ptr);

@@ -146,8 +146,6 @@ class CcallocAllocator final : public cca::CUDAAllocator {
   }
   bool initialized() override { return initialized_.load(); }
   double getMemoryFraction(c10::DeviceIndex device) override {
-    size_t limit = 0, free_bytes = 0, total = 0;
-    (void)limit, (void)free_bytes, (void)total;
     double fraction = 1.0;
     Check(ccalloc_torch_memory_fraction(device, &fraction), "getMemoryFraction");
     return fraction;
