@@ -229,16 +229,6 @@ class BlockPool {
            (blocks_.begin()->stream != stream || std::prev(blocks_.end())->stream != stream);
   }
 
-  // The largest free block on `stream` (the highest address among equals);
-  // null when the stream has none.
-  Block* Largest(StreamId stream) const {
-    auto it = stream == ~StreamId{0} ? blocks_.end()
-                                     : blocks_.lower_bound(Entry{stream + 1, 0, 0, nullptr});
-    if (it == blocks_.begin()) return nullptr;
-    --it;
-    return it->stream == stream ? it->block : nullptr;
-  }
-
   // The indexed blocks after `block` (larger, or as large at a higher address).
   Iterator After(const Block* block) const {
     return Iterator(std::next(Find(block)));

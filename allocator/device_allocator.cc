@@ -256,35 +256,17 @@ absl::StatusOr<Block*> DeviceAllocator::TryAllocate(std::size_t rounded,
     at = placing.at;
     // (During a capture always: a place over old mappings would fail then.)
     if (placing.waits && (options_.skip_busy_holes || capturing())) {
-      // The next few free blocks by size, at no more maps; then (busy_wait_us)
-      // at as many more as a wait is worth, with the stream's largest free
-      // block last: the range's end, where nothing waits.
-      const std::size_t budget = capturing() ? 0 : BusyMapBudget();
-      Block* const largest = budget > 0 ? free_blocks.Largest(stream) : nullptr;
-      bool found = false;
-      // (The lock's proof and the store are taken here: a lambda is outside
-      // the lock analysis.)
-      const CacheLock lock = Locked();
-      SegmentStore* const store = store_.get();
-      auto try_place = [&](Block* other, std::size_t max_pages) {
-        std::optional<DevicePtr> p = store->PlaceElsewhere(lock, *other, rounded, max_pages);
+      // The next few free blocks by size, at no more maps.
+      int asked = 0;
+      for (auto it = free_blocks.After(block);
+           it != free_blocks.end() && (*it)->stream == stream && asked < kBusyAlternatives;
+           ++it, ++asked) {
+        std::optional<DevicePtr> p =
+            store_->PlaceElsewhere(Locked(), **it, rounded, placing.pages_to_map);
         if (p.has_value()) {
-          block = other;
+          block = *it;
           at = *p;
-          found = true;
-        }
-      };
-      for (int pass = 0; pass < (budget > 0 ? 2 : 1) && !found; ++pass) {
-        const std::size_t max_pages = placing.pages_to_map + (pass == 0 ? 0 : budget);
-        int asked = 0;
-        for (auto it = free_blocks.After(block); !found && it != free_blocks.end() &&
-                                                 (*it)->stream == stream &&
-                                                 asked < kBusyAlternatives;
-             ++it, ++asked) {
-          try_place(*it, max_pages);
-        }
-        if (!found && pass == 1 && largest != nullptr && largest != block) {
-          try_place(largest, max_pages);
+          break;
         }
       }
     }
@@ -297,31 +279,6 @@ absl::StatusOr<Block*> DeviceAllocator::TryAllocate(std::size_t rounded,
   }
   if (at != block->ptr) return CarveAt(block, at, rounded, requested);
   return Carve(block, rounded, requested);
-}
-
-std::size_t DeviceAllocator::BusyMapBudget() const {
-  if (options_.busy_wait_us == 0) return 0;
-  double wait_ns = options_.busy_wait_us * 1e3;
-  if (options_.busy_wait_us < 0) {  // auto: the waits under blocks so far
-    if (stats_.num_waits_under_block == 0) return 0;
-    wait_ns = static_cast<double>(stats_.wait_under_block_ns) /
-              static_cast<double>(stats_.num_waits_under_block);
-  }
-  // A chunk's host time: the placements' time less their waits and own
-  // unmaps, per chunk mapped; before any, the H100 table's map and access.
-  double chunk_ns = 50e3;
-  if (stats_.num_maps > 0) {
-    const double spent = static_cast<double>(stats_.prepare_ns - stats_.wait_ns -
-                                             stats_.foreground_unmap_ns);
-    chunk_ns = std::max(spent / static_cast<double>(stats_.num_maps), 1.0);
-  }
-  const std::size_t page = backend_->PageSize();
-  const std::size_t pages_per_chunk = std::max<std::size_t>(1, options_.max_map_chunk / page);
-  const double chunks = wait_ns / chunk_ns;
-  // (Capped: a budget past any range's size means "anywhere".)
-  constexpr double kMaxPages = 1e12;
-  return static_cast<std::size_t>(std::min(chunks * static_cast<double>(pages_per_chunk),
-                                           kMaxPages));
 }
 
 Segment* DeviceAllocator::AddSegment(std::unique_ptr<Segment> segment) {
@@ -487,8 +444,7 @@ bool DeviceAllocator::WantsHeldFit(const Block& best, std::size_t rounded) {
     case Options::MappedFit::kWhenSlack:
       // (Cheapest first: BytesToMap walks the old mappings, and only a
       // request as large as the threshold can map that much.)
-      return (options_.mapped_fit_min > 0 && rounded >= options_.mapped_fit_min) ||
-             store_->HoldsSlack(Locked()) ||
+      return store_->HoldsSlack(Locked()) ||
              (options_.mapped_fit_missing > 0 && rounded >= options_.mapped_fit_missing &&
               store_->BytesToMap(Locked(), *best.segment, best.ptr, rounded) >=
                   options_.mapped_fit_missing);

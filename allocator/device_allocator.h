@@ -571,10 +571,6 @@ class DeviceAllocator final : private SegmentCache {
   // replay at a GPU lag of 200 events waited 271 times over the nine traces
   // with 4, as with 16, against 377 with none (before partial_runs).
   static constexpr int kBusyAlternatives = 4;
-  // busy_wait_us: how many more pages than `pages_to_map` a block that would
-  // wait may map elsewhere instead (Options::busy_wait_us); 0 when off or
-  // when no wait has been measured yet (auto).
-  std::size_t BusyMapBudget() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // How many free blocks of each other stream, smallest first, a request
   // asks to borrow from (cross_stream_reuse).
   static constexpr int kBorrowCandidates = 4;

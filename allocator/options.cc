@@ -308,22 +308,8 @@ absl::StatusOr<Options> ParseOptions(absl::string_view conf, const Options& base
       if (absl::Status s = ParseBool(key, value, &options.partial_runs); !s.ok()) return s;
     } else if (key == "hot_slot") {
       if (absl::Status s = ParseBool(key, value, &options.hot_slot); !s.ok()) return s;
-    } else if (key == "busy_wait_us") {
-      double f = 0;
-      if (value == "auto") {
-        f = -1;
-      } else if (!absl::SimpleAtod(value, &f) || !(f >= 0.0 && f <= 1e9)) {
-        return BadValue(key, value, "must be a number of microseconds (0: off) or auto");
-      }
-      options.busy_wait_us = f;
     } else if (key == "skip_busy_pages") {
       if (absl::Status s = ParseBool(key, value, &options.skip_busy_pages); !s.ok()) return s;
-    } else if (key == "mapped_fit_min_mb") {
-      std::size_t mb = 0;
-      if (!absl::SimpleAtoi(value, &mb) || mb > (std::size_t{1} << 20)) {
-        return BadValue(key, value, "must be a whole number of MiB (0: never)");
-      }
-      options.mapped_fit_min = mb * kMiB;
     } else if (key == "mapped_fit_missing_mb") {
       std::size_t mb = 0;
       if (!absl::SimpleAtoi(value, &mb) || mb > (std::size_t{1} << 20)) {
@@ -347,8 +333,8 @@ absl::StatusOr<Options> ParseOptions(absl::string_view conf, const Options& base
           "garbage_collection_threshold, expandable_segments, backend, memory_limit, "
           "memory_fraction, release_slack, release_slack_max, release_slack_hard, max_map_chunk_mb, "
           "map_chunk_divisor, unpin_edges_mb, unwaited_moves, free_marks, hold_reserved, "
-          "mapped_fit, mapped_fit_min_mb, mapped_fit_missing_mb, "
-          "background_unmap, keep_old_mappings, skip_busy_pages, skip_busy_holes, busy_wait_us, "
+          "mapped_fit, mapped_fit_missing_mb, "
+          "background_unmap, keep_old_mappings, skip_busy_pages, skip_busy_holes, "
           "partial_runs, hot_slot, "
           "cross_stream_reuse, cross_stream_wait, backup_batch_mb)"));
     }
@@ -384,15 +370,11 @@ std::string Options::ToString() const {
                                  mapped_fit == MappedFit::kAlways  ? "True"
                                  : mapped_fit == MappedFit::kNever ? "False"
                                                                    : "auto",
-                                 ",mapped_fit_min_mb:", mapped_fit_min / kMiB,
                                  ",mapped_fit_missing_mb:", mapped_fit_missing / kMiB,
                                  ",background_unmap:", background_unmap ? "True" : "False",
                                  ",keep_old_mappings:", keep_old_mappings ? "True" : "False",
                                  ",skip_busy_pages:", skip_busy_pages ? "True" : "False",
                                  ",skip_busy_holes:", skip_busy_holes ? "True" : "False",
-                                 ",busy_wait_us:",
-                                 busy_wait_us < 0 ? std::string("auto")
-                                                  : absl::StrCat(busy_wait_us),
                                  ",partial_runs:", partial_runs ? "True" : "False",
                                  ",hot_slot:", hot_slot ? "True" : "False",
                                  ",cross_stream_reuse:",

@@ -105,14 +105,6 @@ struct Options {
   //   kNever (mapped_fit:False): best fit by size alone.
   enum class MappedFit : std::uint8_t { kNever, kWhenSlack, kAlways };
   MappedFit mapped_fit = MappedFit::kWhenSlack;
-  // ... and with auto, for requests of at least this size whatever the
-  // cache holds (mapped_fit_min_mb, 0: none): each such move maps many
-  // chunks, and the block pins at most its two edge chunks. Off by
-  // default: at 32 MiB the checkpointed LM maps 165 chunks a step instead
-  // of 268 (H200: 0.969x against 1.008x expandable_segments' step time) but
-  // GPT-2 twice as many (1.103x against 0.967x),
-  // bench/results/h200_mapped_fit_min_ab.json.
-  std::size_t mapped_fit_min = 0;
   // ... and with auto, for requests whose best fit would map at least this
   // much memory (mapped_fit_missing_mb, 0: none): pages neither held nor
   // taken back there without a call (SegmentStore::BytesToMap). A move's
@@ -190,27 +182,6 @@ struct Options {
   // partial_runs it cost GPT-2 668 maps in one step and waits of 30-42 ms:
   // bench/results/h100_skip_busy_elsewhere_ab.json.) False: the block waits.
   bool skip_busy_holes = true;
-  // Growable segments (busy_wait_us, 0: off; an experiment): what a wait for
-  // queued work under a block costs, in microseconds of host time, or "auto"
-  // (-1 here): the mean of this process's waits under blocks so far. Where a
-  // block's place would still wait (no place costs no more maps:
-  // skip_busy_holes), it goes instead to the first place among the next free
-  // blocks by size, then at the start of its stream's largest free block
-  // (the range's unmapped end), whose extra pages' maps cost less than such
-  // a wait: each chunk priced at this process's mean
-  // host time per chunk mapped (50 us, the H100 table's map with its access,
-  // before any). On an H100 a wait under a block drained 8-47 ms of GPT-2's
-  // queue in the steps that reach the peak (2026-11-27): the host time of
-  // ~150-900 chunks mapped. Off by default: in the GPU A/B (H100, 2
-  // rounds, bench/results/h100_busy_wait_ab_91eb555.json) its placements
-  // and waits took 9.33 ms a step of GPT-2 against 9.95, but 9.05 of the LM
-  // against 7.76 and 7.44 of two streams against 6.73, the same memory.
-  // Side by side with the defaults (three processes a round, 6 rounds,
-  // bench/results/h100_busy_wait_sidebyside_dd4eaf3.json) its step time
-  // was the defaults' within the spread: the LM 1.016 against 1.017 of
-  // expandable_segments', two streams 1.033 against 1.037; its LM waited
-  // more under blocks (1.63 ms a step against 1.13).
-  double busy_wait_us = 0;
   // Growable segments (partial_runs): beyond the high mark, a free chunk
   // whose work may still be queued and that fits no run of its own size
   // (a one-page edge chunk, where the block maps two-page chunks) fills
