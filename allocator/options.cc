@@ -331,7 +331,8 @@ absl::StatusOr<Options> ParseOptions(absl::string_view conf, const Options& base
           "CCALLOC_CONF: unknown key '", key,
           "' (known: max_split_size_mb, roundup_power2_divisions, "
           "garbage_collection_threshold, expandable_segments, backend, memory_limit, "
-          "memory_fraction, release_slack, release_slack_max, release_slack_hard, max_map_chunk_mb, "
+          "memory_fraction, per_process_memory_fraction, release_slack, release_slack_max, "
+          "release_slack_hard, max_map_chunk_mb, "
           "map_chunk_divisor, unpin_edges_mb, unwaited_moves, free_marks, hold_reserved, "
           "mapped_fit, mapped_fit_missing_mb, "
           "background_unmap, keep_old_mappings, skip_busy_pages, skip_busy_holes, "

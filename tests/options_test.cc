@@ -19,6 +19,7 @@ namespace {
 
 using ::testing::AllOf;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 // Parses on top of PyTorch's defaults, failing the test on an error.
 Options ParseOk(const std::string& conf) {
@@ -322,6 +323,28 @@ TEST(OptionsTest, UnknownKeyIsNamed) {
   EXPECT_THAT(error, HasSubstr("no_such_key"));
   // A typo of a real key is not silently accepted either.
   EXPECT_THAT(ParseError("expandable_segment:True"), HasSubstr("expandable_segment"));
+}
+
+TEST(OptionsTest, TheUnknownKeyErrorListsEveryKeyTheParserTakes) {
+  // A key parsed but missing from the list would send a user who mistyped
+  // it away thinking it does not exist (per_process_memory_fraction was).
+  const std::string error = ParseError("no_such_key:1");
+  for (const char* key :
+       {"max_split_size_mb", "roundup_power2_divisions", "garbage_collection_threshold",
+        "expandable_segments", "backend", "memory_limit", "memory_fraction",
+        "per_process_memory_fraction", "release_slack", "release_slack_max",
+        "release_slack_hard", "max_map_chunk_mb", "map_chunk_divisor", "unpin_edges_mb",
+        "unwaited_moves", "free_marks", "hold_reserved", "mapped_fit", "mapped_fit_missing_mb",
+        "background_unmap", "keep_old_mappings", "skip_busy_pages", "skip_busy_holes",
+        "partial_runs", "hot_slot", "cross_stream_reuse", "cross_stream_wait",
+        "backup_batch_mb"}) {
+    EXPECT_THAT(error, HasSubstr(std::string(" ") + key)) << key;
+    // ... and each listed key is one the parser knows (its value may be bad).
+    absl::StatusOr<Options> parsed = ParseOptions(std::string(key) + ":bogus", DefaultOptions());
+    if (!parsed.ok()) {
+      EXPECT_THAT(std::string(parsed.status().message()), Not(HasSubstr("unknown key"))) << key;
+    }
+  }
 }
 
 TEST(OptionsTest, ItemWithoutColonIsNamed) {
