@@ -127,11 +127,6 @@ struct Options {
   // first and its own part mapped alone: tighter memory for two driver calls
   // more each time. Beyond the high mark this is done for any rest.
   std::size_t unpin_edges = 0;
-  // Growable segments (unwaited_moves): beyond the high mark, a chunk under
-  // a hole of the block's own stream moves without waiting for the hole's
-  // queued work, its old mapping unmapped once that work is done
-  // (growable_segments.h). False: such a move waits for that work first.
-  bool unwaited_moves = true;
   // Growable segments (free_marks, 0: off): every this many frees, a free
   // leaves a mark (an event) on its block's stream. Otherwise a mark is
   // recorded only when a placement asks whether a free's work is done, so

@@ -1031,16 +1031,6 @@ TEST_F(GrowableSegmentsTest, SameStreamMovesDoNotWaitAndUnmapOnceTheWorkIsDone) 
   EXPECT_EQ(Reserved(), 0);
   alloc_.reset();
   EXPECT_TRUE(env_.NothingOutstanding());
-
-  // unwaited_moves:False: the same move waits for the stream instead.
-  Options options = Mechanics();
-  options.release_slack = options.release_slack_max = 0;
-  options.unwaited_moves = false;
-  Make(options);
-  const auto [keep2, c2] = GrowOverARecentFree();
-  EXPECT_EQ(alloc_->GetStats().num_stream_syncs, 1);
-  EXPECT_TRUE(IsValid(*alloc_));
-  for (DevicePtr p : {keep2, c2}) FreeOk(p);
 }
 
 // keep_old_mappings (the default): a move leaves its old mapping in place,

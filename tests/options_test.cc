@@ -231,9 +231,8 @@ TEST(OptionsTest, ReleaseSlack) {
 
 TEST(OptionsTest, UnpinEdges) {
   EXPECT_EQ(ParseOk("unpin_edges_mb:4").unpin_edges, 4 * kMiB);
-  EXPECT_TRUE(DefaultOptions().unwaited_moves);
-  EXPECT_FALSE(ParseOk("unwaited_moves:False").unwaited_moves);
-  EXPECT_THAT(ParseError("unwaited_moves:maybe"), HasSubstr("unwaited_moves"));
+  // unwaited_moves was a switch no user would set: always on, an unknown key now.
+  EXPECT_THAT(ParseError("unwaited_moves:False"), HasSubstr("unknown key"));
   EXPECT_TRUE(DefaultOptions().hold_reserved);
   EXPECT_FALSE(ParseOk("hold_reserved:False").hold_reserved);
   EXPECT_THAT(ParseError("hold_reserved:2"), HasSubstr("hold_reserved"));
@@ -334,7 +333,7 @@ TEST(OptionsTest, TheUnknownKeyErrorListsEveryKeyTheParserTakes) {
         "expandable_segments", "backend", "memory_limit", "memory_fraction",
         "per_process_memory_fraction", "release_slack", "release_slack_max",
         "release_slack_hard", "max_map_chunk_mb", "map_chunk_divisor", "unpin_edges_mb",
-        "unwaited_moves", "free_marks", "hold_reserved", "mapped_fit", "mapped_fit_missing_mb",
+        "free_marks", "hold_reserved", "mapped_fit", "mapped_fit_missing_mb",
         "background_unmap", "keep_old_mappings", "skip_busy_pages", "skip_busy_holes",
         "partial_runs", "hot_slot", "cross_stream_reuse", "cross_stream_wait",
         "backup_batch_mb"}) {

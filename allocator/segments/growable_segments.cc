@@ -1152,8 +1152,11 @@ absl::StatusOr<std::size_t> GrowableSegments::UnmapFreeChunks(
       // A chunk of a hole of the destination's stream may move before the
       // hole's work has finished (the new block's work queues after it), in
       // place of a wait: below the high mark new memory costs no more calls
-      // than a move, and later steps often want the hole again.
-      const bool may_leave = options_.unwaited_moves && wait && place != nullptr &&
+      // than a move, and later steps often want the hole again. (Always: the
+      // wait it saves would drain the GPU's queue, and the old mapping costs
+      // only the unmap the move makes anyway. The switch that turned it off,
+      // unwaited_moves, is gone: no user would set it.)
+      const bool may_leave = wait && place != nullptr &&
                              dest != nullptr && dest->stream == stream;
       // The hole's newest free first: when its work is done, so is that of
       // every chunk in it. Below the high mark a hole whose newest free is
