@@ -229,7 +229,9 @@ absl::StatusOr<Block*> DeviceAllocator::TryAllocate(std::size_t rounded,
   }
   if (growable_ && block->segment->expandable && WantsHeldFit(*block, rounded)) {
     block = HeldFit(free_blocks, block, rounded,
-                    /*first_found=*/options_.mapped_fit == Options::MappedFit::kWhenSlack, &at);
+                    /*first_found=*/options_.mapped_fit == Options::MappedFit::kWhenSlack &&
+                        !store_->Roomy(Locked()),
+                    &at);
   }
   // cross_stream_reuse: where the stream's own memory would need pages
   // mapped (auto: and the store would move memory to map them, not take
@@ -444,7 +446,7 @@ bool DeviceAllocator::WantsHeldFit(const Block& best, std::size_t rounded) {
     case Options::MappedFit::kWhenSlack:
       // (Cheapest first: BytesToMap walks the old mappings, and only a
       // request as large as the threshold can map that much.)
-      return store_->HoldsSlack(Locked()) ||
+      return store_->Roomy(Locked()) || store_->HoldsSlack(Locked()) ||
              (options_.mapped_fit_missing > 0 && rounded >= options_.mapped_fit_missing &&
               store_->BytesToMap(Locked(), *best.segment, best.ptr, rounded) >=
                   options_.mapped_fit_missing);

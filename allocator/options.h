@@ -47,29 +47,28 @@ struct Options {
   // (0, 1]; PyTorch's per_process_memory_fraction, in [0, 1], where 0 lets
   // nothing be allocated); below 0: none.
   double memory_fraction = -1.0;
-  // Growable segments: free mapped pages may reach this fraction of the peak
-  // allocated bytes before pages are moved rather than new ones created.
-  double release_slack = 0.005;
-  // ... and this fraction before a trim may wait for queued work
-  // (release_slack_max). Between the two, only memory whose frees are known
-  // to have finished is moved, so the allocation path never drains the GPU's
-  // queue; the default keeps reserved within 1% of the peak allocated with
-  // room for page rounding. Never below release_slack. Both marks higher
-  // (release_slack:0.007, release_slack_max:0.009; 15 traces replayed at GPU
-  // lags 0 and 200, 2026-11-27) stopped the UNet's repeated shapes
-  // (traces/unet_cycle) moving memory at lag 200, but doubled GPT-2's
-  // chunks mapped there (1,025 -> 2,051 in its second half) and took two
-  // streams to 1.0102: more room is not fewer moves.
-  double release_slack_max = 0.008;
-  // ... and this fraction (release_slack_hard) before such a trim waits for
-  // the last of the memory it needs: a shortfall that fits under it is left
-  // held, for the next growth to take without a wait. Beyond release_slack_max
-  // a trim that cannot move enough finished memory waits for queued work, and
-  // what it waits for is most often one or two pages (the replay at a GPU
-  // lag of 200 events: 1-4 MiB short in almost every such wait), while a wait
-  // drains the GPU's whole queue (23-78 ms in one step of GPT-2 on an H100).
-  // Never below release_slack_max; equal to it: every such trim waits.
-  double release_slack_hard = 0.0095;
+  // Growable segments: the marks, as fractions of the peak allocated, that
+  // free mapped memory may reach past it. Up to release_slack new memory is
+  // taken for a growth; past it, chunks whose frees are known to have
+  // finished are moved from under free holes (an unmap and a map each);
+  // past release_slack_max chunks whose work may still be queued move too;
+  // past release_slack_hard a trim waits for that work. Each is at least the
+  // one before it.
+  //
+  // These hold while the cache has room: while memory held up to the hard
+  // mark stays under 90% of the memory limit (memory_limit,
+  // memory_fraction), or of the device's memory when none is set, and the
+  // device has never refused memory. Past that the marks tighten to 0.5%,
+  // 0.8% and 0.95% (kTightSlack in growable_segments.cc): reserved within
+  // 1% of the peak, at the cost of moves in steady steps. Room bought with
+  // memory: a GNN on random graph sizes trained at 1.215x expandable_
+  // segments' step time with the tight marks (53.6 driver calls a step) and
+  // at 0.998x with these (5.6), holding 1.077 of its peak instead of 1.008
+  // (docs/steady_state.md). Set them to the tight values to hold memory
+  // tight everywhere.
+  double release_slack = 0.05;
+  double release_slack_max = 0.08;
+  double release_slack_hard = 0.10;
   // Growable segments (hold_reserved): memory held once since the cache was
   // last emptied (empty_cache, the OOM ladder) may be taken again without
   // moving any, even where the marks above would move it: the peak reserved
@@ -92,8 +91,10 @@ struct Options {
   //     segments' speed (H200: 1.007x and 1.000x against 1.128x and 1.033x,
   //     153 chunks mapped a step instead of ~262), but two streams peak at
   //     1.013 reserved/allocated (bench/results/h200_mapped_fit_ab.json).
-  //   kWhenSlack (mapped_fit:auto, the default): only while the cache holds
-  //     clearly more than the high mark allows above the peak allocated
+  //   kWhenSlack (mapped_fit:auto, the default): as kAlways while the
+  //     cache has room (the loose marks of release_slack hold: memory it
+  //     holds costs nobody anything); near the end of its memory only while
+  //     it holds clearly more than the high mark allows above the peak allocated
   //     (memory held once, hold_reserved: GrowableSegments::HoldsSlack), so
   //     the memory it costs is memory the cache holds anyway, and on the
   //     first larger free block that has such a stretch (a bounded search).
@@ -255,31 +256,14 @@ struct Options {
   // pending on the borrower's work (see kAlways above).
   bool cross_stream_wait = true;
   // Growable segments: the largest physical chunk mapped at once
-  // (max_map_chunk_mb). Fewer, larger chunks cost fewer driver calls (the
-  // driver charges per handle) and kernels read memory mapped in chunks of
-  // several pages at full speed (2 MiB handles cost ~6% of streaming
-  // bandwidth, 16 MiB none: bench/driver_costs/README.md); smaller ones pin
-  // less: a live block that covers part of a chunk keeps all of it mapped.
-  // 4 MiB: what pins the most at a peak is the free rest of 8 MiB chunks
-  // that live blocks cover in part (the checkpointed LM with six repeating
-  // lengths, traces/ckpt_lm_cycle: 148 MiB in 52 such chunks at its peak,
-  // 1.0163 reserved/allocated, against 1.0099 with 4 MiB chunks). Smaller
-  // chunks cost more maps per move, but with keep_old_mappings a step that
-  // repeats earlier shapes moves little (gpt2_cycle: 1.6 chunks a step).
-  // What they cost is maps where nothing repeats: a random churn of 512 B
-  // to 32 MiB blocks maps 2.7x as often (H200: 408 host ns an operation
-  // against 345 with 8 MiB), and the checkpointed LM's huge logits blocks
-  // take twice the handles; max_map_chunk_mb:8 trades that memory back.
-  // (With 8 MiB chunks on an H100: unet 1.0090 and ckpt_lm 1.0087 against
-  // 1.0128 and 1.0161 with 16 MiB, step time unchanged within the spread:
-  // bench/results/h100_chunks.json.) What small chunks cost kernels: a
-  // streaming copy reads 4 MiB handles at 0.969 of one handle's bandwidth,
-  // 16 MiB at 0.990, 20 MiB (expandable_segments' pages) at 0.998; yet
-  // max_map_chunk_mb:16 moved none of the four GPU-bound workloads one way
-  // over three rounds (ResNet-50 0.992 against 0.993 of expandable_segments'
-  // step, ViT 0.987 against 0.964) and took the UNet to 1.0162
-  // (bench/results/h100_gpubound_chunk16_ab_4da5a5b.json).
-  std::size_t max_map_chunk = std::size_t{4} << 20;
+  // (max_map_chunk_mb). The driver charges per handle (a map's
+  // cuMemSetAccess, 35-44 us on an H100, bench/driver_costs/README.md), and
+  // kernels stream 16 MiB handles at 0.990 of one handle's bandwidth
+  // against 0.969 for 4 MiB; smaller chunks pin less, since a live block
+  // covering part of a chunk keeps all of it mapped (the checkpointed LM:
+  // 1.0163 reserved/allocated with 8 MiB chunks against 1.0099 with 4 MiB,
+  // tight marks). With the room the marks leave, 16 MiB.
+  std::size_t max_map_chunk = std::size_t{16} << 20;
   // ... and at most 1/map_chunk_divisor of the block being mapped.
   std::uint32_t map_chunk_divisor = 1;
   // Pausing with backup (backup_batch_mb): the copies to host are fenced

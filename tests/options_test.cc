@@ -225,7 +225,7 @@ TEST(OptionsTest, ReleaseSlack) {
   for (const char* bad : {"release_slack_max:1.5", "release_slack_max:-1", "release_slack_max:"}) {
     EXPECT_THAT(ParseError(bad), HasSubstr("release_slack_max")) << bad;
   }
-  EXPECT_DOUBLE_EQ(DefaultOptions().release_slack_hard, 0.0095);
+  EXPECT_DOUBLE_EQ(DefaultOptions().release_slack_hard, 0.10);
   EXPECT_DOUBLE_EQ(ParseOk("release_slack_hard:0.008").release_slack_hard, 0.008);
   EXPECT_THAT(ParseOk("release_slack_hard:0.009").ToString(), HasSubstr("release_slack_hard:0.009"));
   for (const char* bad : {"release_slack_hard:2", "release_slack_hard:-0.1", "release_slack_hard:"}) {

@@ -68,6 +68,16 @@ ReplayResult ReplayConf(const Trace& trace, absl::string_view conf, ReplayConfig
   return ReplayPolicy(trace, CustomPolicy(conf), config);
 }
 
+// ccalloc's defaults with the marks and chunks they tighten to near the end
+// of memory (growable_segments.cc, kTightSlack), and `conf` after them: the
+// regime the mechanics tests below were written for, with room or without.
+ReplayResult ReplayTight(const Trace& trace, absl::string_view conf = "",
+                         ReplayConfig config = {}) {
+  const std::string tight =
+      "release_slack:0.005,release_slack_max:0.008,release_slack_hard:0.0095,max_map_chunk_mb:4";
+  return ReplayConf(trace, conf.empty() ? tight : absl::StrCat(tight, ",", conf), config);
+}
+
 // A trace built by hand: each entry is {alloc?, id, bytes}.
 Trace Handmade(const std::string& name,
                const std::vector<std::tuple<bool, std::uint64_t, std::uint64_t>>& ops) {
@@ -98,18 +108,40 @@ TEST_P(BundledTraceTest, PytorchNativeReproducesPublishedPeakReserved) {
   EXPECT_EQ(r.maps, 0) << "classic segments map nothing";
 }
 
-TEST_P(BundledTraceTest, CcallocReservesWithinOnePercentOfAllocated) {
+// With room (an 80 GiB card), reserved stays within the loose marks: at most
+// release_slack_hard (10%) past the peak allocated, and at least its low
+// mark's worth of memory is held rather than moved (PyTorch's native policy
+// holds 1.2-1.6x on these).
+TEST_P(BundledTraceTest, CcallocReservesWithinItsMarksWithRoom) {
   const Trace trace = LoadBundled(GetParam().trace);
   ASSERT_FALSE(trace.events.empty());
   const ReplayResult r = ReplayWith(trace, "ccalloc");
   ASSERT_GT(r.peak_allocated_bytes, 0);
   EXPECT_GE(r.peak_reserved_bytes, r.peak_allocated_bytes);
-  EXPECT_LE(r.ratio, 1.01) << "peak reserved " << r.peak_reserved_bytes << ", allocated "
+  EXPECT_LE(r.ratio, 1.10) << "peak reserved " << r.peak_reserved_bytes << ", allocated "
                            << r.peak_allocated_bytes;
   EXPECT_DOUBLE_EQ(r.ratio, static_cast<double>(r.peak_reserved_bytes) /
                                 static_cast<double>(r.peak_allocated_bytes));
   EXPECT_GT(r.maps, 0) << "the ccalloc preset uses growable segments";
   EXPECT_EQ(r.ooms, 0);
+}
+
+// Near the end of memory (a card 5% larger than the trace's peak allocated)
+// the marks tighten: reserved within 1% of the peak, nothing refused. With
+// the loose marks alone the cache would hold memory up to the card's end.
+TEST_P(BundledTraceTest, CcallocReservesWithinOnePercentNearTheEndOfMemory) {
+  const Trace trace = LoadBundled(GetParam().trace);
+  ASSERT_FALSE(trace.events.empty());
+  const ReplayResult roomy = ReplayWith(trace, "ccalloc");
+  ReplayConfig config;
+  config.timing_repetitions = 0;
+  config.capacity = static_cast<std::size_t>(1.05 * static_cast<double>(roomy.peak_allocated_bytes));
+  const ReplayResult r = ReplayWith(trace, "ccalloc", config);
+  EXPECT_EQ(r.peak_allocated_bytes, roomy.peak_allocated_bytes);
+  EXPECT_LE(r.ratio, 1.01) << "peak reserved " << r.peak_reserved_bytes << ", allocated "
+                           << r.peak_allocated_bytes;
+  EXPECT_EQ(r.ooms, 0);
+  EXPECT_TRUE(r.fits);
 }
 
 INSTANTIATE_TEST_SUITE_P(Traces, BundledTraceTest,
@@ -365,11 +397,11 @@ TEST(ReplayTest, LaggingGpuMakesTrimsWaitAndCountsWhatTheyWaitedFor) {
   ASSERT_FALSE(trace.events.empty());
   ReplayConfig config;
   config.timing_repetitions = 0;
-  const ReplayResult keeps_up = ReplayWith(trace, "ccalloc", config);
+  const ReplayResult keeps_up = ReplayTight(trace, "", config);
   EXPECT_EQ(keeps_up.stream_waits, 0);
   EXPECT_EQ(keeps_up.waited_events, 0u);
   config.gpu_lag = 200;
-  const ReplayResult lags = ReplayWith(trace, "ccalloc", config);
+  const ReplayResult lags = ReplayTight(trace, "", config);
   EXPECT_TRUE(lags.fits);
   EXPECT_GT(lags.stream_waits, 0);
   EXPECT_GT(lags.waited_events, 0u);
@@ -419,8 +451,8 @@ TEST(ReplayTest, MappedFitWhenSlackCutsChurnMapsAndLeavesTrainingAlone) {
 TEST(ReplayTest, MappedFitForLargeRequestsMovesLessOnTheCheckpointedLm) {
   const Trace trace = LoadBundled("ckpt_lm");
   ASSERT_FALSE(trace.events.empty());
-  const ReplayResult by_size = ReplayConf(trace, "mapped_fit_missing_mb:0");
-  const ReplayResult ours = ReplayWith(trace, "ccalloc");
+  const ReplayResult by_size = ReplayTight(trace, "mapped_fit_missing_mb:0");
+  const ReplayResult ours = ReplayTight(trace);
   EXPECT_LT(ours.late_mapped_chunks, by_size.late_mapped_chunks);
   EXPECT_LE(ours.ratio, 1.01);
 }
@@ -436,10 +468,10 @@ TEST(ReplayTest, MappedFitForLargeRequestsMovesLessOnTheCheckpointedLm) {
 TEST(ReplayTest, CrossStreamReuseMovesLessOnTheTwoStreamTrace) {
   const Trace trace = LoadBundled("two_streams");
   ASSERT_FALSE(trace.events.empty());
-  const ReplayResult own = ReplayConf(trace, "cross_stream_reuse:False");
-  const ReplayResult lent = ReplayConf(trace, "cross_stream_reuse:True,cross_stream_wait:False");
-  const ReplayResult ordered = ReplayConf(trace, "cross_stream_reuse:True");
-  const ReplayResult ours = ReplayWith(trace, "ccalloc");
+  const ReplayResult own = ReplayTight(trace, "cross_stream_reuse:False");
+  const ReplayResult lent = ReplayTight(trace, "cross_stream_reuse:True,cross_stream_wait:False");
+  const ReplayResult ordered = ReplayTight(trace, "cross_stream_reuse:True");
+  const ReplayResult ours = ReplayTight(trace);
   const auto waits = [](const ReplayResult& r) {
     return r.driver_calls[static_cast<int>(DriverCall::kStreamWaitEvent)];
   };

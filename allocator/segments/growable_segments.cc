@@ -32,6 +32,23 @@ std::size_t RangeSize(DeviceBackend& backend, std::size_t page_size) {
   return RoundUp(std::max(total, page_size), page_size);
 }
 
+// Near the end of the cache's memory (GrowableSegments::SlackAt) the marks
+// are at most these: reserved within 1% of the peak allocated with room for
+// page rounding, and a trim waits for queued work past 0.8% (Options,
+// release_slack: what each mark costs and buys; these were the defaults
+// until the loose marks were measured against them, docs/steady_state.md).
+constexpr double kTightSlack = 0.005;
+constexpr double kTightSlackMax = 0.008;
+constexpr double kTightSlackHard = 0.0095;
+// ... from where memory held up to the hard mark past the peak would pass
+// this fraction of the memory limit (or of the device's memory): the last
+// tenth is where a growth that meets held memory must wait to trim it or
+// fail, and where another process's memory on the same device begins.
+constexpr double kRoomyUpTo = 0.9;
+// ... where chunks mapped are at most this large (max_map_chunk_mb says why
+// small chunks hold memory tighter).
+constexpr std::size_t kTightChunk = std::size_t{4} << 20;
+
 }  // namespace
 
 // The runs of missing pages of the block being prepared and the chunks taken
@@ -217,7 +234,8 @@ bool GrowableSegments::Ready(CacheLock lock, const Segment& range, DevicePtr beg
   // once already is within it (Mark): the usual case, decided without the
   // floating-point mark (a sixth of a hot allocate+free pair's host time).
   if (options_.hold_reserved && held <= held_) return true;
-  return held <= Mark(peak, std::max(options_.release_slack, options_.release_slack_max));
+  const Slack slack = SlackAt(peak);
+  return held <= Mark(peak, slack.high, slack.tight);
 }
 
 std::size_t GrowableSegments::NotePeak(std::size_t bytes) {
@@ -233,13 +251,46 @@ std::size_t GrowableSegments::PeakMark(std::size_t peak, double slack) const {
                                       2 * page_size_);
 }
 
-std::size_t GrowableSegments::Mark(std::size_t peak, double slack) const {
+GrowableSegments::Slack GrowableSegments::SlackAt(std::size_t peak) const {
+  const double low = options_.release_slack;
+  const double high = std::max(low, options_.release_slack_max);
+  const double hard = std::max(high, options_.release_slack_hard);
+  if (RoomyAt(peak, hard)) return Slack{low, high, hard, /*tight=*/false};
+  return Slack{std::min(low, kTightSlack), std::min(high, kTightSlackMax),
+               std::min(hard, kTightSlackHard), /*tight=*/true};
+}
+
+bool GrowableSegments::RoomyAt(std::size_t peak, double hard) const {
+  if (ran_short_) return false;
+  // The end of the cache's memory: the memory limit where one is set, the
+  // device's memory (what each range reserves) otherwise.
+  const std::size_t limit = cache_.reserve_limit();
+  const std::size_t end = limit > 0 ? std::min(limit, va_size_) : va_size_;
+  return static_cast<double>(PeakMark(peak, hard)) <= kRoomyUpTo * static_cast<double>(end);
+}
+
+bool GrowableSegments::Roomy(CacheLock lock) const {
+  AssertHeld(lock);
+  const double hard = std::max(
+      {options_.release_slack, options_.release_slack_max, options_.release_slack_hard});
+  // Marks set as tight as the tight ones hold memory tight everywhere: no
+  // room is left to spend on placements either.
+  if (hard <= kTightSlackHard) return false;
+  return RoomyAt(std::max(peak_allocated_, static_cast<std::size_t>(
+                                               cache_.stats().allocated_bytes[kStatAll].peak)),
+                 hard);
+}
+
+std::size_t GrowableSegments::Mark(std::size_t peak, double slack, bool tight) const {
   const std::size_t mark = PeakMark(peak, slack);
+  if (!options_.hold_reserved) return mark;
   // Memory already held once since the cache was last emptied (held_) is
   // taken again freely: it raises no peak, and a cache that gives back what
   // it will take again soon pays a move (an unmap and a map) for each give
-  // and take.
-  return options_.hold_reserved ? std::max(mark, held_) : mark;
+  // and take. Near the end of memory only up to the tight hard mark: what
+  // was held while there was room goes back as the cache grows.
+  const std::size_t held = tight ? std::min(held_, PeakMark(peak, kTightSlackHard)) : held_;
+  return std::max(mark, held);
 }
 
 absl::Status GrowableSegments::Prepare(CacheLock lock, Segment& range, const Block& hole,
@@ -326,9 +377,9 @@ absl::Status GrowableSegments::Prepare(CacheLock lock, Segment& range, const Blo
   // work is done; only with nothing else to take does a trim wait, for as
   // little of the queue as it can.
   const std::size_t peak = NotePeak(bytes);
-  const std::size_t low_mark = Mark(peak, options_.release_slack);
-  const std::size_t high_mark =
-      Mark(peak, std::max(options_.release_slack, options_.release_slack_max));
+  const Slack slack = SlackAt(peak);
+  const std::size_t low_mark = Mark(peak, slack.low, slack.tight);
+  const std::size_t high_mark = Mark(peak, slack.high, slack.tight);
   const std::size_t limit = cache_.reserve_limit();
   std::size_t missing = 0, need = 0, excess_low = 0, excess_high = 0;
   // (held is read by the caller: the lambda is outside the lock analysis.)
@@ -384,8 +435,12 @@ absl::Status GrowableSegments::Prepare(CacheLock lock, Segment& range, const Blo
   // Regions are the exception: their blocks are long-lived (weights,
   // optimizer state), so pinning is rare, while every chunk costs a call on
   // each pause and resume; they map chunks of up to kRegionChunk.
+  // Near the end of memory (slack.tight) at most kTightChunk: what a live
+  // block pins there is what a later peak cannot get back.
+  std::size_t max_chunk = MaxChunk(*segment);
+  if (slack.tight && !IsRegion(*segment)) max_chunk = std::min(max_chunk, kTightChunk);
   std::size_t chunk_cap =
-      std::max(page_size_, std::min(MaxChunk(*segment), bytes / options_.map_chunk_divisor));
+      std::max(page_size_, std::min(max_chunk, bytes / options_.map_chunk_divisor));
   Placement place;
   for (std::size_t i = first; i <= last;) {
     if (segment->pages[i] != 0) {
@@ -431,8 +486,7 @@ absl::Status GrowableSegments::Prepare(CacheLock lock, Segment& range, const Blo
     // the GPU's queue is not drained for a page or two. The hard mark is
     // the peak's own, not memory held once (hold_reserved), so held memory
     // never climbs on it.
-    const std::size_t hard_mark =
-        PeakMark(peak, std::max(options_.release_slack_hard, options_.release_slack_max));
+    const std::size_t hard_mark = PeakMark(peak, slack.hard);
     std::size_t unwaited = hard_mark > high_mark ? hard_mark - high_mark : 0;
     if (limit > 0) unwaited = std::min(unwaited, limit > high_mark ? limit - high_mark : 0);
     status = UnmapFreeChunks(excess_high - moved, begin, begin + bytes, &place, segment,
@@ -518,9 +572,13 @@ absl::Status GrowableSegments::Prepare(CacheLock lock, Segment& range, const Blo
   return status;
 }
 
+bool GrowableSegments::IsRegion(const GrowableSegment& segment) {
+  return segment.owner != nullptr && segment.owner->region;
+}
+
 std::size_t GrowableSegments::MaxChunk(const GrowableSegment& segment) const {
-  const bool region = segment.owner != nullptr && segment.owner->region;
-  return region ? std::max(options_.max_map_chunk, kRegionChunk) : options_.max_map_chunk;
+  return IsRegion(segment) ? std::max(options_.max_map_chunk, kRegionChunk)
+                           : options_.max_map_chunk;
 }
 
 void GrowableSegments::UnpinEdges(GrowableSegment* segment, const Block& hole, DevicePtr begin,
@@ -593,7 +651,12 @@ absl::StatusOr<PhysicalHandle> GrowableSegments::CreateChunk(std::size_t bytes,
     const ElapsedNs timed(&cache_.stats().create_ns);
     handle = backend_.CreatePhysical(bytes);
   }
-  if (!handle.ok()) return handle.status();
+  if (!handle.ok()) {
+    // The device ran short (another process, or memory outside the cache):
+    // from now on the cache holds memory tight (SlackAt).
+    if (absl::IsResourceExhausted(handle.status())) ran_short_ = true;
+    return handle.status();
+  }
   ++cache_.stats().num_device_alloc;
   return handle;
 }
@@ -1457,7 +1520,9 @@ bool GrowableSegments::WouldMove(CacheLock lock, std::size_t bytes) {
   // moved from under holes before any is created. (NotePeak(0): the request
   // is not counted as allocated yet; Prepare counts it, so this may say no
   // where Prepare then moves a little.)
-  return reserved() + bytes > Mark(NotePeak(0), options_.release_slack);
+  const std::size_t peak = NotePeak(0);
+  const Slack slack = SlackAt(peak);
+  return reserved() + bytes > Mark(peak, slack.low, slack.tight);
 }
 
 bool GrowableSegments::HoldsSlack(CacheLock lock) const {
@@ -1466,10 +1531,10 @@ bool GrowableSegments::HoldsSlack(CacheLock lock) const {
   // high one the cache is at a peak or trimming to it (memory another
   // stream still uses cannot go back at once), and placements there decide
   // what the next peak can move.
-  const double slack = std::max(options_.release_slack, options_.release_slack_max);
   const std::size_t peak =
       std::max(peak_allocated_,
                static_cast<std::size_t>(cache_.stats().allocated_bytes[kStatAll].peak));
+  const double slack = SlackAt(peak).high;
   const std::size_t mark =
       peak + std::max<std::size_t>(static_cast<std::size_t>(2 * slack * static_cast<double>(peak)),
                                    4 * page_size_);

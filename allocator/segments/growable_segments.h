@@ -287,6 +287,7 @@ class GrowableSegments final : public SegmentStore {
   std::size_t BytesToMap(CacheLock lock, const Segment& segment, DevicePtr begin,
                          std::size_t bytes) override;
   bool HoldsSlack(CacheLock lock) const override;
+  bool Roomy(CacheLock lock) const override;
   bool WouldMove(CacheLock lock, std::size_t bytes) override;
   Placing Place(CacheLock lock, const Block& hole, DevicePtr at, std::size_t bytes) override;
   std::optional<DevicePtr> PlaceElsewhere(CacheLock lock, const Block& other, std::size_t bytes,
@@ -340,10 +341,24 @@ class GrowableSegments final : public SegmentStore {
   // The allocation of `bytes` about to be made counted in peak_allocated_
   // (Prepare and Ready); returns it.
   std::size_t NotePeak(std::size_t bytes) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // The most memory the cache holds at `peak` allocated with `slack`
-  // (release_slack: the low mark, release_slack_max: the high one), memory
-  // held once included (hold_reserved). Prepare's budget and Ready's check.
-  std::size_t Mark(std::size_t peak, double slack) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The fractions of the peak the three marks allow past it (release_slack,
+  // release_slack_max, release_slack_hard), as in force at `peak`: the
+  // options' own while the cache has room (Roomy), at most the kTight ones
+  // near the end of its memory. `tight` says which.
+  struct Slack {
+    double low, high, hard;
+    bool tight;
+  };
+  Slack SlackAt(std::size_t peak) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Whether memory held up to `hard` past `peak` stays clear of the end of
+  // the cache's memory (the memory limit, else the device's), and the device
+  // has never run short of memory for it.
+  bool RoomyAt(std::size_t peak, double hard) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The most memory the cache holds at `peak` allocated with `slack` (one of
+  // SlackAt's), memory held once included (hold_reserved; when tight, only
+  // up to the tight hard mark). Prepare's budget and Ready's check.
+  std::size_t Mark(std::size_t peak, double slack, bool tight) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // The peak's own mark: `slack` of it past it, at least two pages; Mark
   // without the memory held once.
   std::size_t PeakMark(std::size_t peak, double slack) const;
@@ -483,6 +498,8 @@ class GrowableSegments final : public SegmentStore {
   std::pair<std::size_t, std::size_t> PagesOf(const GrowableSegment& segment, DevicePtr begin,
                                               std::size_t bytes) const;
   // The largest chunk `segment` maps (larger for a region: see Prepare).
+  // Whether `segment` is a region's (long-lived blocks: larger chunks).
+  static bool IsRegion(const GrowableSegment& segment);
   std::size_t MaxChunk(const GrowableSegment& segment) const;
   // Maps one chunk of `pages` pages at `first_page`: the physical memory
   // `reuse` (taken from elsewhere, of exactly that size) or, when 0, new
@@ -553,6 +570,9 @@ class GrowableSegments final : public SegmentStore {
   // The most reserved since the last trim (outside captures): what
   // hold_reserved lets a growth take again without moving memory.
   std::size_t held_ ABSL_GUARDED_BY(mu_) = 0;
+  // The device refused memory once (a failed create): the marks stay tight
+  // from then on, whatever the limit (SlackAt).
+  bool ran_short_ ABSL_GUARDED_BY(mu_) = false;
   // Jobs given to the worker and not yet reaped.
   std::size_t unreaped_ ABSL_GUARDED_BY(mu_) = 0;
   // Handles whose release failed on the worker, tried again at each trim.

@@ -238,6 +238,14 @@ class SegmentStore {
     (void)lock;
     return false;
   }
+  // The cache is far from the end of its memory (the memory limit, else the
+  // device's), where memory it holds costs nobody anything: placements
+  // prefer memory already mapped (mapped_fit auto) and the marks are the
+  // options' own. Stores that hold no such slack say false.
+  virtual bool Roomy(CacheLock lock) const {
+    (void)lock;
+    return false;
+  }
   // Whether mapping `bytes` more now would move memory from under free
   // holes (the cache's free memory past its low mark) rather than take new
   // memory: what cross_stream_reuse:auto lends instead of. Stores that move
