@@ -67,7 +67,7 @@ allocated; then, for each ccalloc configuration, the worst case over the
 workloads.
 
 The host of the device machines runs the same code at one speed or at half of
-it, switching every few seconds on every core (bench/host_core_probe.py), so
+it, switching every few seconds on every core (bench/probes/host_core_probe.py), so
 one process can draw mostly the slow state and the next mostly the fast one.
 Each run times a ~1 ms probe of the host reference loop before every step
 (host_probe_ms), and the summary adds, for every allocator but the baseline,
@@ -759,7 +759,7 @@ def child_train(args):
     start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
     # The host's state at each step: the device machines' host runs the same
     # code at one speed or at half of it, switching every few seconds
-    # (bench/host_core_probe.py: every core shows both), so a process's mean
+    # (bench/probes/host_core_probe.py: every core shows both), so a process's mean
     # step time says as much about the states it drew as about its
     # allocator. A short probe before each step (outside its time) says which
     # state each step drew: host_adjusted_ratio takes it out of the ratio.

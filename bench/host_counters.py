@@ -3,10 +3,10 @@ its user-space cycles and instructions where perf_event_open allows them,
 and the machine's steal time (/proc/stat).
 
 The device machines' hosts run the same code at one speed or at about half
-of it, switching every few seconds (bench/host_core_probe.py), and a
+of it, switching every few seconds (bench/probes/host_core_probe.py), and a
 host-bound training step moves with them by more than the 1% a comparison
 of allocators measures. Which of these counters stays put when the wall
-time doubles says what the slow state is (bench/host_state_probe.py), and
+time doubles says what the slow state is (bench/probes/host_state_probe.py), and
 that one measures a step's host work with the state taken out.
 """
 import ctypes

@@ -61,15 +61,15 @@
 #   scripts/gpu_round.sh .gpu OUTDIR repeat    GPT-2, the checkpointed LM, two streams and the
 #                                              UNet on six repeated shapes (as a bucketing
 #                                              data loader gives them:
-#                                              bench/shape_repeat_probe.py --no-profile, 6
-#                                              passes), native_expandable and ccalloc, one
+#                                              bench/probes/shape_repeat_probe.py --no-profile,
+#                                              6 passes), native_expandable and ccalloc, one
 #                                              process each, 3 interleaved rounds while the
 #                                              budget lasts: per pass ms a step, launch ms
 #                                              and ccalloc's placements split into map
 #                                              calls, creates, foreground unmaps and waits:
 #                                              OUTDIR/repeat.log, and its summary
-#                                              (bench/shape_repeat_summary.py: ratios by
-#                                              round from the third pass) in
+#                                              (bench/probes/shape_repeat_summary.py: ratios
+#                                              by round from the third pass) in
 #                                              repeat_summary.log and repeat.json (~8
 #                                              minutes on an H100)
 #   scripts/gpu_round.sh .gpu OUTDIR lockstep  the seven workloads, default against
@@ -79,8 +79,8 @@
 #                                              and .log (~9 minutes on an H100)
 #   scripts/gpu_round.sh .gpu OUTDIR hostprofile where two streams' host time goes under
 #                                              native_expandable and ccalloc
-#                                              (bench/host_profile.py: by operator and CUDA
-#                                              call, GC pauses): OUTDIR/hostprofile.json and
+#                                              (bench/probes/host_profile.py: by operator and
+#                                              CUDA call, GC pauses): OUTDIR/hostprofile.json and
 #                                              .log (~4 minutes); its step is slower under
 #                                              ccalloc by more than ccalloc's own clock says
 #   scripts/gpu_round.sh .gpu OUTDIR traces    only the traces of every training
@@ -423,12 +423,12 @@ ldd "$L"; ! ldd "$L" | grep -i absl'
               break 3
             fi
             echo "=== repeat: round $round" >> "$OUT/repeat.log"
-            env "${torch_env[@]}" python3 bench/shape_repeat_probe.py "$config" "$workload" \
+            env "${torch_env[@]}" python3 bench/probes/shape_repeat_probe.py "$config" "$workload" \
               --passes 6 --no-profile >> "$OUT/repeat.log" 2>&1 || rc=1
           done
         done
       done
-      run repeat_summary python3 bench/shape_repeat_summary.py "$OUT/repeat.log" \
+      run repeat_summary python3 bench/probes/shape_repeat_summary.py "$OUT/repeat.log" \
         --json "$OUT/repeat.json"
       ;;
     lockstep)
@@ -450,7 +450,7 @@ ldd "$L"; ! ldd "$L" | grep -i absl'
       # call of 2026-11-27 while ccalloc's placements were 3.6 ms of the
       # 12 ms a step of extra launch time: what else the host does there.
       run hostprofile env "${torch_env[@]}" \
-        timeout 400 python3 bench/host_profile.py --workloads two_streams \
+        timeout 400 python3 bench/probes/host_profile.py --workloads two_streams \
         --configs native_expandable,ccalloc --steps 12 --profile-steps 4 \
         --out "$OUT/hostprofile.json"
       ;;

@@ -1,5 +1,5 @@
-"""Host-only tests of bench/host_profile.py's side-by-side table: no torch,
-no GPU.
+"""Host-only tests of bench/probes/host_profile.py's side-by-side table: no
+torch, no GPU.
 
     python3 tests/python/test_host_profile_host.py
 """
@@ -8,7 +8,7 @@ import unittest
 
 from bench_module import load
 
-host_profile = load("host_profile")
+host_profile = load("host_profile", "bench/probes")
 
 
 def run(config, ops, workload="lm"):

@@ -1,5 +1,5 @@
-"""Host-only tests of bench/host_state_probe.py's summary: what it says the
-host's slow state is, from synthetic slices.
+"""Host-only tests of bench/probes/host_state_probe.py's summary: what it says
+the host's slow state is, from synthetic slices.
 
     python3 tests/python/test_host_state_probe_host.py
 """
@@ -9,7 +9,7 @@ import sys
 import unittest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-sys.path.insert(0, os.path.join(ROOT, "bench"))
+sys.path.insert(0, os.path.join(ROOT, "bench", "probes"))
 import host_state_probe as hsp  # noqa: E402
 
 MS = 1_000_000

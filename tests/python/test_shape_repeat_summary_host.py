@@ -1,5 +1,5 @@
-"""Host-only tests of bench/shape_repeat_summary.py: parsing the probe's pass
-lines, the pass filter, pairing by round and the driver-work columns.
+"""Host-only tests of bench/probes/shape_repeat_summary.py: parsing the probe's
+pass lines, the pass filter, pairing by round and the driver-work columns.
 
     python3 tests/python/test_shape_repeat_summary_host.py
 """
@@ -13,7 +13,7 @@ import tempfile
 import unittest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-sys.path.insert(0, os.path.join(ROOT, "bench"))
+sys.path.insert(0, os.path.join(ROOT, "bench", "probes"))
 import shape_repeat_summary as srs  # noqa: E402
 
 # What gpu_round.sh's repeat part writes: a round header before each run,

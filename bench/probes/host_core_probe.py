@@ -9,7 +9,7 @@ fast cores takes that spread out of the ratios. This times the same loop
 pinned to each core in turn, over interleaved rounds, and prints the
 spread by core and by round.
 
-  python3 bench/host_core_probe.py [--rounds 3] [--out FILE.json]
+  python3 bench/probes/host_core_probe.py [--rounds 3] [--out FILE.json]
 """
 import argparse
 import json
@@ -20,7 +20,7 @@ import subprocess
 import sys
 
 # The same loop as every training run's host reference.
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # bench/
 from compare_training import host_reference_ms  # noqa: E402
 
 

@@ -8,7 +8,7 @@ allocator than another (its 'launch' column); this says in what. The
 profiled steps run after the timed ones, so the profiler's own cost does not
 touch the launch times reported.
 
-Usage: python3 bench/host_profile.py --workloads two_streams,ckpt_lm \
+Usage: python3 bench/probes/host_profile.py --workloads two_streams,ckpt_lm \
            [--configs native_expandable,ccalloc] [--steps 12] [--profile-steps 4]
            [--ccalloc-config NAME=CONF ...] [--out FILE]
 """
@@ -22,8 +22,8 @@ import subprocess
 import sys
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
+BENCH = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, BENCH)  # compare_training.py is in bench/
 import compare_training as ctr  # noqa: E402  (the workloads and allocator setup)
 
 

@@ -11,8 +11,8 @@ driver work per step (chunks mapped, prepare / wait / worker ms from
 ccalloc_counters()); then one more pass under torch.profiler (CPU), its top
 host ops, and a last pass after it.
 
-  python3 bench/shape_repeat_probe.py native_expandable two_streams
-  python3 bench/shape_repeat_probe.py ccalloc two_streams
+  python3 bench/probes/shape_repeat_probe.py native_expandable two_streams
+  python3 bench/probes/shape_repeat_probe.py ccalloc two_streams
 
 Run each allocator in its own process (PyTorch reads its allocator settings
 once); interleave the runs to see the spread.
@@ -23,8 +23,8 @@ import random
 import sys
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
+BENCH = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, BENCH)  # compare_training.py is in bench/
 import compare_training as ctm  # noqa: E402  (the workloads and allocator set-up)
 
 

@@ -2,7 +2,7 @@
 """What is the device machines' slow host state: time the CPU is taken away
 (a hypervisor's steal), a lower clock, or less work done per cycle?
 
-bench/host_core_probe.py found every core of these hosts running the same
+bench/probes/host_core_probe.py found every core of these hosts running the same
 pure-Python loop at one speed or at about half of it, switching every few
 seconds, and host-bound training steps move with it by more than the 1%
 being measured. What can take it out of a comparison depends on what it is:
@@ -21,7 +21,7 @@ thread CPU time and, where perf_event_open lets an unprivileged process
 count its own user-space events, cycles and instructions. The parent samples
 /proc/stat every 100 ms. Prints a summary and writes every sample (--out).
 
-  python3 bench/host_state_probe.py [--seconds 20] [--workers 3] [--out FILE]
+  python3 bench/probes/host_state_probe.py [--seconds 20] [--workers 3] [--out FILE]
 """
 import argparse
 import json
@@ -31,8 +31,8 @@ import statistics
 import sys
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from host_counters import ThreadCounters, cpu_jiffies  # noqa: E402 (bench/ is the script's folder)
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from host_counters import ThreadCounters, cpu_jiffies  # noqa: E402 (bench/, the folder above)
 
 SLICE_ITERATIONS = 10_000   # ~0.5 ms of the loop in the fast state
 

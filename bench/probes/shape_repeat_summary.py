@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Summarizes shape-repeat rounds (`scripts/gpu_round.sh … repeat`, or
-bench/shape_repeat_probe.py runs logged one after another).
+bench/probes/shape_repeat_probe.py runs logged one after another).
 
 Reads the probe's pass lines,
 
@@ -15,7 +15,7 @@ those round ratios, and for ccalloc the launching thread's driver work a step
 over the same passes: prepare, and within it waits, map calls, creates and
 foreground unmaps.
 
-    python3 bench/shape_repeat_summary.py OUT/repeat.log [--from-pass 2] [--json FILE]
+    python3 bench/probes/shape_repeat_summary.py OUT/repeat.log [--from-pass 2] [--json FILE]
 """
 import argparse
 import json
