@@ -117,7 +117,7 @@ struct Options {
   // logits change size every step, mapped 102 chunks a step instead of 246
   // and trained at 1.003x expandable_segments' step time instead of 1.113x
   // in 6 interleaved rounds on an H100, at the same 1.0078 reserved/allocated
-  // (bench/results/h100_ckpt_lm_mapped_fit_missing.json). Counting memory
+  // (bench/results/h100_ckpt_lm_mapped_fit_missing_ab.json). Counting memory
   // taken back as free keeps bucketed shapes free (gpt2_cycle in the replay:
   // 0.61 ms of driver time a step, as with 0, against 6.4 when the pages
   // under old mappings counted as missing).
@@ -175,8 +175,8 @@ struct Options {
   // chunks a step instead of 50; the UNet about the same. In the replay at
   // a GPU lag of 200 events: 209 waits over the nine traces instead of 331,
   // 44,404 chunk maps instead of 51,750, worst trace 1.0091. (Before
-  // partial_runs it cost GPT-2 668 maps in one step and waits of 30-42 ms:
-  // bench/results/h100_skip_busy_elsewhere_ab.json.) False: the block waits.
+  // partial_runs it cost GPT-2 668 maps in one step and waits of 30-42 ms
+  // on an H100.) False: the block waits.
   bool skip_busy_holes = true;
   // Growable segments (partial_runs): beyond the high mark, a free chunk
   // whose work may still be queued and that fits no run of its own size
@@ -220,9 +220,9 @@ struct Options {
   //     of 35.2, 1.24 ms of placements instead of 4.54, 82 loans and 134
   //     device-side waits a step, step time 0.988x expandable_segments'
   //     against kNever's 1.023x in the same rounds, memory 1.0071
-  //     (bench/results/h100_two_streams_lend_when_moving_ab.json); in a
+  //     (bench/results/h100_cross_stream_reuse_auto_ab.json); in a
   //     second call, with an A/A control, 1.016x against the control's
-  //     1.000x (h100_two_streams_auto_sidebyside_aa.json): 1.003x
+  //     1.000x (h100_cross_stream_reuse_auto_aa.json): 1.003x
   //     (0.983..1.024) over the 29 rounds, where kNever had read 1.032x
   //     (1.018..1.047) over 47. In the replay of the two 60-step two-stream
   //     traces it halves the launching thread's modelled driver time at
@@ -233,7 +233,7 @@ struct Options {
   //     streams ~3x as often: 240 loans and 387 device-side waits a step,
   //     placements 0.88 ms a step, but 1.027x expandable_segments' step time
   //     against the old default's 1.017x
-  //     (bench/results/h100_two_streams_xwait_sidebyside_2c606e3.json).
+  //     (bench/results/h100_cross_stream_reuse_always_2c606e3.json).
   //     Without cross_stream_wait it lends only memory whose work an event
   //     query says is done, and the borrowed block goes back pending on the
   //     borrower's work, as a record_stream's use: memory its own stream
@@ -261,8 +261,13 @@ struct Options {
   // kernels stream 16 MiB handles at 0.990 of one handle's bandwidth
   // against 0.969 for 4 MiB; smaller chunks pin less, since a live block
   // covering part of a chunk keeps all of it mapped (the checkpointed LM:
-  // 1.0163 reserved/allocated with 8 MiB chunks against 1.0099 with 4 MiB,
-  // tight marks). With the room the marks leave, 16 MiB.
+  // 1.0161 reserved/allocated with 16 MiB chunks against 1.0087 with 8 MiB
+  // on an H100, tight marks: bench/results/h100_max_map_chunk_sizes.json).
+  // With the room the marks leave, 16 MiB; near the end of memory at most
+  // 4 MiB (kTightChunk). What the 16 MiB chunks mapped while there was room
+  // still pin there: replayed on a card 1.5% larger than each trace's peak,
+  // two of 21 traces are refused memory that 4 MiB chunks throughout would
+  // have found; on one 3% larger, none (docs/steady_state.md).
   std::size_t max_map_chunk = std::size_t{16} << 20;
   // ... and at most 1/map_chunk_divisor of the block being mapped.
   std::uint32_t map_chunk_divisor = 1;

@@ -655,7 +655,7 @@ def host_reference_ms(repeats=5, iterations=200_000):
     """The host's speed in this process: the fastest of `repeats` timings of
     a fixed pure-Python loop, in ms. Host-bound steps move with it: one
     process of an allocator can run every step 10-20% slower than the next
-    (bench/results/h100_partial_runs_ab.json), and this says whether the
+    (seen on an H100, 2026-11-26), and this says whether the
     host itself was slower then, the allocator aside."""
     best = None
     for _ in range(repeats):

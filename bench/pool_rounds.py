@@ -2,9 +2,10 @@
 """Pools the rounds of several bench/compare_training.py results into one
 step-time ratio per workload, with the interval it can claim.
 
-    python3 bench/pool_rounds.py bench/results/h100_training_all7_ec1999d.json \\
-        bench/results/h100_hostbound_97535ca.json [--baseline native_expandable] \\
-        [--target 1.01] [--json OUT.json]
+    python3 bench/pool_rounds.py \\
+        bench/results/h100_cross_stream_reuse_auto_ab.json \\
+        bench/results/h100_cross_stream_reuse_auto_aa.json \\
+        [--baseline native_expandable] [--target 1.01] [--json OUT.json]
 
 Each input is a compare_training.py --out file, or one wrapped as
 bench/results/ wraps them ({"results": {...}}). Within a file, a run of every
