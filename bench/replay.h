@@ -36,6 +36,7 @@ namespace ccalloc::replay {
 struct Policy {
   std::string name;
   Options options;
+  std::string conf;  // the CCALLOC_CONF string of a custom policy; empty for a preset
 };
 
 // "pytorch-native" (PyTorch's native caching allocator: classic segments) and
@@ -121,6 +122,7 @@ struct ReplayResult {
   std::string trace;
   std::string policy;
   std::string options;               // Options::ToString() of the policy
+  std::string conf;                  // Policy::conf (not in the JSON: options says it all)
   std::string backend;               // "sim" or "cuda:<device>"
   std::uint64_t capacity_bytes = 0;  // 0: no limit (GPU without --capacity)
   std::uint64_t events = 0;
@@ -263,6 +265,25 @@ std::string FormatComparison(const std::vector<ReplayResult>& results);
 // step), one row per policy, with a line saying which cost table priced them
 // and how steps were counted.
 std::string FormatDriverTable(const std::vector<ReplayResult>& results);
+// The first lines of a trace's report, in plain words: what PyTorch's
+// native allocator ("pytorch-native") would hold at its peak against what is
+// in use, what every other policy would hold and how much less (or more)
+// than it; each policy's driver time on the allocating thread per step after
+// warm-up (the trace's second half; in total when the steps are unknown);
+// the host time per call when timed; which policy ran out of memory; and,
+// for gpt2 and resnet, what PyTorch's own allocators held on the recorded
+// run. "gpt2: PyTorch's allocator would hold 50.5 GiB at its peak ..."
+std::string FormatPlainSummary(const std::vector<ReplayResult>& results);
+// A trace's report as ccalloc-replay prints it: FormatPlainSummary; with
+// `verbose` then FormatTable, FormatDriverTable and FormatComparison as they
+// were before the plain lines came; and any --layout-at report.
+std::string FormatTraceReport(const std::vector<ReplayResult>& results, bool verbose);
+// After all traces (any results): one row per trace with each policy's peak
+// reserved and ratio, what it saves against pytorch-native and its driver
+// ms per step after warm-up on the allocating thread, then the worst case
+// of each policy ("worst case: ccalloc 1.0093x (ckpt_lm_cycle) ...") and a
+// line of what the columns mean.
+std::string FormatOverview(const std::vector<ReplayResult>& results);
 // Over all results (any traces): per policy, the worst peak ratio and the
 // trace it came from, and the largest modelled driver ms per step:
 // "worst ratio over all traces (2): ccalloc 1.007 (resnet), ...".

@@ -194,7 +194,7 @@ for part in "$@"; do
         run "memcheck_$(basename "$t")" compute-sanitizer --tool memcheck --leak-check full \
           --report-api-errors no --error-exitcode 1 "$t" --gtest_brief=1
       done
-      run replay_gpu "$BUNDLE/bench/ccalloc-replay" --device 0 --repeat 3 \
+      run replay_gpu "$BUNDLE/bench/ccalloc-replay" --device 0 --repeat 3 --verbose \
         --json "$OUT/replay_gpu.json" traces/gpt2.trace.gz traces/resnet.trace.gz
       ;;
     bench)

@@ -1,19 +1,23 @@
 #!/usr/bin/env bash
 # The main job (README's first command): replay every bundled PyTorch
 # training trace (traces/*.trace.gz) through PyTorch's native caching-allocator
-# policy and ccalloc's, and show what each would have held, the driver calls
-# each made, its stream waits and its modelled driver time per step.
+# policy and ccalloc's, and say how much memory each would have held and at
+# what cost in driver time a step.
 #
-#   scripts/replay_report.sh                       both traces, both policies
+#   scripts/replay_report.sh                       every trace, both policies
 #   scripts/replay_report.sh --capacity 24GiB      extra ccalloc-replay options
+#   scripts/replay_report.sh --verbose             also the full tables per trace
 #
 # Installs the build dependencies (scripts/setup.sh, Debian packages), builds
 # only the replay tool (Release, clang, in build/default like
 # `cmake --preset default`), replays each traces/*.trace.gz on the simulated
-# card (no GPU needed), prints per trace a memory table and a driver table
-# (calls by kind, stream waits, modelled driver ms per step, priced with
-# bench/driver_costs/h100.json unless --driver-costs names a measured
-# table), then the worst ratio over all traces, and writes under out/:
+# card (no GPU needed), prints per trace a few lines in plain words (peak
+# reserved against PyTorch's allocator, modelled driver ms a step after
+# warm-up on the allocating thread, priced with bench/driver_costs/h100.json
+# unless --driver-costs names a measured table; any out-of-memory), then a
+# table with a row per trace and each policy's worst case (--verbose: the
+# memory and driver tables of every trace and the worst ratios as well), and
+# writes under out/:
 #   out/replay.json              every figure of every table
 #   out/replay.<trace>.svg       allocated and reserved over the replay
 #   out/replay.<trace>.csv       the same, per event
