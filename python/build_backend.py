@@ -13,8 +13,11 @@ scikit-build. It
    the CPU count; Ninja when it is installed), showing CMake's output on
    stderr (`pip install -v .` to see it);
 3. writes the wheel itself: every file under python/ccalloc/ (the .py modules,
-   csrc/ sources and headers), ccalloc/lib/libccalloc_torch.so, and the
-   .dist-info (METADATA, WHEEL, RECORD with sha256).
+   csrc/ sources and headers, _boot/sitecustomize.py),
+   ccalloc/lib/libccalloc_torch.so, python/ccalloc-autoload.pth at the root
+   of site-packages (CCALLOC=1 enables ccalloc in every Python process of the
+   environment: ccalloc/_autoload.py), and the .dist-info (METADATA, WHEEL,
+   entry_points.txt with the console script ccalloc-run, RECORD with sha256).
 
 Env: CCALLOC_BUILD_DIR, CMAKE_BUILD_PARALLEL_LEVEL, CMAKE_GENERATOR, CC/CXX,
 CUDA_HOME (where include/cuda.h is; also looked for in /usr/local/cuda and in
@@ -43,6 +46,12 @@ PKG_DIR = os.path.join(ROOT, "python", NAME)
 PLUGIN = "libccalloc_torch.so"
 PLUGIN_DEST = f"{NAME}/lib/{PLUGIN}"   # ccalloc/_plugin.py looks there
 SUMMARY = "A caching allocator for GPU memory, usable from PyTorch"
+# The start-up hook: site.py executes its one `import` line in every
+# interpreter of the environment; it costs a dictionary lookup unless CCALLOC is set.
+PTH = "ccalloc-autoload.pth"
+PTH_SOURCE = os.path.join(ROOT, "python", PTH)
+# Console scripts (pyproject.toml's [project.scripts] says the same).
+CONSOLE_SCRIPTS = {"ccalloc-run": "ccalloc.run:launch"}
 # Files of the checkout that never go into the package.
 SKIP_DIRS = {"__pycache__"}
 SKIP_SUFFIXES = (".pyc", ".pyo", ".so", ".o")
@@ -101,6 +110,11 @@ def _wheel_file():
             f"Tag: {_wheel_tag()}\n")
 
 
+def _entry_points():
+    return ("[console_scripts]\n"
+            + "".join(f"{name} = {target}\n" for name, target in sorted(CONSOLE_SCRIPTS.items())))
+
+
 def _write_dist_info(directory):
     info = os.path.join(directory, f"{_dist_name()}.dist-info")
     os.makedirs(info, exist_ok=True)
@@ -108,6 +122,8 @@ def _write_dist_info(directory):
         f.write(_metadata())
     with open(os.path.join(info, "WHEEL"), "w", encoding="utf-8") as f:
         f.write(_wheel_file())
+    with open(os.path.join(info, "entry_points.txt"), "w", encoding="utf-8") as f:
+        f.write(_entry_points())
     return os.path.basename(info)
 
 
@@ -278,8 +294,11 @@ def _write_wheel(wheel_directory, plugin_path):
             entries.append((arcname, f.read(), False))
     with open(plugin_path, "rb") as f:
         entries.append((PLUGIN_DEST, f.read(), True))
+    with open(PTH_SOURCE, "rb") as f:
+        entries.append((PTH, f.read(), False))
     entries.append((f"{dist_info}/METADATA", _metadata().encode("utf-8"), False))
     entries.append((f"{dist_info}/WHEEL", _wheel_file().encode("utf-8"), False))
+    entries.append((f"{dist_info}/entry_points.txt", _entry_points().encode("utf-8"), False))
     record = [_record_line(a, d) for a, d, _ in entries] + [f"{dist_info}/RECORD,,"]
     entries.append((f"{dist_info}/RECORD", ("\n".join(record) + "\n").encode("utf-8"), False))
     tmp = target + ".part"

@@ -200,8 +200,25 @@ do_package_test() {
   if ldd "$lib" | grep -i absl; then echo "the installed plugin loads Abseil" >&2; return 1; fi
   CCALLOC_TEST_INSTALLED=1 "$PKG_VENV/bin/python" "$ROOT/tests/python/test_package_host.py"
   CCALLOC_TEST_INSTALLED=1 "$PKG_VENV/bin/python" "$ROOT/tests/python/test_profiler_host.py"
+  # Enabling without editing code: pip made the console script from
+  # entry_points.txt and put the start-up hook in site-packages; CCALLOC=1
+  # installs the torch import hook in a bare interpreter, unset imports nothing.
+  local site
+  site=$("$PKG_VENV/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["platlib"])')
+  [[ -x "$PKG_VENV/bin/ccalloc-run" ]] || { echo "pip made no ccalloc-run" >&2; return 1; }
+  [[ -f "$site/ccalloc-autoload.pth" ]] || { echo "no $site/ccalloc-autoload.pth" >&2; return 1; }
+  env -u PYTHONPATH CCALLOC=1 "$PKG_VENV/bin/python" -c \
+    'import sys; assert sys.modules["ccalloc._autoload"].status()["waiting"]'
+  env -u PYTHONPATH -u CCALLOC "$PKG_VENV/bin/python" -c \
+    'import sys; assert not [m for m in sys.modules if m.startswith("ccalloc")]'
+  env -u PYTHONPATH -u CCALLOC "$PKG_VENV/bin/ccalloc-run" --conf expandable_segments:False \
+    "$PKG_VENV/bin/python" -c 'import os, sys
+assert os.environ["CCALLOC"] == "1" and os.environ["CCALLOC_CONF"] == "expandable_segments:False"
+assert sys.modules["ccalloc._autoload"].status()["waiting"]'
   PIP_DISABLE_PIP_VERSION_CHECK=1 "$PKG_VENV/bin/python" -m pip uninstall -y ccalloc
   ! "$PKG_VENV/bin/python" -c 'import ccalloc' 2>/dev/null
+  [[ ! -e "$site/ccalloc-autoload.pth" && ! -e "$PKG_VENV/bin/ccalloc-run" ]] ||
+    { echo "pip uninstall left the launcher behind" >&2; return 1; }
 }
 
 # --- run ------------------------------------------------------------------------

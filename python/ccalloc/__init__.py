@@ -9,9 +9,20 @@ ccalloc.find_library() finds: installed with the package by `pip install .`
 (ccalloc/lib/), or built by CMake (target ccalloc_torch) in a checkout.
 """
 
-from ._plugin import (CcallocError, OutOfMemoryError, Plugin, find_library,
-                      load_library)
-
 __version__ = "0.1.0"
 
 __all__ = ["CcallocError", "OutOfMemoryError", "Plugin", "find_library", "load_library"]
+
+
+# With CCALLOC=1 every interpreter of the environment imports this package at
+# start-up (ccalloc/_autoload.py), so the binding (ctypes, json) is imported
+# on first use of these names, not here.
+def __getattr__(name):
+    if name in __all__:
+        from . import _plugin
+        return getattr(_plugin, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(__all__))
