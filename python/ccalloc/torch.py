@@ -610,3 +610,40 @@ def profile(model, optimizer=None, **kwargs):
 def last_error():
     """The message of the last failed ccalloc call on this thread."""
     return _require_plugin().last_error()
+
+
+# --- line profiler, tensor report, notebook magics --------------------------------
+
+def line_profiler(*functions, nested=False, device=None, **kwargs):
+    """A LineProfiler (ccalloc/lineprof.py) of `functions`: per line, the
+    bytes allocated and freed, live after it and the peak during it, summed
+    over calls. `with prof: fn(x)`, or prof.run(fn, x); then
+    print(prof.report()), prof.json(), prof.html(), prof.records().
+    nested=True (or a depth): the lines of the functions they call too."""
+    from .lineprof import LineProfiler
+    return LineProfiler(*functions, nested=nested, device=device, **kwargs)
+
+
+def profile_lines(fn=None, **kwargs):
+    """Decorator: @profile_lines or @profile_lines(nested=True, at_exit=False);
+    the table is printed at exit, or read from fn.line_profiler
+    (ccalloc/lineprof.py)."""
+    from .lineprof import profile_lines as decorate
+    return decorate(fn, **kwargs)
+
+
+def report_tensors(model=None, optimizer=None, **kwargs):
+    """Every live allocation of the device, named where the model and the
+    optimizer reach it (parameters, buffers, .grad, optimizer state), the
+    rest by tag and allocating frame; the blocks add up to
+    memory_allocated(). A TensorReport (ccalloc/tensor_report.py): print it,
+    .json(), .html(), .entries."""
+    from .tensor_report import report_tensors as report
+    return report(model, optimizer, **kwargs)
+
+
+def load_ipython_extension(ipython):
+    """%load_ext ccalloc.torch: %ccalloc_lines, %%ccalloc_lines and
+    %%ccalloc_profile (ccalloc/_notebook.py)."""
+    from . import _notebook
+    _notebook.load(ipython)
