@@ -499,19 +499,22 @@ class MemoryProfiler(_Accounting):
 
     def _opt_pre(self, optimizer, args, kwargs):
         if self._in_step and threading.get_ident() == self._thread:
-            wrapped = self._wrap_closure(args, kwargs)
+            wrapped = self._wrap_closure(optimizer, args, kwargs)
             if wrapped is not None:
                 return wrapped
             self._boundary("optimizer")
 
-    def _wrap_closure(self, args, kwargs):
+    def _wrap_closure(self, optimizer, args, kwargs):
         """A step given a closure (LBFGS; Lightning passes its training step
         as one) runs forward and backward inside optimizer.step(): the
         optimizer phase then opens when the closure returns, not when step()
         is called. Returns (args, kwargs) with the closure wrapped (what a
-        step pre hook may return), or None when there is none."""
-        if args and callable(args[0]):
-            closure = args[0]
+        step pre hook may return), or None when there is none. A step pre
+        hook's args start with the optimizer itself; the step wrapper's
+        (PyTorch < 2.0, optimizer None) do not."""
+        at = 1 if optimizer is not None and args and args[0] is optimizer else 0
+        if len(args) > at and callable(args[at]):
+            closure = args[at]
         elif callable(kwargs.get("closure")):
             closure = kwargs["closure"]
         else:
@@ -524,8 +527,8 @@ class MemoryProfiler(_Accounting):
             if prof is not None and prof._in_step and threading.get_ident() == prof._thread:
                 prof._boundary("optimizer")
             return result
-        if args and callable(args[0]):
-            return (closure_then_optimizer,) + tuple(args[1:]), kwargs
+        if len(args) > at and args[at] is closure:
+            return tuple(args[:at]) + (closure_then_optimizer,) + tuple(args[at + 1:]), kwargs
         return tuple(args), dict(kwargs, closure=closure_then_optimizer)
 
     def _opt_post(self, optimizer, args, kwargs):

@@ -554,6 +554,25 @@ class ProfilerHooksTest(unittest.TestCase):
         seen = []
         self.opt.step(lambda: seen.append(1) or closure())
         self.assertEqual(seen, [1])
+        # PyTorch >= 2.0 gives a step pre hook (optimizer, args, kwargs) with
+        # the optimizer first in args; the closure after it or by keyword.
+        with self.prof.step():
+            args, kwargs = self.prof._opt_pre(self.opt, (self.opt, closure), {"x": 1})
+            self.assertIs(args[0], self.opt)
+            self.assertIsNot(args[1], closure)
+            self.assertEqual((len(args), kwargs), (2, {"x": 1}))
+            self.assertEqual(self.prof.phase, "other")
+            args[1]()
+            self.assertEqual(self.prof.phase, "optimizer")   # opened when the closure returned
+            self.prof._opt_post(self.opt, args, kwargs)
+            args, kwargs = self.prof._opt_pre(self.opt, (self.opt,), {"closure": closure})
+            self.assertEqual(args, (self.opt,))
+            self.assertIsNot(kwargs["closure"], closure)
+            kwargs["closure"]()
+            self.assertEqual(self.prof.phase, "optimizer")
+            self.prof._opt_post(self.opt, args, kwargs)
+            self.assertIsNone(self.prof._opt_pre(self.opt, (self.opt,), {}))
+            self.assertEqual(self.prof.phase, "optimizer")   # no closure: opened at once
 
     def test_begin_forward_tags_a_forward_that_never_calls_the_model(self):
         with self.prof.step():
