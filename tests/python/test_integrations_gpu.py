@@ -300,7 +300,7 @@ if __name__ != "__main__":
         assert r["cupy_pool_used"] == 0                # and not in CuPy's own pool
         assert r["to_torch_same_memory"] and r["to_torch_equal"]
         assert r["to_cupy_same_memory"] and r["to_cupy_equal"] and r["shared_write"]
-        assert r["reused_by_torch"] and r["reserved_grew"] == 0
+        assert r["reused_by_torch"] and r["reserved_grew"] <= 0
         assert r["stream_sum"] == float(1 << 20) and r["block_stream_is_cupys"]
         assert r["allocated_after_free"] == r["u_allocated"]   # only torch's u is left
 
