@@ -16,7 +16,10 @@ while the profiler is attached, so "backward" starts on the calling thread
 and a hook on the root tensor sets the tag on the thread the autograd engine
 runs backward on (tags are thread-local, and CUDA backward runs on the
 engine's device thread); the optimizer's step pre/post hooks open and close
-"optimizer"; everything else is "other".
+"optimizer" (given a closure, as LBFGS and Lightning do, "optimizer" opens
+when the closure, which runs forward and backward, returns); everything
+else is "other". begin_forward()/end_forward() open and close forward for
+loops that never call the model itself.
 
 At each phase boundary (never per allocation, so the hot path pays only
 for the tag stores and, with module tags, a hook per module call) it takes
@@ -234,7 +237,9 @@ class MemoryProfiler(_Accounting):
                 prof = self
 
                 def step(*args, **kwargs):
-                    prof._opt_pre(None, args, kwargs)
+                    wrapped = prof._opt_pre(None, args, kwargs)
+                    if wrapped is not None:
+                        args, kwargs = wrapped
                     try:
                         return original(*args, **kwargs)
                     finally:
@@ -359,6 +364,21 @@ class MemoryProfiler(_Accounting):
         self._saved[:] = [(r, m) for r, m in self._saved if r() is not None]
         self._saved_blocks = None
 
+    @property
+    def in_step(self):
+        """True between begin_step() and end_step()."""
+        return self._in_step
+
+    def begin_forward(self):
+        """Opens the forward phase as calling the model does, for loops that
+        run the forward some other way (Lightning's training_step calling the
+        model's submodules, not the model itself); end_forward() closes it
+        and opens "loss". Calls of the model inside nest in it."""
+        self._root_pre(self.model, ())
+
+    def end_forward(self):
+        self._root_post(self.model, (), None)
+
     def _enter(self, phase):
         self.phase = phase
         self._tagging[0] = phase == "forward" and self.module_tags
@@ -479,7 +499,37 @@ class MemoryProfiler(_Accounting):
 
     def _opt_pre(self, optimizer, args, kwargs):
         if self._in_step and threading.get_ident() == self._thread:
+            wrapped = self._wrap_closure(optimizer, args, kwargs)
+            if wrapped is not None:
+                return wrapped
             self._boundary("optimizer")
+
+    def _wrap_closure(self, optimizer, args, kwargs):
+        """A step given a closure (LBFGS; Lightning passes its training step
+        as one) runs forward and backward inside optimizer.step(): the
+        optimizer phase then opens when the closure returns, not when step()
+        is called. Returns (args, kwargs) with the closure wrapped (what a
+        step pre hook may return), or None when there is none. A step pre
+        hook's args start with the optimizer itself; the step wrapper's
+        (PyTorch < 2.0, optimizer None) do not."""
+        at = 1 if optimizer is not None and args and args[0] is optimizer else 0
+        if len(args) > at and callable(args[at]):
+            closure = args[at]
+        elif callable(kwargs.get("closure")):
+            closure = kwargs["closure"]
+        else:
+            return None
+        prof_ref = weakref.ref(self)
+
+        def closure_then_optimizer(*a, **k):
+            result = closure(*a, **k)
+            prof = prof_ref()
+            if prof is not None and prof._in_step and threading.get_ident() == prof._thread:
+                prof._boundary("optimizer")
+            return result
+        if len(args) > at and args[at] is closure:
+            return tuple(args[:at]) + (closure_then_optimizer,) + tuple(args[at + 1:]), kwargs
+        return tuple(args), dict(kwargs, closure=closure_then_optimizer)
 
     def _opt_post(self, optimizer, args, kwargs):
         if self._in_step and threading.get_ident() == self._thread:
@@ -562,6 +612,33 @@ class MemoryProfiler(_Accounting):
         if self._pending:
             self._complete()
         return self._max_allocated
+
+    def figures(self, step=None):
+        """One step's figures in bytes (default: the last step sampled; None
+        before any): {"step", "kinds": each kind at the step's last boundary
+        (they add up to "allocated"), "max_kinds": each kind's most at any of
+        the step's boundaries, "allocated" and "reserved" at the last
+        boundary, "peak": the step's peak (between boundaries too)}. What the
+        trainer callbacks (ccalloc.integrations) log."""
+        samples = self.samples
+        if not samples:
+            return None
+        if step is None:
+            step = samples[-1]["step"]
+        mine = []
+        for s in reversed(samples):        # a step's samples are contiguous
+            if s["step"] == step:
+                mine.append(s)
+            elif mine:
+                break
+        mine.reverse()
+        if not mine:
+            raise KeyError(f"ccalloc profiler: no step {step}")
+        last = mine[-1]
+        return {"step": step, "kinds": dict(last["kinds"]),
+                "max_kinds": {k: max(s["kinds"][k] for s in mine) for k in memreport.KINDS},
+                "allocated": last["allocated"], "reserved": last["reserved"],
+                "peak": max(s["peak"] for s in mine)}
 
     # --- output ------------------------------------------------------------------
     def report(self, step=None):

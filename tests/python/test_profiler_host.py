@@ -529,6 +529,81 @@ class ProfilerHooksTest(unittest.TestCase):
         self.model(torch.randn(2, 8)).sum().backward()
         self.assertEqual(len(self.view.tags), before)
 
+    def test_a_closure_step_opens_the_optimizer_phase_when_the_closure_returns(self):
+        # optimizer.step(closure) runs forward and backward inside step()
+        # (LBFGS; Lightning's automatic optimization): the optimizer phase
+        # is the update after the closure, not the whole step() call.
+        def closure():
+            self.opt.zero_grad()
+            loss = self.model(torch.randn(32, 8)).square().mean()
+            loss.backward()
+            return loss
+        for _ in range(2):
+            with self.prof.step():
+                loss = self.opt.step(closure)
+        self.assertIsInstance(loss, torch.Tensor)        # step() still returns the closure's loss
+        phases = [(s["step"], s["phase"]) for s in self.prof.samples]
+        self.assertEqual(phases[:8], [(1, "start"), (1, "other"), (1, "forward"), (1, "loss"),
+                                      (1, "backward"), (1, "other"), (1, "optimizer"), (1, "other")])
+        by = {(s["step"], s["phase"]): s for s in self.prof.samples}
+        self.assertEqual(by[(1, "backward")]["kinds"]["optimizer_state"], 0)
+        self.assertGreater(by[(1, "optimizer")]["kinds"]["optimizer_state"], 0)   # Adam's state
+        self.assertEqual(self.prof.problems(), [])
+        self.assertIn("optimizer state appeared", self.prof.report())
+        # Outside a step the closure is passed on untouched.
+        seen = []
+        self.opt.step(lambda: seen.append(1) or closure())
+        self.assertEqual(seen, [1])
+        # PyTorch >= 2.0 gives a step pre hook (optimizer, args, kwargs) with
+        # the optimizer first in args; the closure after it or by keyword.
+        with self.prof.step():
+            args, kwargs = self.prof._opt_pre(self.opt, (self.opt, closure), {"x": 1})
+            self.assertIs(args[0], self.opt)
+            self.assertIsNot(args[1], closure)
+            self.assertEqual((len(args), kwargs), (2, {"x": 1}))
+            self.assertEqual(self.prof.phase, "other")
+            args[1]()
+            self.assertEqual(self.prof.phase, "optimizer")   # opened when the closure returned
+            self.prof._opt_post(self.opt, args, kwargs)
+            args, kwargs = self.prof._opt_pre(self.opt, (self.opt,), {"closure": closure})
+            self.assertEqual(args, (self.opt,))
+            self.assertIsNot(kwargs["closure"], closure)
+            kwargs["closure"]()
+            self.assertEqual(self.prof.phase, "optimizer")
+            self.prof._opt_post(self.opt, args, kwargs)
+            self.assertIsNone(self.prof._opt_pre(self.opt, (self.opt,), {}))
+            self.assertEqual(self.prof.phase, "optimizer")   # no closure: opened at once
+
+    def test_begin_forward_tags_a_forward_that_never_calls_the_model(self):
+        with self.prof.step():
+            self.prof.begin_forward()
+            out = self.model[2](self.model[1](self.model[0](torch.randn(4, 8))))
+            self.prof.end_forward()
+            out.sum().backward()
+        names = [n for _, n in self.view.tags]
+        start = names.index("forward")
+        self.assertEqual(names[start:names.index("loss")],
+                         ["forward", "forward/0", "forward", "forward/1", "forward", "forward/2", "forward"])
+        self.assertEqual([s["phase"] for s in self.prof.samples],
+                         ["start", "other", "forward", "loss", "backward", "other"])
+
+    def test_figures_of_a_step(self):
+        self.assertIsNone(self.prof.figures())
+        self.run_step()
+        self.run_step()
+        two = [s for s in self.prof.samples if s["step"] == 2]
+        f = self.prof.figures()
+        self.assertEqual(f["step"], 2)
+        self.assertEqual(f["kinds"], two[-1]["kinds"])
+        self.assertEqual(sum(f["kinds"].values()), f["allocated"])
+        self.assertEqual((f["allocated"], f["reserved"]), (two[-1]["allocated"], two[-1]["reserved"]))
+        self.assertEqual(f["peak"], max(s["peak"] for s in two))
+        self.assertEqual(f["max_kinds"]["gradients"], max(s["kinds"]["gradients"] for s in two))
+        self.assertGreater(f["max_kinds"]["gradients"], f["kinds"]["gradients"])   # zeroed at the end
+        self.assertEqual(self.prof.figures(1)["step"], 1)
+        with self.assertRaises(KeyError):
+            self.prof.figures(7)
+
     def test_bad_input(self):
         from ccalloc.profiler import MemoryProfiler
         with self.assertRaisesRegex(TypeError, "torch.nn.Module"):
