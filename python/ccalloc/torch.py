@@ -78,12 +78,64 @@ def load(library=None):
     return plugin
 
 
+# PyTorch's own allocator keys, which ccalloc's parser takes with PyTorch's
+# meaning (allocator/options.cc); the rest of a PyTorch setting concerns
+# PyTorch's allocators only.
+_PYTORCH_KEYS = ("max_split_size_mb", "roundup_power2_divisions", "garbage_collection_threshold",
+                 "expandable_segments", "per_process_memory_fraction", "backend",
+                 "release_lock_on_cudamalloc", "pinned_use_cuda_host_register",
+                 "pinned_num_register_threads", "pinned_use_background_threads")
+
+
+def conf_from_environment(environ=None):
+    """The settings enable() uses when given none.
+
+    PyTorch's PYTORCH_ALLOC_CONF (or, when that is unset, its older name
+    PYTORCH_CUDA_ALLOC_CONF), so that a job's existing settings keep their
+    meaning, then CCALLOC_CONF after it (its keys win). Of PyTorch's setting
+    only the keys ccalloc shares with PyTorch are taken; others (those of
+    PyTorch's newer or other allocators) are named in a warning and left out.
+    None when neither is set.
+    """
+    env = os.environ if environ is None else environ
+    var = "PYTORCH_ALLOC_CONF" if env.get("PYTORCH_ALLOC_CONF") else "PYTORCH_CUDA_ALLOC_CONF"
+    items, dropped = [], []
+    for item in _split_conf(env.get(var, "")):
+        key = item.split(":", 1)[0].strip()
+        (items if key in _PYTORCH_KEYS else dropped).append(item)
+    if dropped:
+        warnings.warn(f"ccalloc: {var} keys that ccalloc does not share with PyTorch are left "
+                      f"out: {', '.join(dropped)}", RuntimeWarning, stacklevel=3)
+    own = env.get("CCALLOC_CONF", "").strip()
+    if own:
+        items.append(own)
+    return ",".join(items) if items else None
+
+
+def _split_conf(conf):
+    """Splits "a:1,b:[x:1,y:2]" on the commas outside brackets."""
+    items, depth, start = [], 0, 0
+    for i, ch in enumerate(conf + ","):
+        if ch == "[":
+            depth += 1
+        elif ch == "]":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            item = conf[start:i].strip()
+            if item:
+                items.append(item)
+            start = i + 1
+    return items
+
+
 def enable(conf=None, library=None, *, mode="auto", patch_torch=True, oom_error="auto",
            verbose=False):
     """Makes ccalloc PyTorch's CUDA allocator for this process.
 
     conf: PYTORCH_CUDA_ALLOC_CONF-style settings for ccalloc
-        ("expandable_segments:False,memory_limit:20GiB"); None reads CCALLOC_CONF.
+        ("expandable_segments:False,memory_limit:20GiB"); None reads PyTorch's
+        PYTORCH_ALLOC_CONF / PYTORCH_CUDA_ALLOC_CONF and then CCALLOC_CONF
+        (conf_from_environment).
         Invalid settings raise before anything is installed.
     library: path of libccalloc_torch.so (see ccalloc.find_library).
     mode: "extension" installs ccalloc as PyTorch's whole CUDA allocator
@@ -120,6 +172,8 @@ def enable(conf=None, library=None, *, mode="auto", patch_torch=True, oom_error=
             "that. Call it first thing, before any CUDA tensor or torch.cuda call that "
             "initialises CUDA.")
     plugin = load(library)
+    if conf is None:
+        conf = conf_from_environment()
     # Validates the settings now rather than at the first allocation.
     plugin.configure(conf)
     plugin.options(0)

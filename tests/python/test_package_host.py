@@ -616,6 +616,39 @@ class TraceRecordingTest(unittest.TestCase):
         self.assertEqual(lines, [["a", "0", str(3 << 20), "0"], ["a", "1", "4096", "1"],
                                  ["f", "0"]])
 
+class EnvironmentConfTest(unittest.TestCase):
+    """enable() without conf reads PyTorch's setting, then CCALLOC_CONF."""
+
+    def test_pytorch_setting_then_ccalloc_setting(self):
+        env = {"PYTORCH_CUDA_ALLOC_CONF": "expandable_segments:False, max_split_size_mb:128",
+               "CCALLOC_CONF": "memory_limit:1GiB,expandable_segments:True"}
+        conf = ct.conf_from_environment(env)
+        self.assertEqual(conf, "expandable_segments:False,max_split_size_mb:128,"
+                               "memory_limit:1GiB,expandable_segments:True")
+        # The parser takes it, and the later key wins (CCALLOC_CONF's), on an
+        # allocator made after it (device 23: no other test uses it).
+        plugin = ct.load()
+        plugin.configure(conf)
+        self.addCleanup(plugin.configure, None)
+        self.assertIn("expandable_segments:True", plugin.options(23))
+        self.assertIn("max_split_size_mb:128", plugin.options(23))
+
+    def test_the_newer_name_wins_and_lists_stay_whole(self):
+        env = {"PYTORCH_ALLOC_CONF": "roundup_power2_divisions:[256:1,512:2],garbage_collection_threshold:0.6",
+               "PYTORCH_CUDA_ALLOC_CONF": "max_split_size_mb:64"}
+        self.assertEqual(ct.conf_from_environment(env),
+                         "roundup_power2_divisions:[256:1,512:2],garbage_collection_threshold:0.6")
+        self.assertIsNone(ct.conf_from_environment({}))
+        self.assertEqual(ct.conf_from_environment({"CCALLOC_CONF": "release_slack:0.01"}),
+                         "release_slack:0.01")
+
+    def test_keys_of_pytorchs_other_allocators_are_named_and_left_out(self):
+        env = {"PYTORCH_CUDA_ALLOC_CONF": "pinned_reserve_segment_size_mb:8,expandable_segments:True"}
+        with self.assertWarnsRegex(RuntimeWarning, "pinned_reserve_segment_size_mb:8"):
+            conf = ct.conf_from_environment(env)
+        self.assertEqual(conf, "expandable_segments:True")
+
+
 if __name__ == "__main__":
     result = unittest.main(verbosity=2, exit=False).result
     failed = len(result.failures) + len(result.errors) + len(result.unexpectedSuccesses)
