@@ -10,6 +10,8 @@ no plugin library: a fake `torch` package in a temporary folder stands in.
 import base64
 import hashlib
 import importlib
+import importlib.machinery
+import importlib.util
 import json
 import os
 import re
@@ -104,10 +106,17 @@ class ImportHookTest(_TempDirs):
         sys.path.insert(0, self.fake)
         self.addCleanup(sys.path.remove, self.fake)
         importlib.invalidate_caches()
+        # The fake must be the torch these tests import, ahead of any real one
+        # the interpreter has (Debian's python3-torch in
+        # /usr/lib/python3/dist-packages, an environment's, ...).
+        self.fake_init = os.path.join(self.fake, "torch", "__init__.py")
+        spec = importlib.util.find_spec("torch")
+        self.assertEqual(spec and spec.origin, self.fake_init, "the fake torch is shadowed")
         self.calls = []
 
     def callback(self):
         torch = sys.modules["torch"]
+        self.assertEqual(torch.__file__, self.fake_init, "enable ran on another torch")
         # What torch had done by the time the callback ran.
         self.calls.append((list(torch.EVENTS), hasattr(torch, "cuda")))
         return "enabled"
@@ -117,7 +126,6 @@ class ImportHookTest(_TempDirs):
         self.assertFalse(_autoload.install(enable=self.callback), "a second install() installed")
         self.assertEqual(sum(getattr(f, "_ccalloc_autoload", False) for f in sys.meta_path), 1)
         import json as _json  # noqa: F401  other imports do not fire it
-        import importlib.util
         self.assertIsNotNone(importlib.util.find_spec("torch"))  # finding is not importing
         self.assertEqual(self.calls, [])
         self.assertTrue(_autoload.status()["waiting"])
@@ -186,10 +194,17 @@ class ImportHookTest(_TempDirs):
         self.assertEqual(seen, [1], "another thread got torch before enable finished")
 
     def test_no_torch_no_callback(self):
-        _autoload.install(enable=self.callback)
-        sys.path.remove(self.fake)
-        self.addCleanup(sys.path.insert, 0, self.fake)
+        # No torch on sys.path: neither the fake nor one the interpreter has
+        # installed (the entries that hold one are left out while it runs).
+        saved = list(sys.path)
+        self.addCleanup(sys.path.__setitem__, slice(None), saved)
+        sys.path[:] = [entry for entry in sys.path
+                       if importlib.machinery.PathFinder.find_spec("torch", [entry]) is None]
         importlib.invalidate_caches()
+        if importlib.util.find_spec("torch") is not None:
+            self.skipTest("a finder other than sys.path's finds torch: "
+                          f"{importlib.util.find_spec('torch').origin}")
+        _autoload.install(enable=self.callback)
         with self.assertRaises(ImportError):
             import torch  # noqa: F401
         self.assertEqual(self.calls, [])
@@ -262,9 +277,11 @@ class UserSitecustomizeTest(_TempDirs):
 
     def test_the_users_sitecustomize_still_runs(self):
         user = os.path.dirname(self.write("user/sitecustomize.py", '''
-            import os
+            import os, sys
             MARK = "user"
-            print("user sitecustomize ran", os.environ.get("CCALLOC"), flush=True)
+            # Ours ran first: with CCALLOC=1 it has installed the hook by now.
+            print("user sitecustomize ran", os.environ.get("CCALLOC"),
+                  "ccalloc._autoload" in sys.modules, flush=True)
         '''))
         code = ("import sys, sitecustomize; from ccalloc import _autoload; "
                 "print('FILE', sitecustomize.__file__, sitecustomize.MARK); "
@@ -274,16 +291,42 @@ class UserSitecustomizeTest(_TempDirs):
             proc = self.python(["-c", code], env)
             self.assertEqual(proc.returncode, 0, proc.stderr)
             lines = proc.stdout.splitlines()
-            self.assertEqual(lines[0], f"user sitecustomize ran {ccalloc}")
+            self.assertEqual(lines[0], f"user sitecustomize ran {ccalloc} {ccalloc == '1'}")
             self.assertEqual(lines[1], f"FILE {os.path.join(user, 'sitecustomize.py')} user")
             self.assertEqual(lines[2], f"WAITING {ccalloc == '1'}")
 
-    def test_no_other_sitecustomize_is_fine(self):
-        env = self.env([BOOT, PYTHON_DIR], CCALLOC="1")
-        proc = self.python(["-c", "import sitecustomize; print(sitecustomize.__file__)"], env)
+    # What a child reports: the module named sitecustomize after start-up (its
+    # file and the names it defined, or None if there is none) and whether
+    # ccalloc's hook is installed and waiting for torch.
+    REPORT_SITECUSTOMIZE = (
+        "import json, sys; m = sys.modules.get('sitecustomize'); a = sys.modules.get('ccalloc._autoload'); "
+        "print(json.dumps([None if m is None else "
+        "[m.__file__, sorted(k for k in vars(m) if not k.startswith('__'))], "
+        "a is not None and a.status()['waiting']]))")
+
+    def test_the_interpreters_own_sitecustomize_runs_after_ours(self):
+        # The interpreter may have a sitecustomize of its own (Debian's python3
+        # has /etc/python3.X/sitecustomize.py in its stdlib folder) or none
+        # (python.org or pyenv builds). Which, is what it loads without _boot/.
+        proc = self.python(["-c", self.REPORT_SITECUSTOMIZE], self.env([PYTHON_DIR], CCALLOC="1"))
         self.assertEqual(proc.returncode, 0, proc.stderr)
-        self.assertEqual(os.path.realpath(proc.stdout.strip()),
-                         os.path.realpath(os.path.join(BOOT, "sitecustomize.py")))
+        own, waiting = json.loads(proc.stdout)
+        self.assertFalse(waiting)
+        proc = self.python(["-c", self.REPORT_SITECUSTOMIZE],
+                           self.env([BOOT, PYTHON_DIR], CCALLOC="1"))
+        self.assertEqual((proc.returncode, proc.stderr), (0, ""))
+        found, waiting = json.loads(proc.stdout)
+        self.assertTrue(waiting, "ours did not install the hook")
+        if own is None:
+            # None of its own: `import sitecustomize` gives ours.
+            self.assertEqual(os.path.realpath(found[0]),
+                             os.path.realpath(os.path.join(BOOT, "sitecustomize.py")))
+            self.assertIn("_ccalloc_chain", found[1])
+        else:
+            # Its own ran too, after ours, as it does without _boot/, and
+            # `import sitecustomize` gives it.
+            self.assertEqual(os.path.realpath(found[0]), os.path.realpath(own[0]))
+            self.assertEqual(found[1], own[1])
 
 
 class RunTest(_TempDirs):
