@@ -7,9 +7,11 @@
 // context, the one the CUDA runtime and PyTorch use, so memory it hands out is
 // usable from their kernels and streams.
 //
-// The backend class itself lives in cuda_backend.cc: callers only ever need
-// the DeviceBackend interface, and keeping <cuda.h> out of this header keeps
-// the CUDA include directory out of every target that includes it.
+// The backend class itself is private (cuda_backend_impl.h, defined in
+// cuda_backend.cc and cuda_backend_vmm.cc, over the driver table of
+// cuda_driver.h): callers only ever need the DeviceBackend interface, and
+// keeping <cuda.h> out of this header keeps the CUDA include directory out of
+// every target that includes it.
 #ifndef CCALLOC_ALLOCATOR_CUDA_BACKEND_H_
 #define CCALLOC_ALLOCATOR_CUDA_BACKEND_H_
 
