@@ -336,12 +336,13 @@ class DeviceAllocator final : private SegmentCache {
   // A freed block leaves the active counters (FreeBlock's and HoldAside's
   // first step).
   void EndActive(const Block* block) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Options::hot_slot: the freed block becomes hot_ instead of FreeBlock.
+  // The freed block becomes hot_ instead of FreeBlock (HotEligible says
+  // when, and why always).
   void HoldAside(Block* block) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // FreeBlock less the active counters (already moved): the page table's
   // free, the coalesce and the index, as the free numbered `freed_at`.
   void ReturnBlock(Block* block, std::uint64_t freed_at) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Options::hot_slot. Whether the block a free gives back may be held
+  // Whether the block a free gives back may be held
   // aside (its counters moved, nothing else), and the request it serves.
   bool HotEligible(const Block& block) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   Block* TakeHot(std::size_t rounded, std::size_t requested, StreamId stream, PoolKind pool)
@@ -503,7 +504,7 @@ class DeviceAllocator final : private SegmentCache {
   absl::btree_map<StreamId, std::deque<PendingEvent>> pending_ ABSL_GUARDED_BY(mu_);
   std::size_t num_pending_ ABSL_GUARDED_BY(mu_) = 0;
   std::vector<Block*> spare_blocks_ ABSL_GUARDED_BY(mu_);
-  // The block the last free held aside (Options::hot_slot), or null.
+  // The block the last free held aside (HoldAside), or null.
   // Mutable for FlushHot.
   mutable Block* hot_ ABSL_GUARDED_BY(mu_) = nullptr;
   // Counts frees; a free block remembers the count at its newest free.
@@ -549,7 +550,7 @@ class DeviceAllocator final : private SegmentCache {
   // block again, that free made no hole worth a mark, and MarkFrees does
   // not count it. A hot pair of allocate and free then records no event
   // (~0.7 us on an H100, against ~60 ns for the pair), and as both paths
-  // count alike, hot_slot still changes no placement.
+  // count alike, holding a block aside still changes no placement.
   void TakenBack(DevicePtr ptr, std::size_t rounded) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // The first of `marks` (one stream's, in record order) recorded after the
   // free numbered `freed_at`; marks.end() when none is.

@@ -304,8 +304,6 @@ absl::StatusOr<Options> ParseOptions(absl::string_view conf, const Options& base
       if (absl::Status s = ParseBool(key, value, &options.cross_stream_wait); !s.ok()) return s;
     } else if (key == "partial_runs") {
       if (absl::Status s = ParseBool(key, value, &options.partial_runs); !s.ok()) return s;
-    } else if (key == "hot_slot") {
-      if (absl::Status s = ParseBool(key, value, &options.hot_slot); !s.ok()) return s;
     } else if (key == "skip_busy_pages") {
       if (absl::Status s = ParseBool(key, value, &options.skip_busy_pages); !s.ok()) return s;
     } else if (key == "mapped_fit_missing_mb") {
@@ -334,7 +332,7 @@ absl::StatusOr<Options> ParseOptions(absl::string_view conf, const Options& base
           "map_chunk_divisor, unpin_edges_mb, free_marks, hold_reserved, "
           "mapped_fit, mapped_fit_missing_mb, "
           "background_unmap, keep_old_mappings, skip_busy_pages, skip_busy_holes, "
-          "partial_runs, hot_slot, "
+          "partial_runs, "
           "cross_stream_reuse, cross_stream_wait, backup_batch_mb)"));
     }
   }
@@ -374,7 +372,6 @@ std::string Options::ToString() const {
                                  ",skip_busy_pages:", skip_busy_pages ? "True" : "False",
                                  ",skip_busy_holes:", skip_busy_holes ? "True" : "False",
                                  ",partial_runs:", partial_runs ? "True" : "False",
-                                 ",hot_slot:", hot_slot ? "True" : "False",
                                  ",cross_stream_reuse:",
                                  cross_stream_reuse == CrossStreamReuse::kAlways  ? "True"
                                  : cross_stream_reuse == CrossStreamReuse::kNever ? "False"

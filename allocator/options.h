@@ -188,20 +188,6 @@ struct Options {
   // 104 (GPT-2's: drains of the GPU's queue, 30-40 ms each on an H100).
   // False: such a chunk waits and goes back to the device.
   bool partial_runs = true;
-  // Growable segments (hot_slot): the block a free gives back is kept aside,
-  // uncoalesced, until the next call; if that call asks for the same size
-  // on the same stream (a temporary freed and made again, the commonest
-  // pattern of a training step) and best fit would hand out this very
-  // block, it gets it back without the index's update, the split and the
-  // coalesce, or the page table's (each would undo the other); any other
-  // call first returns it as a free would have. Nothing a user can see
-  // changes: the counters move at the free, every other call finds the
-  // block coalesced and indexed, and no placement or driver call differs.
-  // The hot pair (bench/patterns.h) on the simulated card: 933 host
-  // instructions instead of 1,450, 40-42 ns an operation instead of 60-65
-  // on the build machine, where the H100 hosts' slow state (~2.2x on such
-  // code) had put it over 100 ns. False: every free coalesces at once.
-  bool hot_slot = true;
   // Growable segments (cross_stream_reuse): a request whose own stream's
   // memory would need pages mapped takes instead the start of a free block
   // of another stream's segment that is mapped throughout, so memory passes

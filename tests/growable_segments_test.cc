@@ -600,18 +600,20 @@ TEST_F(GrowableSegmentsTest, FreeMarksTellThatOldFreesAreDone) {
 }
 
 // free_marks counts only frees that leave a hole: a block taken straight
-// back by the next allocation (a hot pair, with hot_slot on or off) is not
-// counted, so a loop of them records no event; frees whose memory stays
-// free do.
+// back by the next allocation (a hot pair, from the hot slot or, after a
+// report returned the block, by best fit) is not counted, so a loop of them
+// records no event; frees whose memory stays free do.
 TEST_F(GrowableSegmentsTest, FreeMarksSkipBlocksTakenStraightBack) {
-  for (const bool hot : {true, false}) {
-    SCOPED_TRACE(hot ? "hot_slot on" : "hot_slot off");
+  for (const bool flush : {false, true}) {
+    SCOPED_TRACE(flush ? "returned before the next allocation" : "held aside");
     Options options = Mechanics();
     options.free_marks = 2;
-    options.hot_slot = hot;
     Make(options);
     const DevicePtr keep = AllocateOk(24 * kMiB, 0);
-    for (int i = 0; i < 100; ++i) FreeOk(AllocateOk(4 * kMiB, 0));
+    for (int i = 0; i < 100; ++i) {
+      FreeOk(AllocateOk(4 * kMiB, 0));
+      if (flush) (void)alloc_->Fragmentation();
+    }
     EXPECT_EQ(Device().live_events, 0) << "a hot pair left marks";
     std::vector<DevicePtr> blocks;
     for (int i = 0; i < 4; ++i) blocks.push_back(AllocateOk(4 * kMiB, 0));
@@ -2074,56 +2076,52 @@ TEST(GrowableSegmentTableTest, HeldBitsFollowEveryWriteAcrossWordEdges) {
   EXPECT_THAT(why, ::testing::HasSubstr("held bit"));
 }
 
-// hot_slot: a free's block is held aside, and the next request of its size
-// on its stream gets it back with no placement; every other call finds it
-// coalesced and indexed, so nothing but host time differs from hot_slot off.
+// The hot slot: a free's block is held aside, and the next request of its
+// size on its stream gets it back with no placement; every other call finds
+// it coalesced and indexed, so nothing but host time differs from a free
+// that coalesces at once.
 TEST_F(GrowableSegmentsTest, AFreedBlockServesTheSameRequestAndEveryOtherCallSeesItFree) {
-  for (const bool hot : {true, false}) {
-    SCOPED_TRACE(hot ? "hot_slot on" : "hot_slot off");
-    Options options = env_.BaseOptions();
-    options.hot_slot = hot;
-    Make(options);
-    const DevicePtr keep = AllocateOk(4 * kMiB);
-    const DevicePtr p = AllocateOk(2 * kMiB);  // (both of the large pool: one range)
-    FreeOk(p);
-    // The counters moved at the free, held aside or not.
-    MemoryStats s = alloc_->GetStats();
-    EXPECT_EQ(s.allocated_bytes[kStatAll].current, static_cast<std::int64_t>(4 * kMiB));
-    EXPECT_EQ(s.active_bytes[kStatAll].current, static_cast<std::int64_t>(4 * kMiB));
-    EXPECT_EQ(s.active[kStatAll].current, 1);
-    EXPECT_TRUE(IsValid(*alloc_));
-    // The same request: the same block, no driver call.
-    const std::int64_t maps = s.num_maps, allocs = s.num_allocs;
-    const DevicePtr q = AllocateOk(2 * kMiB);
-    EXPECT_EQ(q, p);
-    s = alloc_->GetStats();
-    EXPECT_EQ(s.num_maps, maps);
-    EXPECT_EQ(s.num_allocs, allocs + 1);
-    EXPECT_EQ(s.allocated_bytes[kStatAll].current, static_cast<std::int64_t>(6 * kMiB));
-    EXPECT_EQ(s.active_bytes[kStatAll].current, static_cast<std::int64_t>(6 * kMiB));
-    EXPECT_EQ(s.requested_bytes[kStatAll].current, static_cast<std::int64_t>(6 * kMiB));
-    // A report after a free sees the block coalesced with the free rest of
-    // the range: two blocks, the kept one and one free.
-    FreeOk(q);
-    Snapshot snap = alloc_->TakeSnapshot();
-    const SegmentInfo* seg = SegmentOf(snap, keep);
-    ASSERT_NE(seg, nullptr);
-    ASSERT_EQ(seg->blocks.size(), 2u);
-    EXPECT_EQ(seg->blocks[1].address, p);
-    EXPECT_EQ(seg->blocks[1].status, BlockStatus::kInactive);
-    // A larger request after a free is placed as if the free had coalesced
-    // at once: at the freed block's address, not past it.
-    const DevicePtr r = AllocateOk(2 * kMiB);  // held again by the free below
-    FreeOk(r);
-    const DevicePtr larger = AllocateOk(3 * kMiB);
-    EXPECT_EQ(larger, p);
-    // Another stream's request does not take a block of stream 0.
-    FreeOk(larger);
-    const DevicePtr other = AllocateOk(3 * kMiB, 1);
-    EXPECT_NE(other, p);
-    EXPECT_TRUE(IsValid(*alloc_));
-    FreeAllAndExpectNothingHeld({keep, other});
-  }
+  Make();
+  const DevicePtr keep = AllocateOk(4 * kMiB);
+  const DevicePtr p = AllocateOk(2 * kMiB);  // (both of the large pool: one range)
+  FreeOk(p);
+  // The counters moved at the free, though the block is held aside.
+  MemoryStats s = alloc_->GetStats();
+  EXPECT_EQ(s.allocated_bytes[kStatAll].current, static_cast<std::int64_t>(4 * kMiB));
+  EXPECT_EQ(s.active_bytes[kStatAll].current, static_cast<std::int64_t>(4 * kMiB));
+  EXPECT_EQ(s.active[kStatAll].current, 1);
+  EXPECT_TRUE(IsValid(*alloc_));
+  // The same request: the same block, no driver call.
+  const std::int64_t maps = s.num_maps, allocs = s.num_allocs;
+  const DevicePtr q = AllocateOk(2 * kMiB);
+  EXPECT_EQ(q, p);
+  s = alloc_->GetStats();
+  EXPECT_EQ(s.num_maps, maps);
+  EXPECT_EQ(s.num_allocs, allocs + 1);
+  EXPECT_EQ(s.allocated_bytes[kStatAll].current, static_cast<std::int64_t>(6 * kMiB));
+  EXPECT_EQ(s.active_bytes[kStatAll].current, static_cast<std::int64_t>(6 * kMiB));
+  EXPECT_EQ(s.requested_bytes[kStatAll].current, static_cast<std::int64_t>(6 * kMiB));
+  // A report after a free sees the block coalesced with the free rest of
+  // the range: two blocks, the kept one and one free.
+  FreeOk(q);
+  Snapshot snap = alloc_->TakeSnapshot();
+  const SegmentInfo* seg = SegmentOf(snap, keep);
+  ASSERT_NE(seg, nullptr);
+  ASSERT_EQ(seg->blocks.size(), 2u);
+  EXPECT_EQ(seg->blocks[1].address, p);
+  EXPECT_EQ(seg->blocks[1].status, BlockStatus::kInactive);
+  // A larger request after a free is placed as if the free had coalesced
+  // at once: at the freed block's address, not past it.
+  const DevicePtr r = AllocateOk(2 * kMiB);  // held again by the free below
+  FreeOk(r);
+  const DevicePtr larger = AllocateOk(3 * kMiB);
+  EXPECT_EQ(larger, p);
+  // Another stream's request does not take a block of stream 0.
+  FreeOk(larger);
+  const DevicePtr other = AllocateOk(3 * kMiB, 1);
+  EXPECT_NE(other, p);
+  EXPECT_TRUE(IsValid(*alloc_));
+  FreeAllAndExpectNothingHeld({keep, other});
 }
 
 TEST_F(GrowableSegmentsTest, ADoubleFreeOfAHeldBlockFailsAndChangesNothing) {
@@ -2160,21 +2158,22 @@ TEST_F(GrowableSegmentsTest, ABlockUsedOnAnotherStreamIsNotHeldAside) {
 }
 
 
-// hot_slot changes no placement: a random run with record_stream, sizes
+// The hot slot changes no placement: a random run with record_stream, sizes
 // that repeat and the GPU catching up now and then hands out the same
-// addresses and makes the same driver calls with it on and off. (One
+// addresses and makes the same driver calls as the same run where every
+// free's block is returned at once (a report after each free flushes it:
+// FlushedLock), so that every allocation takes the slow path. (One
 // allocating stream and the unmap worker inline, so that a run repeats
 // itself: with several streams whose events are pending, the order in which
 // a hash map gives them back, which differs from one map to the next, can
-// change a placement with hot_slot on or off alike.)
+// change a placement with or without the hot slot alike.)
 TEST_F(GrowableSegmentsTest, HotSlotChangesNoPlacementAndNoDriverCall) {
   struct Step {
     DevicePtr ptr;
     std::int64_t reserved, maps, unmaps, allocated;
   };
-  auto run = [&](bool hot) {
+  auto run = [&](bool flush_each_free) {
     Options options = env_.BaseOptions();
-    options.hot_slot = hot;
     options.background_unmap = false;
     Make(options);
     std::mt19937_64 rng(7);
@@ -2192,6 +2191,7 @@ TEST_F(GrowableSegmentsTest, HotSlotChangesNoPlacementAndNoDriverCall) {
         // Mostly the newest block (a temporary), else any.
         const std::size_t k = (r >> 32) % 4 != 0 ? live.size() - 1 : (r >> 40) % live.size();
         FreeOk(live[k].first);
+        if (flush_each_free) (void)alloc_->Fragmentation();
         live.erase(live.begin() + static_cast<std::ptrdiff_t>(k));
       }
       if ((r >> 48) % 50 == 0) env_.CompleteAll();
@@ -2205,8 +2205,8 @@ TEST_F(GrowableSegmentsTest, HotSlotChangesNoPlacementAndNoDriverCall) {
     FreeEmptyAndEnd(rest);
     return steps;
   };
-  const std::vector<Step> on = run(true);
-  const std::vector<Step> off = run(false);
+  const std::vector<Step> on = run(false);
+  const std::vector<Step> off = run(true);
   ASSERT_EQ(on.size(), off.size());
   for (std::size_t i = 0; i < on.size(); ++i) {
     SCOPED_TRACE(absl::StrCat("step ", i));

@@ -247,7 +247,6 @@ TEST(OptionsTest, UnpinEdges) {
       {"skip_busy_pages", &Options::skip_busy_pages},
       {"skip_busy_holes", &Options::skip_busy_holes},
       {"partial_runs", &Options::partial_runs},
-      {"hot_slot", &Options::hot_slot},
   };
   for (const auto& [name, field] : switches) {
     SCOPED_TRACE(name);
