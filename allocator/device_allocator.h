@@ -568,7 +568,7 @@ class DeviceAllocator final : private SegmentCache {
   }
   // How many free blocks after the best fit (by size) a block that would
   // wait for queued work where best fit puts it asks for a place instead
-  // (skip_busy_holes): each ask scans the kept old mappings, so a few; the
+  // (Place, PlaceElsewhere): each ask scans the kept old mappings, so a few; the
   // replay at a GPU lag of 200 events waited 271 times over the nine traces
   // with 4, as with 16, against 377 with none (before partial_runs).
   static constexpr int kBusyAlternatives = 4;

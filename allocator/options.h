@@ -158,26 +158,6 @@ struct Options {
   // unmapped only when a block wants its pages and cannot take it back, at
   // a trim, or before a capture. False: unmapped once its work is done.
   bool keep_old_mappings = true;
-  // Growable segments (skip_busy_pages): a block whose place in its free
-  // block lies over old mappings it would have to wait for (memory moved
-  // away while work queued on it may still run there, which cannot come
-  // back: keep_old_mappings) starts past them instead, where that free
-  // block has room: the pages are unmapped later by the worker, with no
-  // wait on the allocating thread. False: the block waits for that work.
-  bool skip_busy_pages = true;
-  // Growable segments (skip_busy_holes): a block that would still wait in
-  // its best-fit free block (no room past the busy pages) goes to the first
-  // of the next few free blocks by size where it waits for nothing and maps
-  // no more pages. With partial_runs, on an H100 in one call
-  // (bench/results/h100_skip_busy_holes_ab.json, 2 rounds): the
-  // checkpointed LM waited 0.32 ms a step instead of 1.35 and spent 15.2 ms
-  // instead of 16.6 mapping; GPT-2 waited 2.82 instead of 2.19 and mapped 62
-  // chunks a step instead of 50; the UNet about the same. In the replay at
-  // a GPU lag of 200 events: 209 waits over the nine traces instead of 331,
-  // 44,404 chunk maps instead of 51,750, worst trace 1.0091. (Before
-  // partial_runs it cost GPT-2 668 maps in one step and waits of 30-42 ms
-  // on an H100.) False: the block waits.
-  bool skip_busy_holes = true;
   // Growable segments (partial_runs): beyond the high mark, a free chunk
   // whose work may still be queued and that fits no run of its own size
   // (a one-page edge chunk, where the block maps two-page chunks) fills

@@ -1648,47 +1648,6 @@ TEST_F(CrossStreamReuseTest, NothingIsBorrowedInACaptureAndAFreeDuringOneStaysPe
   FreeEmptyAndEnd({d});
 }
 
-// A block handed out where a move has just left must first see the old
-// mapping gone: that one case waits for the old work, and the block gets
-// memory of its own (not the moved chunk's, which another block now holds).
-TEST_F(GrowableSegmentsTest, ABlockOverPagesAMoveJustLeftWaitsAndGetsItsOwnMemory) {
-  // (skip_busy_holes would place it past `c`: the next test.)
-  Options options = Mechanics();
-  options.release_slack = options.release_slack_max = 0;
-  options.skip_busy_holes = false;
-  Make(options);
-  const auto [keep, c] = GrowOverARecentFree();
-  ASSERT_EQ(alloc_->GetStats().num_stream_syncs, 0);
-  // Best fit puts 24 MiB in the freed 24 MiB's hole (right before `keep`),
-  // whose pages are still leaving.
-  const MemoryStats before = alloc_->GetStats();
-  const DevicePtr e = AllocateOk(24 * kMiB, 0);
-  EXPECT_EQ(e, keep - 24 * kMiB);
-  const MemoryStats stats = alloc_->GetStats();
-  EXPECT_EQ(stats.num_stream_syncs, 1);
-  // The wait for those pages is the placement's time too, and counted as a
-  // wait under a block (its unmap on the worker, waited for after it, only
-  // in wait_ns).
-  EXPECT_GT(stats.wait_ns, before.wait_ns);
-  EXPECT_GE(stats.prepare_ns - before.prepare_ns, stats.wait_ns - before.wait_ns);
-  EXPECT_GT(stats.wait_under_block_ns, before.wait_under_block_ns);
-  EXPECT_LE(stats.wait_under_block_ns - before.wait_under_block_ns,
-            stats.wait_ns - before.wait_ns);
-  EXPECT_EQ(stats.wait_trim_ns, before.wait_trim_ns);
-  EXPECT_EQ(stats.num_waits_under_block, before.num_waits_under_block + 1);
-  EXPECT_EQ(stats.num_waits_trim, before.num_waits_trim);
-  // The block that waited is counted by its size.
-  EXPECT_EQ(stats.wait_under_block_bytes - before.wait_under_block_bytes,
-            static_cast<std::int64_t>(24 * kMiB));
-  ExpectDeviceHoldsReserved();
-  EXPECT_EQ(stats.reserved_bytes[kStatAll].current, static_cast<std::int64_t>(72 * kMiB));
-  EXPECT_TRUE(IsValid(*alloc_));
-  for (DevicePtr p : {keep, c, e}) FreeOk(p);
-  ASSERT_TRUE(alloc_->EmptyCache().ok());
-  alloc_.reset();
-  EXPECT_TRUE(env_.NothingOutstanding());
-}
-
 // release_slack_hard: a trim beyond the high mark that only a wait could
 // finish leaves what it still lacks held, up to the hard mark and the memory
 // limit, instead of draining a stream's queue for it; at the hard mark (or
@@ -1781,12 +1740,11 @@ TEST_F(GrowableSegmentsTest, OnePageChunksStillInUseFillPartOfATwoPageRunWithout
   }
 }
 
-// skip_busy_holes (the default), where the hole has no room past the busy
-// pages: the next free block by size that takes the block without a wait,
-// and maps no more for it, does (here the range's tail, past `c`).
+// A block whose hole has no room past the busy pages: the next free block
+// by size that takes the block without a wait, and maps no more for it,
+// does (here the range's tail, past `c`).
 TEST_F(GrowableSegmentsTest, ABlockThatWouldWaitInItsHoleGoesToTheNextFreeBlockThatDoesNot) {
   MakeWithSlack(0, 0);
-  ASSERT_TRUE(alloc_->options().skip_busy_holes) << "the default";
   const auto [keep, c] = GrowOverARecentFree();
   const MemoryStats before = alloc_->GetStats();
   const DevicePtr e = AllocateOk(24 * kMiB, 0);
@@ -1803,10 +1761,13 @@ TEST_F(GrowableSegmentsTest, ABlockThatWouldWaitInItsHoleGoesToTheNextFreeBlockT
   FreeEmptyAndEnd({keep, c, e});
 }
 
-// skip_busy_holes maps no more for a block than its best fit would: where
+// A block placed off busy pages maps no more than its best fit would: where
 // every place at no more maps would wait (a hole whose first half a move
 // has just left, its work queued; no room past it), the block waits there
-// rather than go to the range's end, past `c`, which maps more.
+// for the old work rather than go to the range's end, past `c`, which maps
+// more, and gets memory of its own (not the moved chunks', which `c` now
+// holds). The wait is the placement's time too, counted as a wait under a
+// block.
 TEST_F(GrowableSegmentsTest, ABlockWaitsWhereEveryPlaceThatMapsNoMoreWould) {
   Make(NoSlackMechanics());
   // [a 16 MiB][b 16 MiB][keep 8 MiB]: a freed with its work queued, then
@@ -1826,55 +1787,59 @@ TEST_F(GrowableSegmentsTest, ABlockWaitsWhereEveryPlaceThatMapsNoMoreWould) {
   const MemoryStats after = alloc_->GetStats();
   EXPECT_EQ(e, a);
   EXPECT_EQ(after.num_waits_under_block, before.num_waits_under_block + 1);
+  EXPECT_EQ(after.num_stream_syncs, before.num_stream_syncs + 1);
+  // Its wait is in the placement's time, and counted under a block (its
+  // unmap on the worker, waited for after it, only in wait_ns), by the
+  // block's size.
+  EXPECT_GT(after.wait_ns, before.wait_ns);
+  EXPECT_GE(after.prepare_ns - before.prepare_ns, after.wait_ns - before.wait_ns);
+  EXPECT_GT(after.wait_under_block_ns, before.wait_under_block_ns);
+  EXPECT_LE(after.wait_under_block_ns - before.wait_under_block_ns,
+            after.wait_ns - before.wait_ns);
+  EXPECT_EQ(after.wait_trim_ns, before.wait_trim_ns);
+  EXPECT_EQ(after.num_waits_trim, before.num_waits_trim);
+  EXPECT_EQ(after.wait_under_block_bytes - before.wait_under_block_bytes,
+            static_cast<std::int64_t>(24 * kMiB));
   EXPECT_EQ(MappedBytes(keep, e, 24 * kMiB), 24 * kMiB);
   ExpectDeviceHoldsReserved();
+  // keep, c and e, nothing more: no memory counted twice.
+  EXPECT_EQ(after.reserved_bytes[kStatAll].current, static_cast<std::int64_t>(72 * kMiB));
   EXPECT_TRUE(IsValid(*alloc_));
   FreeEmptyAndEnd({keep, c, e});
 }
 
-// skip_busy_pages (the default): a block whose place in its free block lies
-// over pages a move has just left, with the old work still queued, starts
-// past them where the free block has room, and nothing waits; without it
-// the block waits for that work there.
+// A block whose place in its free block lies over pages a move has just
+// left, with the old work still queued, starts past them where the free
+// block has room, and nothing waits.
 TEST_F(GrowableSegmentsTest, ABlockStartsPastPagesAMoveJustLeftWhereItsHoleHasRoom) {
-  for (const bool skip : {true, false}) {
-    SCOPED_TRACE(skip ? "skip_busy_pages:True" : "skip_busy_pages:False");
-    Options options = NoSlackMechanics();
-    ASSERT_TRUE(options.skip_busy_pages) << "skipping is the default";
-    options.skip_busy_pages = skip;
-    Make(options);
-    // [a 16 MiB][a2 16 MiB][keep 8 MiB]: a2 freed and its memory given
-    // back, then a freed with its work still queued; 40 MiB (no fit in their
-    // 32 MiB hole) moves a's memory, still mapped where it was.
-    const DevicePtr a = AllocateOk(16 * kMiB, 0);
-    const DevicePtr a2 = AllocateOk(16 * kMiB, 0);
-    const DevicePtr keep = AllocateOk(8 * kMiB, 0);
-    ASSERT_EQ(a2, a + 16 * kMiB);
-    FreeOk(a2);
-    ASSERT_TRUE(alloc_->EmptyCache().ok());
-    FreeOk(a);
-    const DevicePtr c = AllocateOk(40 * kMiB, 0);
-    ASSERT_EQ(MappedBytes(keep, a, 32 * kMiB), 0u) << "the hole kept memory";
+  Make(NoSlackMechanics());
+  // [a 16 MiB][a2 16 MiB][keep 8 MiB]: a2 freed and its memory given
+  // back, then a freed with its work still queued; 40 MiB (no fit in their
+  // 32 MiB hole) moves a's memory, still mapped where it was.
+  const DevicePtr a = AllocateOk(16 * kMiB, 0);
+  const DevicePtr a2 = AllocateOk(16 * kMiB, 0);
+  const DevicePtr keep = AllocateOk(8 * kMiB, 0);
+  ASSERT_EQ(a2, a + 16 * kMiB);
+  FreeOk(a2);
+  ASSERT_TRUE(alloc_->EmptyCache().ok());
+  FreeOk(a);
+  const DevicePtr c = AllocateOk(40 * kMiB, 0);
+  ASSERT_EQ(MappedBytes(keep, a, 32 * kMiB), 0u) << "the hole kept memory";
 
-    // 16 MiB fits the 32 MiB hole best; its first half is busy.
-    const MemoryStats before = alloc_->GetStats();
-    const DevicePtr e = AllocateOk(16 * kMiB, 0);
-    const MemoryStats after = alloc_->GetStats();
-    if (skip) {
-      EXPECT_EQ(e, a2) << "placed over the busy pages";
-      EXPECT_EQ(after.num_waits_under_block, before.num_waits_under_block);
-      EXPECT_EQ(after.num_stream_syncs, before.num_stream_syncs) << "waited";
-    } else {
-      EXPECT_EQ(e, a);
-      EXPECT_EQ(after.num_waits_under_block, before.num_waits_under_block + 1);
-    }
-    EXPECT_EQ(MappedBytes(keep, e, 16 * kMiB), 16 * kMiB);
-    // The same memory either way: the block maps as many pages.
-    EXPECT_EQ(after.reserved_bytes[kStatAll].current, static_cast<std::int64_t>(64 * kMiB));
-    ExpectDeviceHoldsReserved();
-    EXPECT_TRUE(IsValid(*alloc_));
-    FreeEmptyAndEnd({keep, c, e});
-  }
+  // 16 MiB fits the 32 MiB hole best; its first half is busy.
+  const MemoryStats before = alloc_->GetStats();
+  const DevicePtr e = AllocateOk(16 * kMiB, 0);
+  const MemoryStats after = alloc_->GetStats();
+  EXPECT_EQ(e, a2) << "placed over the busy pages";
+  EXPECT_EQ(after.num_waits_under_block, before.num_waits_under_block);
+  EXPECT_EQ(after.num_stream_syncs, before.num_stream_syncs) << "waited";
+  EXPECT_EQ(MappedBytes(keep, e, 16 * kMiB), 16 * kMiB);
+  // As much memory as a wait at `a` would have left: the block maps as
+  // many pages past the busy ones.
+  EXPECT_EQ(after.reserved_bytes[kStatAll].current, static_cast<std::int64_t>(64 * kMiB));
+  ExpectDeviceHoldsReserved();
+  EXPECT_TRUE(IsValid(*alloc_));
+  FreeEmptyAndEnd({keep, c, e});
 }
 
 // A moved chunk that cannot be mapped at its new address stays where it was

@@ -244,8 +244,6 @@ TEST(OptionsTest, UnpinEdges) {
   // is printed.
   const std::pair<const char*, bool Options::*> switches[] = {
       {"keep_old_mappings", &Options::keep_old_mappings},
-      {"skip_busy_pages", &Options::skip_busy_pages},
-      {"skip_busy_holes", &Options::skip_busy_holes},
       {"partial_runs", &Options::partial_runs},
   };
   for (const auto& [name, field] : switches) {

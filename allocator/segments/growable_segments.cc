@@ -1097,14 +1097,14 @@ SegmentStore::Placing GrowableSegments::Place(CacheLock lock, const Block& hole,
                                               std::size_t bytes) {
   AssertHeld(lock);
   const GrowableSegment& segment = Of(*hole.segment);
-  // During a capture an old mapping under the block cannot go (a capture
-  // refuses unmapping): past it is the only place that works, whatever it
-  // maps, so the block moves there even with skip_busy_pages off. (An old
-  // mapping whose unmap failed before the capture began is such a case.)
+  // Always off busy pages where the free block has room (it was the
+  // skip_busy_pages switch): the pages are unmapped later by the worker,
+  // with no wait on the allocating thread. During a capture an old mapping
+  // under the block cannot go (a capture refuses unmapping): past it is the
+  // only place that works, whatever it maps. (An old mapping whose unmap
+  // failed before the capture began is such a case.)
   const bool capturing = cache_.capturing();
-  if ((!options_.skip_busy_pages && !capturing) || segment.leaving_pages == 0 || bytes == 0) {
-    return {at, false};
-  }
+  if (segment.leaving_pages == 0 || bytes == 0) return {at, false};
   // Old mappings under the place whose work may still run make Prepare wait
   // for the GPU to reach their free: the queue's depth, 11-16 ms a wait on
   // an H100 running the seq2seq model and the UNet, whose GPU then idles
@@ -1127,10 +1127,7 @@ std::optional<DevicePtr> GrowableSegments::PlaceElsewhere(CacheLock lock, const 
                                                           std::size_t bytes,
                                                           std::size_t max_pages_to_map) {
   AssertHeld(lock);
-  if ((!options_.skip_busy_holes && !cache_.capturing()) || other.size < bytes ||
-      !other.segment->expandable) {
-    return std::nullopt;
-  }
+  if (other.size < bytes || !other.segment->expandable) return std::nullopt;
   const GrowableSegment& there = Of(*other.segment);
   const std::optional<DevicePtr> place = OffBusy(there, other, other.ptr, bytes);
   if (!place.has_value() || MissingPages(there, *place, bytes) > max_pages_to_map) {

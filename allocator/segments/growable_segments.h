@@ -97,7 +97,7 @@
 //   the wait), at a trim, before a capture (Quiesce), or before a peer gets
 //   access (it was mapped without it).
 //
-// * Blocks placed off busy pages (skip_busy_pages, skip_busy_holes). A
+// * Blocks placed off busy pages (always). A
 //   block whose best-fit place lies over an old mapping whose work may still
 //   run, and whose memory cannot come back (Return), would wait for the GPU
 //   to reach that work: on an H100 one such wait drains 11-40 ms of queue.

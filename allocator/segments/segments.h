@@ -205,8 +205,7 @@ class SegmentStore {
   // place at `at` had better start (with the block's alignment), and
   // whether it would still wait there for queued work, then with the pages
   // it maps there. Stores with nothing against a place say {at, false};
-  // growable segments move it past pages it would have to wait for
-  // (skip_busy_pages).
+  // growable segments move it past pages it would have to wait for.
   struct Placing {
     DevicePtr at;
     bool waits;
