@@ -570,7 +570,7 @@ class DeviceAllocator final : private SegmentCache {
   // wait for queued work where best fit puts it asks for a place instead
   // (Place, PlaceElsewhere): each ask scans the kept old mappings, so a few; the
   // replay at a GPU lag of 200 events waited 271 times over the nine traces
-  // with 4, as with 16, against 377 with none (before partial_runs).
+  // with 4, as with 16, against 377 with none (before partial runs).
   static constexpr int kBusyAlternatives = 4;
   // How many free blocks of each other stream, smallest first, a request
   // asks to borrow from (cross_stream_reuse).

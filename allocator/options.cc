@@ -300,8 +300,6 @@ absl::StatusOr<Options> ParseOptions(absl::string_view conf, const Options& base
       if (absl::Status s = ParseBool(key, value, &options.keep_old_mappings); !s.ok()) return s;
     } else if (key == "cross_stream_wait") {
       if (absl::Status s = ParseBool(key, value, &options.cross_stream_wait); !s.ok()) return s;
-    } else if (key == "partial_runs") {
-      if (absl::Status s = ParseBool(key, value, &options.partial_runs); !s.ok()) return s;
     } else if (key == "mapped_fit_missing_mb") {
       std::size_t mb = 0;
       if (!absl::SimpleAtoi(value, &mb) || mb > (std::size_t{1} << 20)) {
@@ -328,7 +326,6 @@ absl::StatusOr<Options> ParseOptions(absl::string_view conf, const Options& base
           "map_chunk_divisor, unpin_edges_mb, free_marks, hold_reserved, "
           "mapped_fit, mapped_fit_missing_mb, "
           "background_unmap, keep_old_mappings, "
-          "partial_runs, "
           "cross_stream_reuse, cross_stream_wait, backup_batch_mb)"));
     }
   }
@@ -365,7 +362,6 @@ std::string Options::ToString() const {
                                  ",mapped_fit_missing_mb:", mapped_fit_missing / kMiB,
                                  ",background_unmap:", background_unmap ? "True" : "False",
                                  ",keep_old_mappings:", keep_old_mappings ? "True" : "False",
-                                 ",partial_runs:", partial_runs ? "True" : "False",
                                  ",cross_stream_reuse:",
                                  cross_stream_reuse == CrossStreamReuse::kAlways  ? "True"
                                  : cross_stream_reuse == CrossStreamReuse::kNever ? "False"

@@ -158,16 +158,6 @@ struct Options {
   // unmapped only when a block wants its pages and cannot take it back, at
   // a trim, or before a capture. False: unmapped once its work is done.
   bool keep_old_mappings = true;
-  // Growable segments (partial_runs): beyond the high mark, a free chunk
-  // whose work may still be queued and that fits no run of its own size
-  // (a one-page edge chunk, where the block maps two-page chunks) fills
-  // part of a larger run, left mapped where it was until that work is done,
-  // instead of waiting for the work to give it back and creating memory for
-  // the run. The run then maps as several handles. In the replay at a GPU
-  // lag of 200 events the nine traces wait for trims 57 times instead of
-  // 104 (GPT-2's: drains of the GPU's queue, 30-40 ms each on an H100).
-  // False: such a chunk waits and goes back to the device.
-  bool partial_runs = true;
   // Growable segments (cross_stream_reuse): a request whose own stream's
   // memory would need pages mapped takes instead the start of a free block
   // of another stream's segment that is mapped throughout, so memory passes

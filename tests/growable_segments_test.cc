@@ -1702,42 +1702,33 @@ TEST_F(GrowableSegmentsTest, ATrimShortOfWhatOnlyAWaitGivesLeavesItHeldUpToTheHa
   }
 }
 
-// partial_runs (the default): beyond the high mark, one-page chunks freed
-// moments ago fill part of a growth's two-page runs, left mapped where they
-// were, instead of the growth waiting for their work to give them back.
+// Partial runs: beyond the high mark, one-page chunks freed moments ago
+// fill part of a growth's two-page runs, left mapped where they were,
+// instead of the growth waiting for their work to give them back.
 TEST_F(GrowableSegmentsTest, OnePageChunksStillInUseFillPartOfATwoPageRunWithoutAWait) {
-  for (const bool partial : {true, false}) {
-    SCOPED_TRACE(partial ? "partial_runs:True" : "partial_runs:False");
-    Options options = NoSlackMechanics();
-    ASSERT_TRUE(options.partial_runs) << "partial runs are the default";
-    options.max_map_chunk = 4 * kMiB;  // two pages
-    options.partial_runs = partial;
-    Make(options);
-    // Three one-page holes between kept one-page blocks, freed just now.
-    std::vector<DevicePtr> kept, holes;
-    for (int i = 0; i < 3; ++i) {
-      holes.push_back(AllocateOk(2 * kMiB, 0));
-      kept.push_back(AllocateOk(2 * kMiB, 0));
-    }
-    for (DevicePtr p : holes) FreeOk(p);
-    // 8 MiB (two two-page runs) fits no hole; 2 MiB past the marks.
-    const MemoryStats before = alloc_->GetStats();
-    const DevicePtr grown = AllocateOk(8 * kMiB, 0);
-    const MemoryStats after = alloc_->GetStats();
-    if (partial) {
-      EXPECT_EQ(after.num_waits_trim, before.num_waits_trim) << "waited";
-      EXPECT_EQ(after.num_stream_syncs, before.num_stream_syncs);
-      EXPECT_EQ(after.num_unmaps, before.num_unmaps) << "unmapped a chunk still in use";
-    } else {
-      EXPECT_EQ(after.num_waits_trim, before.num_waits_trim + 1);
-    }
-    EXPECT_EQ(MappedBytes(kept[0], grown, 8 * kMiB), 8 * kMiB);
-    // Within the marks either way: 6 MiB allocated before, 14 at the peak.
-    EXPECT_LE(after.reserved_bytes[kStatAll].current, static_cast<std::int64_t>(18 * kMiB));
-    EXPECT_TRUE(IsValid(*alloc_));
-    kept.push_back(grown);
-    FreeEmptyAndEnd(kept);
+  Options options = NoSlackMechanics();
+  options.max_map_chunk = 4 * kMiB;  // two pages
+  Make(options);
+  // Three one-page holes between kept one-page blocks, freed just now.
+  std::vector<DevicePtr> kept, holes;
+  for (int i = 0; i < 3; ++i) {
+    holes.push_back(AllocateOk(2 * kMiB, 0));
+    kept.push_back(AllocateOk(2 * kMiB, 0));
   }
+  for (DevicePtr p : holes) FreeOk(p);
+  // 8 MiB (two two-page runs) fits no hole; 2 MiB past the marks.
+  const MemoryStats before = alloc_->GetStats();
+  const DevicePtr grown = AllocateOk(8 * kMiB, 0);
+  const MemoryStats after = alloc_->GetStats();
+  EXPECT_EQ(after.num_waits_trim, before.num_waits_trim) << "waited";
+  EXPECT_EQ(after.num_stream_syncs, before.num_stream_syncs);
+  EXPECT_EQ(after.num_unmaps, before.num_unmaps) << "unmapped a chunk still in use";
+  EXPECT_EQ(MappedBytes(kept[0], grown, 8 * kMiB), 8 * kMiB);
+  // Within the marks: 6 MiB allocated before, 14 at the peak.
+  EXPECT_LE(after.reserved_bytes[kStatAll].current, static_cast<std::int64_t>(18 * kMiB));
+  EXPECT_TRUE(IsValid(*alloc_));
+  kept.push_back(grown);
+  FreeEmptyAndEnd(kept);
 }
 
 // A block whose hole has no room past the busy pages: the next free block

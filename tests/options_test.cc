@@ -244,7 +244,6 @@ TEST(OptionsTest, UnpinEdges) {
   // is printed.
   const std::pair<const char*, bool Options::*> switches[] = {
       {"keep_old_mappings", &Options::keep_old_mappings},
-      {"partial_runs", &Options::partial_runs},
   };
   for (const auto& [name, field] : switches) {
     SCOPED_TRACE(name);

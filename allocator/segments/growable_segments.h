@@ -105,7 +105,7 @@
 //   maps no more there); PlaceElsewhere offers the next few free blocks by
 //   size where it has none. The old mappings go later, without a wait.
 //
-// * Partial runs (partial_runs). Beyond the high mark a free chunk of the
+// * Partial runs (always). Beyond the high mark a free chunk of the
 //   block's stream still in use, which fits no run of its own size (a
 //   one-page edge chunk against two-page runs), fills part of a larger run,
 //   left mapped where it was (Leaving), instead of the growth waiting for
