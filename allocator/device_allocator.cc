@@ -692,8 +692,7 @@ void DeviceAllocator::FreeBlock(Block* block) {
 
 void DeviceAllocator::MarkFrees(StreamId stream) {
   // (A capture refuses event calls.)
-  const std::uint32_t every = options_.free_marks;
-  if (every == 0 || !growable_ || free_seq_ - marked_seq_ < every || capturing()) return;
+  if (!growable_ || free_seq_ - marked_seq_ < kFreesPerMark || capturing()) return;
   marked_seq_ = free_seq_;
   (void)LeaveMark(stream);
 }

@@ -272,12 +272,6 @@ absl::StatusOr<Options> ParseOptions(absl::string_view conf, const Options& base
       options.map_chunk_divisor = d;
     } else if (key == "release_slack") {
       if (absl::Status s = ParseSlack(key, value, &options.release_slack); !s.ok()) return s;
-    } else if (key == "free_marks") {
-      std::uint32_t n = 0;
-      if (!absl::SimpleAtoi(value, &n) || n > 1000000) {
-        return BadValue(key, value, "must be an integer in [0, 1000000] (0: off)");
-      }
-      options.free_marks = n;
     } else if (key == "hold_reserved") {
       if (absl::Status s = ParseBool(key, value, &options.hold_reserved); !s.ok()) return s;
     } else if (key == "mapped_fit") {
@@ -323,7 +317,7 @@ absl::StatusOr<Options> ParseOptions(absl::string_view conf, const Options& base
           "garbage_collection_threshold, expandable_segments, backend, memory_limit, "
           "memory_fraction, per_process_memory_fraction, release_slack, release_slack_max, "
           "release_slack_hard, max_map_chunk_mb, "
-          "map_chunk_divisor, unpin_edges_mb, free_marks, hold_reserved, "
+          "map_chunk_divisor, unpin_edges_mb, hold_reserved, "
           "mapped_fit, mapped_fit_missing_mb, "
           "background_unmap, keep_old_mappings, "
           "cross_stream_reuse, cross_stream_wait, backup_batch_mb)"));
@@ -353,7 +347,6 @@ std::string Options::ToString() const {
       ",max_map_chunk_mb:", max_map_chunk / kMiB,
                                  ",map_chunk_divisor:", map_chunk_divisor,
                                  ",unpin_edges_mb:", unpin_edges / kMiB,
-                                 ",free_marks:", free_marks,
                                  ",hold_reserved:", hold_reserved ? "True" : "False",
                                  ",mapped_fit:",
                                  mapped_fit == MappedFit::kAlways  ? "True"

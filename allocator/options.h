@@ -128,22 +128,6 @@ struct Options {
   // first and its own part mapped alone: tighter memory for two driver calls
   // more each time. Beyond the high mark this is done for any rest.
   std::size_t unpin_edges = 0;
-  // Growable segments (free_marks, 0: off): every this many frees, a free
-  // leaves a mark (an event) on its block's stream. Otherwise a mark is
-  // recorded only when a placement asks whether a free's work is done, so
-  // a free made long ago whose work finished long ago can be covered only
-  // by a mark recorded just now: it looks queued, moves with its old
-  // mapping kept until that mark completes, and a block placed over that
-  // mapping waits for the queue up to the mark. A free whose memory the
-  // next allocation takes straight back is not counted (a hot pair records
-  // nothing). On an H100 over 200 steps side by side (6 rounds each), 16
-  // took GPT-2's placements from 6.77 to 0.81 ms a step (its waits for
-  // 2.9 GiB blocks, 5.70 ms a step, went) and the checkpointed LM's from
-  // 6.24 to 4.26, at the same peaks (1.0078-1.0084). In the replay at a GPU
-  // lag of 200 events it cut the events waited for over the 17 traces by an
-  // eighth (30,488 to 26,841), and two_streams peaked there at 1.0113
-  // against 1.0091 without (free memory in pieces under a page: README).
-  std::uint32_t free_marks = 16;
   // Growable segments (background_unmap): unmaps and releases whose queued
   // work has finished are made on a thread of their own
   // (segments/unmap_worker.h), not on the thread allocating, which in

@@ -548,37 +548,38 @@ TEST_F(GrowableSegmentsTest, BelowTheHighMarkOnlyFinishedFreesMoveAndNothingWait
   EXPECT_EQ(Device().live_events, 0) << "an emptied cache still holds a mark";
 }
 
-// free_marks: frees leave marks of their own, so memory freed long ago
-// whose work has finished is known to be done with when a later growth
-// asks, and moves below the high mark; without them the first mark after
-// that free is the one the growth itself records, still queued, and the
-// growth takes new memory instead.
+// Marks left by frees (every 16th free leaves one, DeviceAllocator::
+// kFreesPerMark): memory freed long ago whose work has finished is known to
+// be done with when a later growth asks, and moves below the high mark;
+// before the 16th free the first mark after that free is the one the growth
+// itself records, still queued, and the growth takes new memory instead.
 TEST_F(GrowableSegmentsTest, FreeMarksTellThatOldFreesAreDone) {
-  for (const std::uint32_t marks : {0u, 2u}) {
-    SCOPED_TRACE(absl::StrCat("free_marks:", marks));
+  constexpr int kFreesPerMark = 16;
+  for (const int frees : {kFreesPerMark, 4}) {
+    SCOPED_TRACE(absl::StrCat(frees, " frees"));
     Options options = Mechanics();
     options.release_slack = 0;
     options.release_slack_max = options.release_slack_hard = 1.0;
-    options.free_marks = marks;
     Make(options);
     SimBackend* sim = env_.sim();
     const DevicePtr a = AllocateOk(24 * kMiB, 0);
     const DevicePtr keep = AllocateOk(24 * kMiB, 0);
     FreeOk(a);
-    // Three more frees on stream 0, into a's hole: with free_marks:2 the
-    // first and the third leave a mark, the last after every free there.
-    // (Three live blocks first: a block taken straight back after its free
-    // would not count, FreeMarksSkipBlocksTakenStraightBack.)
+    // The other frees on stream 0, into a's hole: the 16th free (if any)
+    // leaves a mark after every free there. (All live first: a block taken
+    // straight back after its free would not count,
+    // FreeMarksSkipBlocksTakenStraightBack.)
     std::vector<DevicePtr> small;
-    for (int i = 0; i < 3; ++i) small.push_back(AllocateOk(4 * kMiB, 0));
+    for (int i = 1; i < frees; ++i) small.push_back(AllocateOk(kMiB + kMiB / 2, 0));
     for (DevicePtr p : small) FreeOk(p);
-    EXPECT_EQ(Device().live_events, marks == 0 ? 0 : 2);
+    const bool marked = frees == kFreesPerMark;
+    EXPECT_EQ(Device().live_events, marked ? 1 : 0);
     sim->CompleteStream(0);  // the GPU gets past every mark recorded so far
     const std::int64_t before = Reserved();
     const DevicePtr c = AllocateOk(20 * kMiB, 1);
     const MemoryStats stats = alloc_->GetStats();
     EXPECT_EQ(stats.num_stream_syncs, 0) << "the allocation path waited";
-    if (marks == 0) {
+    if (!marked) {
       EXPECT_EQ(Reserved(), before + static_cast<std::int64_t>(20 * kMiB))
           << "memory not known done with was moved";
     } else {
@@ -599,16 +600,15 @@ TEST_F(GrowableSegmentsTest, FreeMarksTellThatOldFreesAreDone) {
   }
 }
 
-// free_marks counts only frees that leave a hole: a block taken straight
+// Free marks count only frees that leave a hole: a block taken straight
 // back by the next allocation (a hot pair, from the hot slot or, after a
 // report returned the block, by best fit) is not counted, so a loop of them
 // records no event; frees whose memory stays free do.
 TEST_F(GrowableSegmentsTest, FreeMarksSkipBlocksTakenStraightBack) {
+  constexpr int kFreesPerMark = 16;  // DeviceAllocator's
   for (const bool flush : {false, true}) {
     SCOPED_TRACE(flush ? "returned before the next allocation" : "held aside");
-    Options options = Mechanics();
-    options.free_marks = 2;
-    Make(options);
+    Make(Mechanics());
     const DevicePtr keep = AllocateOk(24 * kMiB, 0);
     for (int i = 0; i < 100; ++i) {
       FreeOk(AllocateOk(4 * kMiB, 0));
@@ -616,9 +616,11 @@ TEST_F(GrowableSegmentsTest, FreeMarksSkipBlocksTakenStraightBack) {
     }
     EXPECT_EQ(Device().live_events, 0) << "a hot pair left marks";
     std::vector<DevicePtr> blocks;
-    for (int i = 0; i < 4; ++i) blocks.push_back(AllocateOk(4 * kMiB, 0));
-    for (DevicePtr p : blocks) FreeOk(p);
-    EXPECT_EQ(Device().live_events, 2) << "four frees into holes, every second marked";
+    for (int i = 0; i < kFreesPerMark; ++i) blocks.push_back(AllocateOk(4 * kMiB, 0));
+    for (int i = 0; i + 1 < kFreesPerMark; ++i) FreeOk(blocks[i]);
+    EXPECT_EQ(Device().live_events, 0) << "fewer frees into holes than a mark takes";
+    FreeOk(blocks.back());
+    EXPECT_EQ(Device().live_events, 1) << "the 16th free into a hole left no mark";
     EXPECT_TRUE(IsValid(*alloc_));
     FreeOk(keep);
     env_.sim()->CompleteAll();

@@ -23,8 +23,7 @@
 // input is valid), used by make_corpus.py to write the seeds:
 //   byte 0: configuration bits
 //     0x01 growable segments (expandable_segments), else classic
-//     0x02 small device (1 GiB) instead of 8 GiB; without 0x20 also
-//          free_marks:0 (no marks left by frees: placements record their own)
+//     0x02 small device (1 GiB) instead of 8 GiB
 //     0x04 max_split_size_mb:64 (oversize blocks)
 //     0x08 garbage_collection_threshold:0.6 (acts once a limit is set, on
 //          classic segments); with growable segments, where it does
@@ -34,8 +33,7 @@
 //          clear, also while it may run, ordered by device-side waits);
 //          without the bit, the default's (auto: lent where the cache would
 //          move memory, ordered by device-side waits)
-//     0x10 destroy with blocks still live (tests the destructor's release);
-//          without 0x08 also free_marks:3 (marks every third free)
+//     0x10 destroy with blocks still live (tests the destructor's release)
 //     0x20 64 KiB device pages instead of 2 MiB (growable edge pages), on
 //          the 1 GiB device
 //     0x40 unpin_edges of two pages (growable: chunks a new block would
@@ -157,11 +155,6 @@ class Harness {
       if (growable_) options_.cross_stream_reuse = Options::CrossStreamReuse::kAlways;
       options_.cross_stream_wait = growable_ && (config & 0x10) == 0;
     }
-    // Marks left by frees: none on the small device with 2 MiB pages (the
-    // setting before free_marks, still a user's choice), every third free
-    // for 0x10 without 0x08, else the default's 16.
-    if ((config & 0x22) == 0x02) options_.free_marks = 0;
-    if ((config & 0x18) == 0x10) options_.free_marks = 3;
     if ((config & 0x40) != 0) options_.unpin_edges = 2 * page_size_;
     if ((config & 0x80) != 0) options_.mapped_fit_missing = 2 * page_size_;
     alloc_ =

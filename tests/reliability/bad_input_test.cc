@@ -417,7 +417,7 @@ TEST(BadConfTest, BadValues) {
            {"release_slack_max:1.5", "release_slack_max", "1.5"},
            {"backend:cudaMallocAsync", "backend", "cudaMallocAsync"},
            {"max_map_chunk_mb:1", "max_map_chunk_mb", "1"},
-           {"free_marks:-1", "free_marks", "-1"},
+           {"release_slack_hard:-0.5", "release_slack_hard", "-0.5"},
        }) {
     SCOPED_TRACE(c.conf);
     absl::StatusOr<Options> options = ParseOptions(c.conf);
