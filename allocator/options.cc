@@ -300,12 +300,6 @@ absl::StatusOr<Options> ParseOptions(absl::string_view conf, const Options& base
         return BadValue(key, value, "must be a whole number of MiB (0: never)");
       }
       options.mapped_fit_missing = mb * kMiB;
-    } else if (key == "unpin_edges_mb") {
-      std::size_t mb = 0;
-      if (!absl::SimpleAtoi(value, &mb) || mb > (std::size_t{1} << 20)) {
-        return BadValue(key, value, "must be a whole number of MiB (0: never)");
-      }
-      options.unpin_edges = mb * kMiB;
     } else if (key == "release_slack_max") {
       if (absl::Status s = ParseSlack(key, value, &options.release_slack_max); !s.ok()) return s;
     } else if (key == "release_slack_hard") {
@@ -317,7 +311,7 @@ absl::StatusOr<Options> ParseOptions(absl::string_view conf, const Options& base
           "garbage_collection_threshold, expandable_segments, backend, memory_limit, "
           "memory_fraction, per_process_memory_fraction, release_slack, release_slack_max, "
           "release_slack_hard, max_map_chunk_mb, "
-          "map_chunk_divisor, unpin_edges_mb, hold_reserved, "
+          "map_chunk_divisor, hold_reserved, "
           "mapped_fit, mapped_fit_missing_mb, "
           "background_unmap, keep_old_mappings, "
           "cross_stream_reuse, cross_stream_wait, backup_batch_mb)"));
@@ -346,7 +340,6 @@ std::string Options::ToString() const {
       ",release_slack_hard:", release_slack_hard,
       ",max_map_chunk_mb:", max_map_chunk / kMiB,
                                  ",map_chunk_divisor:", map_chunk_divisor,
-                                 ",unpin_edges_mb:", unpin_edges / kMiB,
                                  ",hold_reserved:", hold_reserved ? "True" : "False",
                                  ",mapped_fit:",
                                  mapped_fit == MappedFit::kAlways  ? "True"

@@ -122,12 +122,6 @@ struct Options {
   // 0.61 ms of driver time a step, as with 0, against 6.4 when the pages
   // under old mappings counted as missing).
   std::size_t mapped_fit_missing = std::size_t{64} << 20;
-  // Growable segments (unpin_edges_mb, 0 = only beyond the high mark): a
-  // block that would leave at least this much of a mapped chunk unused in
-  // its free hole (pinned until the block is freed) gets that chunk unmapped
-  // first and its own part mapped alone: tighter memory for two driver calls
-  // more each time. Beyond the high mark this is done for any rest.
-  std::size_t unpin_edges = 0;
   // Growable segments (background_unmap): unmaps and releases whose queued
   // work has finished are made on a thread of their own
   // (segments/unmap_worker.h), not on the thread allocating, which in

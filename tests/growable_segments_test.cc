@@ -631,25 +631,22 @@ TEST_F(GrowableSegmentsTest, FreeMarksSkipBlocksTakenStraightBack) {
 }
 
 // A block that would end inside a mapped chunk reaching well into the rest
-// of its hole pins that rest until it is freed. Beyond the high mark (or
-// always, with unpin_edges_mb) the chunk is unmapped first (its frees
-// finished) and the block's own part mapped alone, so the rest stays
-// movable; below the mark the block just takes the mapped pages.
+// of its hole pins that rest until it is freed. Beyond the high mark the
+// chunk is unmapped first (its frees finished) and the block's own part
+// mapped alone, so the rest stays movable; below the mark the block just
+// takes the mapped pages.
 TEST_F(GrowableSegmentsTest, BeyondTheHighMarkNoBlockPinsTheRestOfAChunk) {
   struct Case {
     const char* name;
     double slack_max;
-    std::size_t unpin;
     bool pinned;
   };
-  for (const Case& k : {Case{"below the high mark", 1.0, 0, true},
-                        Case{"beyond the high mark", 0, 0, false},
-                        Case{"below the mark, unpin_edges_mb:4", 1.0, 4 * kMiB, false}}) {
+  for (const Case& k : {Case{"below the high mark", 1.0, true},
+                        Case{"beyond the high mark", 0, false}}) {
     SCOPED_TRACE(k.name);
     Options options = Mechanics();
     options.release_slack = 0;
     options.release_slack_max = k.slack_max;
-    options.unpin_edges = k.unpin;
     Make(options);
     const DevicePtr a = AllocateOk(64 * kMiB, 0);  // four 16 MiB chunks
     const DevicePtr keep = AllocateOk(2 * kMiB, 0);

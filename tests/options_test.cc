@@ -233,8 +233,7 @@ TEST(OptionsTest, ReleaseSlack) {
   }
 }
 
-TEST(OptionsTest, UnpinEdges) {
-  EXPECT_EQ(ParseOk("unpin_edges_mb:4").unpin_edges, 4 * kMiB);
+TEST(OptionsTest, GrowableSegmentKeys) {
   // unwaited_moves was a switch no user would set: always on, an unknown key now.
   EXPECT_THAT(ParseError("unwaited_moves:False"), HasSubstr("unknown key"));
   EXPECT_TRUE(DefaultOptions().hold_reserved);
@@ -297,10 +296,6 @@ TEST(OptionsTest, UnpinEdges) {
             Options::MappedFit::kWhenSlack);
   EXPECT_THAT(ParseError("mapped_fit:yes please"),
               AllOf(HasSubstr("mapped_fit"), HasSubstr("auto")));
-  EXPECT_EQ(DefaultOptions().unpin_edges, 0u) << "unpinning is opt-in until measured on a GPU";
-  for (const char* bad : {"unpin_edges_mb:-1", "unpin_edges_mb:x", "unpin_edges_mb:1.5"}) {
-    EXPECT_THAT(ParseError(bad), HasSubstr("unpin_edges_mb")) << bad;
-  }
 }
 
 TEST(OptionsTest, MapChunks) {
@@ -350,7 +345,7 @@ TEST(OptionsTest, TheUnknownKeyErrorListsEveryKeyTheParserTakes) {
        it != std::sregex_iterator(); ++it, ++keys) {
     EXPECT_THAT(listed, Contains((*it)[1].str())) << written;
   }
-  EXPECT_GE(keys, 20) << written;
+  EXPECT_GE(keys, 10) << written;
   EXPECT_THAT(listed, Contains("per_process_memory_fraction"));
 }
 

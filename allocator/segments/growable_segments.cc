@@ -219,8 +219,7 @@ bool GrowableSegments::Ready(CacheLock lock, const Segment& range, DevicePtr beg
   // block's edges when beyond the high mark (not ready), note the peak.
   // A cached allocation asks only this (the hot pair: ~20 ns less host time
   // than through Place and Prepare on the simulated card).
-  if (unreaped_ > 0 || options_.unpin_edges > 0 ||
-      (!leaving_.empty() && !options_.keep_old_mappings)) {
+  if (unreaped_ > 0 || (!leaving_.empty() && !options_.keep_old_mappings)) {
     return false;
   }
   const GrowableSegment& segment = Of(range);
@@ -404,13 +403,14 @@ absl::Status GrowableSegments::Prepare(CacheLock lock, Segment& range, const Blo
   // Beyond the high mark no block pins free memory at its edges: the free
   // rest of a chunk it would share with its hole can never be moved while
   // the block lives, and what cannot be moved is what pushes the device
-  // past the mark when the next peak wants memory (unpin_edges_mb: always,
-  // from that rest up).
+  // past the mark when the next peak wants memory. Below the mark the block
+  // just takes the mapped pages: unpinning there would buy tighter memory
+  // the marks do not ask for with two driver calls more each time (it was
+  // the unpin_edges_mb option, 0 by default, never measured on a GPU to
+  // pay for them).
   std::vector<std::pair<PhysicalHandle, std::size_t>> spares;
-  const std::size_t unpin =
-      options_.unpin_edges > 0 ? options_.unpin_edges : (excess_high > 0 ? page_size_ : 0);
-  if (unpin > 0 && !cache_.capturing()) {
-    UnpinEdges(segment, hole, begin, bytes, unpin, &spares);
+  if (excess_high > 0 && !cache_.capturing()) {
+    UnpinEdges(segment, hole, begin, bytes, &spares);
     if (!spares.empty()) budget(reserved());
   }
   if (missing == 0) {
@@ -582,13 +582,13 @@ std::size_t GrowableSegments::MaxChunk(const GrowableSegment& segment) const {
 }
 
 void GrowableSegments::UnpinEdges(GrowableSegment* segment, const Block& hole, DevicePtr begin,
-                                  std::size_t bytes, std::size_t min_rest,
+                                  std::size_t bytes,
                                   std::vector<std::pair<PhysicalHandle, std::size_t>>* spares) {
   // A block that starts or ends inside a mapped chunk reaching past it into
   // the same free hole would pin the rest of that chunk until the block is
-  // freed. When that rest is at least min_rest, the chunk (wholly free,
-  // its frees finished: never a wait) is unmapped now and the block's part
-  // mapped again on its own: two calls more, that memory kept movable.
+  // freed. Then the chunk (wholly free, its frees finished: never a wait)
+  // is unmapped now and the block's part mapped again on its own: two calls
+  // more, that memory kept movable.
   const std::size_t hole_lo = RoundUp(hole.ptr - segment->base, page_size_) / page_size_;
   const std::size_t hole_hi = (hole.end() - segment->base) / page_size_;
   const auto [first, last] = PagesOf(*segment, begin, bytes);
@@ -597,7 +597,7 @@ void GrowableSegments::UnpinEdges(GrowableSegment* segment, const Block& hole, D
     const auto [lo, hi] = segment->ChunkAround(page);
     if (lo < hole_lo || hi > hole_hi) continue;  // a live neighbour pins it already
     const std::size_t used = std::min(hi, last + 1) - std::max(lo, first);
-    if ((hi - lo - used) * page_size_ < min_rest) continue;
+    if (used == hi - lo) continue;  // no rest to pin
     // The chunk's frees are asked about (an event query, perhaps a mark
     // left on its stream) only for a chunk worth unmapping: most blocks
     // share none with their hole, and beyond the high mark every Prepare

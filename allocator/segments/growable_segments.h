@@ -488,10 +488,10 @@ class GrowableSegments final : public SegmentStore {
   // could not be mapped at its new address): its memory is held there again.
   void UndoLeaving(GrowableSegment* segment, std::size_t first) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Unmaps (into `spares`) the wholly free chunks of `hole` that the block
-  // [begin, begin + bytes) would leave at least min_rest of unused, when
+  // [begin, begin + bytes) would leave a page or more of unused, when
   // their frees have finished (see Prepare).
   void UnpinEdges(GrowableSegment* segment, const Block& hole, DevicePtr begin,
-                  std::size_t bytes, std::size_t min_rest, std::vector<std::pair<PhysicalHandle, std::size_t>>* spares)
+                  std::size_t bytes, std::vector<std::pair<PhysicalHandle, std::size_t>>* spares)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // The pages [first, last] (both included) that the bytes [begin, begin +
   // bytes) of `segment` touch; `bytes` > 0.

@@ -36,8 +36,9 @@
 //     0x10 destroy with blocks still live (tests the destructor's release)
 //     0x20 64 KiB device pages instead of 2 MiB (growable edge pages), on
 //          the 1 GiB device
-//     0x40 unpin_edges of two pages (growable: chunks a new block would
-//          half use are unmapped first)
+//     0x40 release_slack, release_slack_max and release_slack_hard 0
+//          (growable: every growth past the peak is beyond the high mark,
+//          where chunks move and trim and a new block's edges are unpinned)
 //     0x80 mapped_fit_missing of two pages (growable: nearly every request
 //          whose best fit would map goes on mapped memory elsewhere; the
 //          default's 64 MiB is reached by few inputs)
@@ -155,7 +156,9 @@ class Harness {
       if (growable_) options_.cross_stream_reuse = Options::CrossStreamReuse::kAlways;
       options_.cross_stream_wait = growable_ && (config & 0x10) == 0;
     }
-    if ((config & 0x40) != 0) options_.unpin_edges = 2 * page_size_;
+    if ((config & 0x40) != 0) {
+      options_.release_slack = options_.release_slack_max = options_.release_slack_hard = 0;
+    }
     if ((config & 0x80) != 0) options_.mapped_fit_missing = 2 * page_size_;
     alloc_ =
         std::make_unique<DeviceAllocator>(std::make_unique<BorrowedBackend>(sim_.get()), options_);
