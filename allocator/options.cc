@@ -264,12 +264,6 @@ absl::StatusOr<Options> ParseOptions(absl::string_view conf, const Options& base
         return BadValue(key, value, "must be an integer in [1, 1048576]");
       }
       options.backup_batch = mb * kMiB;
-    } else if (key == "map_chunk_divisor") {
-      std::uint32_t d = 0;
-      if (!absl::SimpleAtoi(value, &d) || d == 0 || d > 4096) {
-        return BadValue(key, value, "must be an integer in [1, 4096]");
-      }
-      options.map_chunk_divisor = d;
     } else if (key == "release_slack") {
       if (absl::Status s = ParseSlack(key, value, &options.release_slack); !s.ok()) return s;
     } else if (key == "hold_reserved") {
@@ -311,7 +305,7 @@ absl::StatusOr<Options> ParseOptions(absl::string_view conf, const Options& base
           "garbage_collection_threshold, expandable_segments, backend, memory_limit, "
           "memory_fraction, per_process_memory_fraction, release_slack, release_slack_max, "
           "release_slack_hard, max_map_chunk_mb, "
-          "map_chunk_divisor, hold_reserved, "
+          "hold_reserved, "
           "mapped_fit, mapped_fit_missing_mb, "
           "background_unmap, keep_old_mappings, "
           "cross_stream_reuse, cross_stream_wait, backup_batch_mb)"));
@@ -339,7 +333,6 @@ std::string Options::ToString() const {
       ",release_slack:", release_slack, ",release_slack_max:", release_slack_max,
       ",release_slack_hard:", release_slack_hard,
       ",max_map_chunk_mb:", max_map_chunk / kMiB,
-                                 ",map_chunk_divisor:", map_chunk_divisor,
                                  ",hold_reserved:", hold_reserved ? "True" : "False",
                                  ",mapped_fit:",
                                  mapped_fit == MappedFit::kAlways  ? "True"

@@ -300,15 +300,22 @@ TEST(OptionsTest, GrowableSegmentKeys) {
 
 TEST(OptionsTest, MapChunks) {
   EXPECT_EQ(ParseOk("max_map_chunk_mb:64").max_map_chunk, 64 * kMiB);
-  EXPECT_EQ(ParseOk("map_chunk_divisor:4").map_chunk_divisor, 4u);
   // map_chunk_scale was an experiment whose answer is known
   // (docs/steady_state.md): an unknown key now.
   EXPECT_THAT(ParseError("map_chunk_scale:16"), HasSubstr("map_chunk_scale"));
   for (const char* bad : {"max_map_chunk_mb:1", "max_map_chunk_mb:x"}) {
     EXPECT_THAT(ParseError(bad), HasSubstr("max_map_chunk_mb")) << bad;
   }
-  for (const char* bad : {"map_chunk_divisor:0", "map_chunk_divisor:100000"}) {
-    EXPECT_THAT(ParseError(bad), HasSubstr("map_chunk_divisor")) << bad;
+}
+
+// Keys that were switches or numbers whose answer became known: their
+// default is the only behaviour, and a configuration that still names one
+// is told so rather than silently ignored.
+TEST(OptionsTest, KeysWhoseAnswerIsKnownAreUnknownNow) {
+  for (const char* gone :
+       {"hot_slot:True", "skip_busy_pages:True", "skip_busy_holes:True", "partial_runs:True",
+        "free_marks:16", "unpin_edges_mb:0", "map_chunk_divisor:1"}) {
+    EXPECT_THAT(ParseError(gone), HasSubstr("unknown key")) << gone;
   }
 }
 

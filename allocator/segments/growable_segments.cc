@@ -430,8 +430,10 @@ absl::Status GrowableSegments::Prepare(CacheLock lock, Segment& range, const Blo
   // driver's cost is per handle (on an H200: ~30 us per 2 MiB handle mapped,
   // ~140 us for one 1 GiB handle).
   // A chunk is pinned as a whole by any block that later overlaps part of
-  // it, so chunks stay small: at most max_map_chunk and a
-  // map_chunk_divisor-th of the block (Options says what each costs).
+  // it, so chunks stay small: at most max_map_chunk (Options says what it
+  // costs), and no larger than the block. (The map_chunk_divisor option,
+  // 1 by default, could cap them at a fraction of the block too: more
+  // handles for less pinned, never chosen over max_map_chunk_mb.)
   // Regions are the exception: their blocks are long-lived (weights,
   // optimizer state), so pinning is rare, while every chunk costs a call on
   // each pause and resume; they map chunks of up to kRegionChunk.
@@ -439,8 +441,7 @@ absl::Status GrowableSegments::Prepare(CacheLock lock, Segment& range, const Blo
   // block pins there is what a later peak cannot get back.
   std::size_t max_chunk = MaxChunk(*segment);
   if (slack.tight && !IsRegion(*segment)) max_chunk = std::min(max_chunk, kTightChunk);
-  std::size_t chunk_cap =
-      std::max(page_size_, std::min(max_chunk, bytes / options_.map_chunk_divisor));
+  std::size_t chunk_cap = std::max(page_size_, std::min(max_chunk, bytes));
   Placement place;
   for (std::size_t i = first; i <= last;) {
     if (segment->pages[i] != 0) {

@@ -18,8 +18,8 @@
 // * Mapping (Prepare). Before a block is handed out the missing pages under
 //   it are mapped. Pages the block covers only partly get a handle each, so a
 //   neighbour keeping one alive never pins the rest; the pages wholly inside
-//   share chunks of at most max_map_chunk and a map_chunk_divisor-th of the
-//   block, because the driver's cost is per handle (see below).
+//   share chunks of at most max_map_chunk, because the driver's cost is per
+//   handle (see below).
 //
 // * Trimming between a low and a high mark. New memory is taken while the
 //   free mapped memory stays within release_slack of the peak allocated (the
