@@ -496,16 +496,19 @@ Block* DeviceAllocator::Borrow(const BlockPool& free_blocks, StreamId stream,
   Block* other = free_blocks.FitOnOtherStreams(stream, rounded, kBorrowCandidates, [&](Block* b) {
     mu_.AssertHeld();  // called within Borrow, under the lock (tells clang)
     return b->segment->expandable && b->segment->owner == nullptr &&
-           store_->HeldBytesIn(lock, *b->segment, b->ptr, b->ptr + rounded) == rounded &&
-           (options_.cross_stream_wait || FreeCompleted(b->stream, b->freed_at));
+           store_->HeldBytesIn(lock, *b->segment, b->ptr, b->ptr + rounded) == rounded;
   });
   if (other == nullptr) return nullptr;
   // The lender's work on the memory comes first: its stream's work up to
   // the block's newest free, on the device (no host wait). A refused wait
-  // borrows nothing. (Without cross_stream_wait that work is done already.)
-  if (options_.cross_stream_wait && !OrderAfterFree(stream, other->stream, other->freed_at).ok()) {
-    return nullptr;
-  }
+  // borrows nothing. Memory whose work may still run is lent too, always
+  // (it was the cross_stream_wait switch, on by default): lending only
+  // memory an event query says is done, with the borrowed block going back
+  // pending on the borrower's work as a record_stream's use, left memory
+  // its own stream could not take back meanwhile, so that stream mapped in
+  // its place (the replay: 1.0859 reserved/allocated at a GPU lag of 150
+  // events with cross_stream_reuse:True).
+  if (!OrderAfterFree(stream, other->stream, other->freed_at).ok()) return nullptr;
   ++prepare_epoch_;
   // Mapped throughout: nothing for the store to do but its bookkeeping.
   if (!store_->Prepare(lock, *other->segment, *other, other->ptr, rounded).ok()) {
@@ -611,12 +614,12 @@ absl::Status DeviceAllocator::Free(DevicePtr ptr) {
   Block* block = it->second;
 
   // A borrowed block goes back to its segment's stream now, that stream's
-  // later work ordered after the borrower's on the device. Without
-  // cross_stream_wait, and during a capture (no event calls), the borrower
-  // is a use like a record_stream's instead: the block waits, pending, until
-  // that use is over (and the capture has ended).
+  // later work ordered after the borrower's on the device. During a capture
+  // (no event calls) the borrower is a use like a record_stream's instead:
+  // the block waits, pending, until that use is over and the capture has
+  // ended.
   if (block->borrowed) {
-    if (capturing() || !options_.cross_stream_wait) {
+    if (capturing()) {
       AddStreamUse(block, block->borrower);
     } else if (absl::Status s = OrderAfterUse(block->stream, block->borrower); !s.ok()) {
       return s;  // nothing changed: the block is still allocated

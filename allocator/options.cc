@@ -286,8 +286,6 @@ absl::StatusOr<Options> ParseOptions(absl::string_view conf, const Options& base
       }
     } else if (key == "keep_old_mappings") {
       if (absl::Status s = ParseBool(key, value, &options.keep_old_mappings); !s.ok()) return s;
-    } else if (key == "cross_stream_wait") {
-      if (absl::Status s = ParseBool(key, value, &options.cross_stream_wait); !s.ok()) return s;
     } else if (key == "mapped_fit_missing_mb") {
       std::size_t mb = 0;
       if (!absl::SimpleAtoi(value, &mb) || mb > (std::size_t{1} << 20)) {
@@ -308,7 +306,7 @@ absl::StatusOr<Options> ParseOptions(absl::string_view conf, const Options& base
           "hold_reserved, "
           "mapped_fit, mapped_fit_missing_mb, "
           "background_unmap, keep_old_mappings, "
-          "cross_stream_reuse, cross_stream_wait, backup_batch_mb)"));
+          "cross_stream_reuse, backup_batch_mb)"));
     }
   }
   return options;
@@ -345,7 +343,6 @@ std::string Options::ToString() const {
                                  cross_stream_reuse == CrossStreamReuse::kAlways  ? "True"
                                  : cross_stream_reuse == CrossStreamReuse::kNever ? "False"
                                                                                   : "auto",
-                                 ",cross_stream_wait:", cross_stream_wait ? "True" : "False",
                                  ",backup_batch_mb:", backup_batch / kMiB);
   return out;
 }

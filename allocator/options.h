@@ -142,7 +142,9 @@ struct Options {
   // between streams with no driver call: two streams whose demands trade
   // places from step to step (two towers of varying size) stop moving their
   // difference through the driver, chunk by chunk. Nothing is lent during a
-  // capture, nor from or to a private pool.
+  // capture, nor from or to a private pool. Memory whose lender's work may
+  // still run is lent too, ordered on the device (DeviceAllocator::Borrow):
+  // no host thread waits.
   //   kWhenMoving (cross_stream_reuse:auto, the default): only where the
   //     cache would otherwise move memory from under holes to map it (its
   //     free memory past the low mark, release_slack: a new peak, or the
@@ -163,32 +165,15 @@ struct Options {
   //     every GPU lag from 0 to 500 (5.0 -> 2.1-2.8 ms a step at 200), at
   //     1.0047-1.0107 reserved/allocated (kNever: 1.0063-1.0093).
   //   kAlways (True): whenever the own stream's memory would need pages.
-  //     Lending on every such request, with cross_stream_wait, orders the
-  //     streams ~3x as often: 240 loans and 387 device-side waits a step,
-  //     placements 0.88 ms a step, but 1.027x expandable_segments' step time
-  //     against the old default's 1.017x
-  //     (bench/results/h100_cross_stream_reuse_always_2c606e3.json).
-  //     Without cross_stream_wait it lends only memory whose work an event
-  //     query says is done, and the borrowed block goes back pending on the
-  //     borrower's work, as a record_stream's use: memory its own stream
-  //     cannot take back meanwhile, so that stream maps in its place (the
-  //     replay: 1.0859 reserved/allocated at a GPU lag of 150 events).
+  //     Lending on every such request orders the streams ~3x as often: 240
+  //     loans and 387 device-side waits a step, placements 0.88 ms a step,
+  //     but 1.027x expandable_segments' step time against the old default's
+  //     1.017x (bench/results/h100_cross_stream_reuse_always_2c606e3.json).
   //   kNever (False): each stream's requests are served from its own
   //     segments only (PyTorch's contract), memory passing between streams
   //     only by moves (an unmap and a map a chunk).
   enum class CrossStreamReuse : std::uint8_t { kNever, kWhenMoving, kAlways };
   CrossStreamReuse cross_stream_reuse = CrossStreamReuse::kWhenMoving;
-  // With cross_stream_reuse: whether memory whose lender's work may still
-  // run is lent too, ordered on the device instead (True, the default): the
-  // requesting stream's later work waits (cuStreamWaitEvent) for the
-  // lender's work up to the block's newest free (on the first mark after
-  // that free, else on all the lender's work queued so far), and at the
-  // block's free the segment's stream waits in turn for all the borrower's
-  // work queued so far, so the block is free there at once (during a
-  // capture it stays pending). No host thread waits. False: only memory an
-  // event query says is done with is lent, and a borrowed block goes back
-  // pending on the borrower's work (see kAlways above).
-  bool cross_stream_wait = true;
   // Growable segments: the largest physical chunk mapped at once
   // (max_map_chunk_mb). The driver charges per handle (a map's
   // cuMemSetAccess, 35-44 us on an H100, bench/driver_costs/README.md), and

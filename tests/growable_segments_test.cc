@@ -1343,10 +1343,10 @@ TEST_F(KeptMappingsTest, MemoryAnotherStreamMayStillUseIsNotTakenBack) {
   EXPECT_EQ(Device().bytes_in_use, 0u);
 }
 
-// cross_stream_reuse without cross_stream_wait on a GPU that runs far
-// behind the host (the replay's model) until the host synchronizes, as a
-// training step's end often does: then the lender's stream is idle, which
-// the mark recorded at the request shows at once.
+// cross_stream_reuse on a GPU that runs far behind the host (the replay's
+// model) until the host synchronizes, as a training step's end often does:
+// then the lender's stream is idle, which the mark recorded at the request
+// shows at once, and the loan needs no ordering between the streams.
 class LendFinishedTest : public ::testing::Test {
  protected:
   LendFinishedTest() {
@@ -1358,7 +1358,6 @@ class LendFinishedTest : public ::testing::Test {
     Options options = DefaultOptions();
     options.background_unmap = false;
     options.cross_stream_reuse = Options::CrossStreamReuse::kAlways;
-    options.cross_stream_wait = false;
     alloc_ = std::make_unique<DeviceAllocator>(std::move(sim), options);
   }
   DevicePtr AllocateOk(std::size_t size, StreamId stream) {
@@ -1383,15 +1382,6 @@ class LendFinishedTest : public ::testing::Test {
   std::unique_ptr<DeviceAllocator> alloc_;
 };
 
-TEST_F(LendFinishedTest, MemoryWhoseWorkMayRunIsNotLent) {
-  const Lent l = FreeOnStreamZero(/*synchronized=*/false);
-  const DevicePtr b = AllocateOk(16 * kMiB, 1);
-  EXPECT_NE(b, l.a) << "lent memory whose work may still run, with no ordering";
-  EXPECT_EQ(alloc_->GetStats().num_cross_stream_reuses, 0);
-  EXPECT_EQ(sim_->counts().stream_waits, 0);
-  EXPECT_TRUE(IsValid(*alloc_));
-}
-
 TEST_F(LendFinishedTest, FinishedMemoryIsLentWithNoWaitAndNoDriverCall) {
   const Lent l = FreeOnStreamZero(/*synchronized=*/true);
   const MemoryStats before = alloc_->GetStats();
@@ -1411,46 +1401,16 @@ TEST_F(LendFinishedTest, FinishedMemoryIsLentWithNoWaitAndNoDriverCall) {
   FreeOk(l.keep);
 }
 
-TEST_F(LendFinishedTest, ABorrowedBlockGoesBackOnlyOnceTheBorrowersWorkIsDone) {
-  const Lent l = FreeOnStreamZero(/*synchronized=*/true);
-  const DevicePtr b = AllocateOk(16 * kMiB, 1);
-  ASSERT_EQ(b, l.a);
-  sim_->Tick();
-  FreeOk(b);  // stream 1's work on it still queued
-  EXPECT_EQ(sim_->counts().stream_waits, 0) << "stream 0 was ordered after stream 1";
-  // Pending, as a record_stream's block: not stream 0's to take yet.
-  EXPECT_EQ(alloc_->GetStats().active_bytes[kStatAll].current,
-            static_cast<std::int64_t>(16 * kMiB + kPage));
-  const DevicePtr other = AllocateOk(16 * kMiB, 0);
-  EXPECT_NE(other, l.a) << "stream 0 took memory stream 1 may still use";
-  EXPECT_TRUE(IsValid(*alloc_));
-  FreeOk(other);
-  ASSERT_TRUE(sim_->SynchronizeDevice().ok());
-  const MemoryStats before = alloc_->GetStats();
-  const DevicePtr c = AllocateOk(32 * kMiB, 0);
-  const DevicePtr again = AllocateOk(16 * kMiB, 0);
-  const MemoryStats after = alloc_->GetStats();
-  EXPECT_TRUE(c == l.a || again == l.a) << "stream 0's memory did not come back";
-  EXPECT_EQ(alloc_->GetStats().active_bytes[kStatAll].current,
-            static_cast<std::int64_t>(48 * kMiB + kPage));
-  EXPECT_EQ(after.num_cross_stream_reuses, before.num_cross_stream_reuses);
-  EXPECT_TRUE(IsValid(*alloc_));
-  FreeOk(c);
-  FreeOk(again);
-  FreeOk(l.keep);
-}
-
 // cross_stream_reuse: memory another stream has freed serves a request
 // whose own stream's memory would need pages mapped instead of being moved
-// through the driver: only once the lender's work on it is done, and with
-// cross_stream_wait also before, ordered on the device (a stream wait).
+// through the driver: once the lender's work on it is done, and also
+// before, ordered on the device (a stream wait).
 class CrossStreamReuseTest : public GrowableSegmentsTest {
  protected:
-  void MakeBorrowing(bool borrow = true, bool wait = true) {
+  void MakeBorrowing(bool borrow = true) {
     Options options = NoSlackMechanics();
     options.cross_stream_reuse =
         borrow ? Options::CrossStreamReuse::kAlways : Options::CrossStreamReuse::kNever;
-    options.cross_stream_wait = wait;
     Make(options);
   }
   // Stream 0's 16 MiB block freed behind a kept one-page block, its work
@@ -1492,19 +1452,6 @@ class CrossStreamReuseTest : public GrowableSegmentsTest {
     return b;
   }
 };
-
-TEST_F(CrossStreamReuseTest, WithoutWaitsMemoryWhoseWorkMayRunIsNotLent) {
-  if (!env_.CanHoldEvents()) GTEST_SKIP() << "needs events that stay incomplete";
-  MakeBorrowing(/*borrow=*/true, /*wait=*/false);
-  const Lent l = FreeOnStreamZero(/*finished=*/false);
-  const std::int64_t waits = Device().stream_waits;
-  const DevicePtr b = AllocateOk(16 * kMiB, 1);
-  EXPECT_NE(b, l.a) << "lent memory whose work may still run, with no ordering";
-  EXPECT_EQ(alloc_->GetStats().num_cross_stream_reuses, 0);
-  EXPECT_EQ(Device().stream_waits, waits);
-  EXPECT_TRUE(IsValid(*alloc_));
-  FreeEmptyAndEnd({b, l.keep});
-}
 
 TEST_F(CrossStreamReuseTest, AnotherStreamsFreedMemoryServesWithADeviceWaitAndNoDriverCall) {
   if (!env_.CanHoldEvents()) GTEST_SKIP() << "needs events that stay incomplete";

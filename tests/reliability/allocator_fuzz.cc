@@ -28,11 +28,9 @@
 //     0x08 garbage_collection_threshold:0.6 (acts once a limit is set, on
 //          classic segments); with growable segments, where it does
 //          nothing, cross_stream_reuse:True (free memory lent across
-//          streams wherever a stream would map; once the lender's work on it
-//          is done, or, with cross_stream_wait when the destroy bit 0x10 is
-//          clear, also while it may run, ordered by device-side waits);
-//          without the bit, the default's (auto: lent where the cache would
-//          move memory, ordered by device-side waits)
+//          streams wherever a stream would map, ordered by device-side waits
+//          while the lender's work on it may run); without the bit, the
+//          default's (auto: lent where the cache would move memory)
 //     0x10 destroy with blocks still live (tests the destructor's release)
 //     0x20 64 KiB device pages instead of 2 MiB (growable edge pages), on
 //          the 1 GiB device
@@ -154,7 +152,6 @@ class Harness {
     if ((config & 0x08) != 0) {
       options_.garbage_collection_threshold = 0.6;
       if (growable_) options_.cross_stream_reuse = Options::CrossStreamReuse::kAlways;
-      options_.cross_stream_wait = growable_ && (config & 0x10) == 0;
     }
     if ((config & 0x40) != 0) {
       options_.release_slack = options_.release_slack_max = options_.release_slack_hard = 0;
