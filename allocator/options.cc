@@ -258,12 +258,6 @@ absl::StatusOr<Options> ParseOptions(absl::string_view conf, const Options& base
         return BadValue(key, value, "must be an integer in [2, 1048576]");
       }
       options.max_map_chunk = mb * kMiB;
-    } else if (key == "backup_batch_mb") {
-      std::uint64_t mb = 0;
-      if (!absl::SimpleAtoi(value, &mb) || mb < 1 || mb > (std::uint64_t{1} << 20)) {
-        return BadValue(key, value, "must be an integer in [1, 1048576]");
-      }
-      options.backup_batch = mb * kMiB;
     } else if (key == "release_slack") {
       if (absl::Status s = ParseSlack(key, value, &options.release_slack); !s.ok()) return s;
     } else if (key == "hold_reserved") {
@@ -306,7 +300,7 @@ absl::StatusOr<Options> ParseOptions(absl::string_view conf, const Options& base
           "hold_reserved, "
           "mapped_fit, mapped_fit_missing_mb, "
           "background_unmap, keep_old_mappings, "
-          "cross_stream_reuse, backup_batch_mb)"));
+          "cross_stream_reuse)"));
     }
   }
   return options;
@@ -342,8 +336,7 @@ std::string Options::ToString() const {
                                  ",cross_stream_reuse:",
                                  cross_stream_reuse == CrossStreamReuse::kAlways  ? "True"
                                  : cross_stream_reuse == CrossStreamReuse::kNever ? "False"
-                                                                                  : "auto",
-                                 ",backup_batch_mb:", backup_batch / kMiB);
+                                                                                  : "auto");
   return out;
 }
 

@@ -188,12 +188,6 @@ struct Options {
   // two of 21 traces are refused memory that 4 MiB chunks throughout would
   // have found; on one 3% larger, none (docs/steady_state.md).
   std::size_t max_map_chunk = std::size_t{16} << 20;
-  // Pausing with backup (backup_batch_mb): the copies to host are fenced
-  // every this many bytes, and the chunks whose bytes a passed fence covers
-  // are given back while the later copies run. 64 MiB is ~1.3 ms of copying
-  // at 50 GB/s: long enough to hide a few unmaps, short enough that the
-  // unmaps after the last fence are few.
-  std::size_t backup_batch = std::size_t{64} << 20;
 
   std::string ToString() const;
 };

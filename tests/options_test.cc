@@ -308,7 +308,8 @@ TEST(OptionsTest, MapChunks) {
 TEST(OptionsTest, KeysWhoseAnswerIsKnownAreUnknownNow) {
   for (const char* gone :
        {"hot_slot:True", "skip_busy_pages:True", "skip_busy_holes:True", "partial_runs:True",
-        "free_marks:16", "unpin_edges_mb:0", "map_chunk_divisor:1", "cross_stream_wait:True"}) {
+        "free_marks:16", "unpin_edges_mb:0", "map_chunk_divisor:1", "cross_stream_wait:True",
+        "backup_batch_mb:64"}) {
     EXPECT_THAT(ParseError(gone), HasSubstr("unknown key")) << gone;
   }
 }
