@@ -42,9 +42,9 @@ DeviceAllocator::DeviceAllocator(std::unique_ptr<DeviceBackend> backend,
                               ? -1
                               : static_cast<std::int64_t>(options_.max_split_size);
   if (options_.memory_limit > 0) memory_limit_ = options_.memory_limit;
-  if (options_.memory_fraction >= 0) {
+  if (options_.per_process_memory_fraction >= 0) {
     if (absl::StatusOr<DeviceMemoryInfo> info = backend_->MemoryInfo(); info.ok()) {
-      memory_fraction_ = options_.memory_fraction;
+      memory_fraction_ = options_.per_process_memory_fraction;
       memory_limit_ = LimitForFraction(memory_fraction_, info->total_bytes);
     }
   }

@@ -99,15 +99,13 @@ absl::Status ParseRoundup(absl::string_view value, Options& options) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<double> ParseFraction(absl::string_view key, absl::string_view value,
-                                     bool allow_one) {
+// garbage_collection_threshold: a fraction in (0, 1), as PyTorch takes it.
+absl::StatusOr<double> ParseFraction(absl::string_view key, absl::string_view value) {
   double f = 0;
   if (!absl::SimpleAtod(value, &f) || !std::isfinite(f)) {
     return BadValue(key, value, "not a number");
   }
-  if (f <= 0.0 || f > 1.0 || (!allow_one && f == 1.0)) {
-    return BadValue(key, value, allow_one ? "must be in (0, 1]" : "must be in (0, 1)");
-  }
+  if (f <= 0.0 || f >= 1.0) return BadValue(key, value, "must be in (0, 1)");
   return f;
 }
 
@@ -215,7 +213,7 @@ absl::StatusOr<Options> ParseOptions(absl::string_view conf, const Options& base
     } else if (key == "roundup_power2_divisions") {
       if (absl::Status s = ParseRoundup(value, options); !s.ok()) return s;
     } else if (key == "garbage_collection_threshold") {
-      absl::StatusOr<double> f = ParseFraction(key, value, /*allow_one=*/false);
+      absl::StatusOr<double> f = ParseFraction(key, value);
       if (!f.ok()) return f.status();
       options.garbage_collection_threshold = *f;
     } else if (key == "expandable_segments") {
@@ -240,10 +238,6 @@ absl::StatusOr<Options> ParseOptions(absl::string_view conf, const Options& base
       absl::StatusOr<std::size_t> bytes = ParseByteSize(value);
       if (!bytes.ok()) return BadValue(key, value, bytes.status().message());
       options.memory_limit = *bytes;
-    } else if (key == "memory_fraction") {
-      absl::StatusOr<double> f = ParseFraction(key, value, /*allow_one=*/true);
-      if (!f.ok()) return f.status();
-      options.memory_fraction = *f;
     } else if (key == "per_process_memory_fraction") {
       // PyTorch's (torch.cuda.set_per_process_memory_fraction at start-up):
       // 0 is a cap too.
@@ -251,7 +245,7 @@ absl::StatusOr<Options> ParseOptions(absl::string_view conf, const Options& base
       if (!absl::SimpleAtod(value, &f) || !(f >= 0.0 && f <= 1.0)) {
         return BadValue(key, value, "must be in [0, 1]");
       }
-      options.memory_fraction = f;
+      options.per_process_memory_fraction = f;
     } else if (key == "max_map_chunk_mb") {
       std::uint64_t mb = 0;
       if (!absl::SimpleAtoi(value, &mb) || mb < 2 || mb > (std::uint64_t{1} << 20)) {
@@ -295,7 +289,7 @@ absl::StatusOr<Options> ParseOptions(absl::string_view conf, const Options& base
           "CCALLOC_CONF: unknown key '", key,
           "' (known: max_split_size_mb, roundup_power2_divisions, "
           "garbage_collection_threshold, expandable_segments, backend, memory_limit, "
-          "memory_fraction, per_process_memory_fraction, release_slack, release_slack_max, "
+          "per_process_memory_fraction, release_slack, release_slack_max, "
           "release_slack_hard, max_map_chunk_mb, "
           "hold_reserved, "
           "mapped_fit, mapped_fit_missing_mb, "
@@ -320,8 +314,9 @@ std::string Options::ToString() const {
       ",roundup_power2_divisions:[", absl::StrJoin(roundup_power2_divisions, ","), "]",
       ",garbage_collection_threshold:", garbage_collection_threshold,
       ",expandable_segments:", expandable_segments ? "True" : "False",
-      ",memory_limit:", memory_limit, ",memory_fraction:",
-      memory_fraction < 0 ? std::string("none") : absl::StrCat(memory_fraction),
+      ",memory_limit:", memory_limit, ",per_process_memory_fraction:",
+      per_process_memory_fraction < 0 ? std::string("none")
+                                      : absl::StrCat(per_process_memory_fraction),
       ",release_slack:", release_slack, ",release_slack_max:", release_slack_max,
       ",release_slack_hard:", release_slack_hard,
       ",max_map_chunk_mb:", max_map_chunk / kMiB,

@@ -43,10 +43,10 @@ struct Options {
   // --- ccalloc keys -------------------------------------------------------
   // Cap on reserved bytes (memory_limit, with units: "24GiB", "512MB").
   std::size_t memory_limit = 0;
-  // Cap as a fraction of the device's total memory (memory_fraction, in
-  // (0, 1]; PyTorch's per_process_memory_fraction, in [0, 1], where 0 lets
-  // nothing be allocated); below 0: none.
-  double memory_fraction = -1.0;
+  // Cap as a fraction of the device's total memory (PyTorch's
+  // per_process_memory_fraction, in [0, 1], where 0 lets nothing be
+  // allocated); below 0: none.
+  double per_process_memory_fraction = -1.0;
   // Growable segments: the marks, as fractions of the peak allocated, that
   // free mapped memory may reach past it. Up to release_slack new memory is
   // taken for a growth; past it, chunks whose frees are known to have
@@ -57,8 +57,8 @@ struct Options {
   //
   // These hold while the cache has room: while memory held up to the hard
   // mark stays under 90% of the memory limit (memory_limit,
-  // memory_fraction), or of the device's memory when none is set, and the
-  // device has never refused memory. Past that the marks tighten to 0.5%,
+  // per_process_memory_fraction), or of the device's memory when none is
+  // set, and the device has never refused memory. Past that the marks tighten to 0.5%,
   // 0.8% and 0.95% (kTightSlack in growable_segments.cc): reserved within
   // 1% of the peak, at the cost of moves in steady steps. Room bought with
   // memory: a GNN on random graph sizes trained at 1.215x expandable_

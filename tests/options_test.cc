@@ -54,7 +54,7 @@ TEST(OptionsTest, PresetsDifferOnlyWhereDocumented) {
   EXPECT_EQ(native.roundup_power2_divisions, Divisions(0));
   EXPECT_EQ(native.garbage_collection_threshold, 0.0);
   EXPECT_EQ(native.memory_limit, 0u);
-  EXPECT_LT(native.memory_fraction, 0.0) << "no fraction unless asked";
+  EXPECT_LT(native.per_process_memory_fraction, 0.0) << "no fraction unless asked";
   const Options defaults = DefaultOptions();
   EXPECT_TRUE(defaults.expandable_segments);
   // Turning growable segments off gives PyTorch's behaviour back.
@@ -199,18 +199,23 @@ TEST(OptionsTest, MemoryLimitWithUnits) {
   }
 }
 
-TEST(OptionsTest, MemoryFraction) {
-  EXPECT_DOUBLE_EQ(ParseOk("memory_fraction:0.5").memory_fraction, 0.5);
-  EXPECT_DOUBLE_EQ(ParseOk("memory_fraction:1").memory_fraction, 1.0);
-  // PyTorch's key takes 0 too (nothing may be allocated).
-  EXPECT_DOUBLE_EQ(ParseOk("per_process_memory_fraction:0").memory_fraction, 0.0);
-  EXPECT_DOUBLE_EQ(ParseOk("per_process_memory_fraction:0.25").memory_fraction, 0.25);
-  EXPECT_THAT(ParseError("per_process_memory_fraction:1.5"),
-              HasSubstr("per_process_memory_fraction"));
-  for (const char* bad : {"memory_fraction:0", "memory_fraction:1.5", "memory_fraction:-1",
-                          "memory_fraction:half", "memory_fraction:inf"}) {
-    EXPECT_THAT(ParseError(bad), HasSubstr("memory_fraction")) << bad;
+TEST(OptionsTest, PerProcessMemoryFraction) {
+  EXPECT_DOUBLE_EQ(ParseOk("per_process_memory_fraction:0.5").per_process_memory_fraction, 0.5);
+  EXPECT_DOUBLE_EQ(ParseOk("per_process_memory_fraction:1").per_process_memory_fraction, 1.0);
+  EXPECT_DOUBLE_EQ(ParseOk("per_process_memory_fraction:0.25").per_process_memory_fraction, 0.25);
+  // 0 too, as PyTorch takes it: nothing may be allocated.
+  EXPECT_DOUBLE_EQ(ParseOk("per_process_memory_fraction:0").per_process_memory_fraction, 0.0);
+  EXPECT_THAT(ParseOk("per_process_memory_fraction:0.25").ToString(),
+              HasSubstr("per_process_memory_fraction:0.25"));
+  for (const char* bad :
+       {"per_process_memory_fraction:1.5", "per_process_memory_fraction:-1",
+        "per_process_memory_fraction:half", "per_process_memory_fraction:inf",
+        "per_process_memory_fraction:nan", "per_process_memory_fraction:"}) {
+    EXPECT_THAT(ParseError(bad), HasSubstr("per_process_memory_fraction")) << bad;
   }
+  // ccalloc's own memory_fraction was the same cap under another name, in
+  // (0, 1]: gone, PyTorch's key does it.
+  EXPECT_THAT(ParseError("memory_fraction:0.5"), HasSubstr("unknown key"));
 }
 
 TEST(OptionsTest, ReleaseSlack) {
