@@ -274,12 +274,6 @@ absl::StatusOr<Options> ParseOptions(absl::string_view conf, const Options& base
       }
     } else if (key == "keep_old_mappings") {
       if (absl::Status s = ParseBool(key, value, &options.keep_old_mappings); !s.ok()) return s;
-    } else if (key == "mapped_fit_missing_mb") {
-      std::size_t mb = 0;
-      if (!absl::SimpleAtoi(value, &mb) || mb > (std::size_t{1} << 20)) {
-        return BadValue(key, value, "must be a whole number of MiB (0: never)");
-      }
-      options.mapped_fit_missing = mb * kMiB;
     } else if (key == "release_slack_max") {
       if (absl::Status s = ParseSlack(key, value, &options.release_slack_max); !s.ok()) return s;
     } else if (key == "release_slack_hard") {
@@ -292,7 +286,7 @@ absl::StatusOr<Options> ParseOptions(absl::string_view conf, const Options& base
           "per_process_memory_fraction, release_slack, release_slack_max, "
           "release_slack_hard, max_map_chunk_mb, "
           "hold_reserved, "
-          "mapped_fit, mapped_fit_missing_mb, "
+          "mapped_fit, "
           "background_unmap, keep_old_mappings, "
           "cross_stream_reuse)"));
     }
@@ -325,7 +319,6 @@ std::string Options::ToString() const {
                                  mapped_fit == MappedFit::kAlways  ? "True"
                                  : mapped_fit == MappedFit::kNever ? "False"
                                                                    : "auto",
-                                 ",mapped_fit_missing_mb:", mapped_fit_missing / kMiB,
                                  ",background_unmap:", background_unmap ? "True" : "False",
                                  ",keep_old_mappings:", keep_old_mappings ? "True" : "False",
                                  ",cross_stream_reuse:",

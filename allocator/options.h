@@ -102,26 +102,12 @@ struct Options {
   //     it is the best fit; a churn whose live bytes swing below the peak
   //     maps half as often (H200, churn W=1000: 410-424 host ns an
   //     operation against 473-510 in the same call,
-  //     bench/results/h200_churn_mapped_fit_when_slack.json).
+  //     bench/results/h200_churn_mapped_fit_when_slack.json). And, whatever
+  //     the cache holds, for a request whose best fit would map at least
+  //     64 MiB (DeviceAllocator::WantsHeldFit says why).
   //   kNever (mapped_fit:False): best fit by size alone.
   enum class MappedFit : std::uint8_t { kNever, kWhenSlack, kAlways };
   MappedFit mapped_fit = MappedFit::kWhenSlack;
-  // ... and with auto, for requests whose best fit would map at least this
-  // much memory (mapped_fit_missing_mb, 0: none): pages neither held nor
-  // taken back there without a call (SegmentStore::BytesToMap). A move's
-  // cost is its chunks, whatever the request's size: 64 MiB is 16 chunks of
-  // max_map_chunk, ~1 ms of the launching thread's time at the measured
-  // ~60 us a chunk (a map, and the unmap of what was under it), a cost worth
-  // some pinning. It is what makes a workload whose steady steps move
-  // memory rather than grow it cheap: the checkpointed LM, whose huge
-  // logits change size every step, mapped 102 chunks a step instead of 246
-  // and trained at 1.003x expandable_segments' step time instead of 1.113x
-  // in 6 interleaved rounds on an H100, at the same 1.0078 reserved/allocated
-  // (bench/results/h100_ckpt_lm_mapped_fit_missing_ab.json). Counting memory
-  // taken back as free keeps bucketed shapes free (gpt2_cycle in the replay:
-  // 0.61 ms of driver time a step, as with 0, against 6.4 when the pages
-  // under old mappings counted as missing).
-  std::size_t mapped_fit_missing = std::size_t{64} << 20;
   // Growable segments (background_unmap): unmaps and releases whose queued
   // work has finished are made on a thread of their own
   // (segments/unmap_worker.h), not on the thread allocating, which in

@@ -987,38 +987,48 @@ TEST_F(GrowableSegmentsTest, MappedFitPlacesOnHeldMemoryWithoutACall) {
   run(false);
 }
 
-// mapped_fit_missing_mb: with auto, a request whose best fit would map at
-// least that much goes on memory already mapped; one that would map less
-// takes its best fit.
+// With auto, a request whose best fit would map at least 64 MiB goes on
+// memory already mapped even where the cache holds no slack; one that
+// would map less takes its best fit. (MoveTwoHolesUnderALargeBlock, eight
+// times as large: holes of 128 and 256 MiB whose chunks move under a
+// 320 MiB block freed at once.)
 TEST_F(GrowableSegmentsTest, MappedFitForRequestsThatWouldMapMuch) {
-  auto run = [&](std::size_t missing_mib) {
+  for (const std::size_t request : {128 * kMiB, 48 * kMiB}) {
+    SCOPED_TRACE(absl::StrCat(request / kMiB, " MiB"));
     Options options = NoSlackMechanics();
     options.mapped_fit = Options::MappedFit::kWhenSlack;
-    options.mapped_fit_missing = missing_mib * kMiB;
     Make(options);
-    const auto [a, k1, k2, big] = MoveTwoHolesUnderALargeBlock();
-    ASSERT_LE(alloc_->GetStats().reserved_bytes[kStatAll].current,
-              static_cast<std::int64_t>(40 * kMiB + 4 * kPage + 8 * kMiB))
+    const DevicePtr a = AllocateOk(128 * kMiB, 0);
+    const DevicePtr k1 = AllocateOk(kPage, 0);
+    const DevicePtr b = AllocateOk(256 * kMiB, 0);
+    const DevicePtr k2 = AllocateOk(kPage, 0);
+    FreeOk(a);
+    FreeOk(b);
+    env_.sim()->CompleteAll();
+    const DevicePtr big = AllocateOk(320 * kMiB, 0);
+    FreeOk(big);
+    env_.sim()->CompleteAll();
+    const MemoryStats before = alloc_->GetStats();
+    ASSERT_LE(before.reserved_bytes[kStatAll].current,
+              before.allocated_bytes[kStatAll].peak + static_cast<std::int64_t>(4 * kPage))
         << "the cache holds slack: auto would place on held memory anyway";
-    // (Its best fit, a's hole, maps 8-12 MiB.)
-    const Placed placed = PlaceTwelveMiB();
-    const DevicePtr c = placed.ptr;
-    const std::int64_t calls = placed.calls;
-    if (missing_mib > 0 && missing_mib <= 8) {
-      EXPECT_EQ(calls, 0) << "missing " << missing_mib << " MiB: placed where nothing is mapped";
+    // Its best fit is a's hole, which lacks 64 MiB or more.
+    ASSERT_LE(MappedBytes(k1, a, 128 * kMiB), 64 * kMiB) << "a's hole kept its memory";
+    const DevicePtr c = AllocateOk(request, 0);
+    const MemoryStats after = alloc_->GetStats();
+    const std::int64_t calls =
+        after.num_maps - before.num_maps + after.num_device_alloc - before.num_device_alloc;
+    if (request >= 64 * kMiB) {
+      EXPECT_EQ(calls, 0) << "placed where nothing is mapped";
       EXPECT_EQ(c, big);
     } else {
-      EXPECT_GT(calls, 0) << "missing " << missing_mib << " MiB: best fit found mapped memory";
+      EXPECT_GT(calls, 0) << "best fit found mapped memory: the test proves nothing";
       EXPECT_EQ(c, a);
     }
-    for (DevicePtr p : {c, k1, k2}) FreeOk(p);
     EXPECT_TRUE(IsValid(*alloc_));
+    for (DevicePtr p : {c, k1, k2}) FreeOk(p);
     alloc_.reset();
-  };
-  run(4);
-  run(8);
-  run(16);  // more than the request itself
-  run(0);   // off
+  }
 }
 
 // An unmap that fails during a trim (empty_cache, then growth beyond the
@@ -1158,11 +1168,13 @@ TEST_F(KeptMappingsTest, MemoryMovedAwayComesBackWithoutADriverCall) {
   EXPECT_TRUE(env_.NothingOutstanding());
 }
 
-// mapped_fit_missing_mb counts what a place would map, and memory that comes
-// back there without a call (Return) is not: a block whose best fit lies on
-// old mappings of memory now free elsewhere takes that fit and its memory
-// back, as a step repeating an earlier shape should, instead of going to
-// the mapped memory where the memory went.
+// A request that would map much (64 MiB) goes on mapped memory, but what it
+// would map counts only what a place lacks: memory that comes back there
+// without a call (Return) is not missing. A block whose best fit lies on old
+// mappings of memory now free elsewhere takes that fit and its memory back,
+// as a step repeating an earlier shape should, instead of going to the
+// mapped memory where the memory went. (MoveAToB, eight times as large, so
+// that more than 64 MiB of a's memory moves.)
 TEST_F(KeptMappingsTest, MappedFitCountsMemoryThatComesBackAsHeld) {
   Options options = env_.BaseOptions();
   options.release_slack = options.release_slack_max = 0;
@@ -1170,15 +1182,19 @@ TEST_F(KeptMappingsTest, MappedFitCountsMemoryThatComesBackAsHeld) {
   options.hold_reserved = false;
   options.max_map_chunk = 4 * kMiB;
   options.mapped_fit = Options::MappedFit::kWhenSlack;
-  options.mapped_fit_missing = 4 * kMiB;  // less than a's memory that moved
   Make(options);
-  const Moved m = MoveAToB();
-  const std::size_t moved = 16 * kMiB - MappedBytes(m.keep, m.a, 16 * kMiB);
-  ASSERT_GE(moved, 4 * kMiB) << "too little of a's memory moved to count";
+  Moved m{};
+  m.a = AllocateOk(128 * kMiB, 0);
+  m.keep = AllocateOk(2 * kMiB, 0);
+  FreeOk(m.a);
+  env_.CompleteAll();
+  m.b = AllocateOk(192 * kMiB, 0);  // a's chunks and 64 MiB of new memory
+  const std::size_t moved = 128 * kMiB - MappedBytes(m.keep, m.a, 128 * kMiB);
+  ASSERT_GE(moved, 64 * kMiB) << "too little of a's memory moved to count";
   FreeOk(m.b);
   env_.CompleteAll();
   const MemoryStats before = alloc_->GetStats();
-  const DevicePtr again = AllocateOk(16 * kMiB, 0);
+  const DevicePtr again = AllocateOk(128 * kMiB, 0);
   const MemoryStats after = alloc_->GetStats();
   EXPECT_EQ(again, m.a) << "placed on b's mapped memory instead of taking a's back";
   EXPECT_EQ(after.num_returns - before.num_returns, static_cast<std::int64_t>(moved / (4 * kMiB)));

@@ -433,25 +433,23 @@ TEST(ReplayTest, MappedFitWhenSlackCutsChurnMapsAndLeavesTrainingAlone) {
   // The memory it costs is within what the cache holds anyway.
   EXPECT_LE(ours.ratio, best_fit.ratio + 0.01);
 
-  // (Without mapped_fit_missing_mb, the rule for requests that would map
-  // much: the slack alone decides here.)
   const Trace gpt2 = LoadBundled("gpt2");
   ASSERT_FALSE(gpt2.events.empty());
   const ReplayResult gpt2_best_fit = ReplayConf(gpt2, "mapped_fit:False");
-  const ReplayResult gpt2_ours = ReplayConf(gpt2, "mapped_fit_missing_mb:0");
+  const ReplayResult gpt2_ours = ReplayWith(gpt2, "ccalloc");
   EXPECT_EQ(gpt2_ours.maps, gpt2_best_fit.maps);
   EXPECT_EQ(gpt2_ours.peak_reserved_bytes, gpt2_best_fit.peak_reserved_bytes);
 }
 
-// mapped_fit_missing_mb (the default's 64 MiB): requests whose best fit
-// would map at least that much go on memory already mapped whatever the
+// mapped_fit's default (auto) near the end of memory: requests whose best
+// fit would map at least 64 MiB go on memory already mapped whatever the
 // cache holds. On the checkpointed LM, whose huge logits blocks move dozens
 // of chunks each, the second half then maps fewer chunks than with best fit
 // by size, and the memory stays within 1%.
 TEST(ReplayTest, MappedFitForLargeRequestsMovesLessOnTheCheckpointedLm) {
   const Trace trace = LoadBundled("ckpt_lm");
   ASSERT_FALSE(trace.events.empty());
-  const ReplayResult by_size = ReplayTight(trace, "mapped_fit_missing_mb:0");
+  const ReplayResult by_size = ReplayTight(trace, "mapped_fit:False");
   const ReplayResult ours = ReplayTight(trace);
   EXPECT_LT(ours.late_mapped_chunks, by_size.late_mapped_chunks);
   EXPECT_LE(ours.ratio, 1.01);

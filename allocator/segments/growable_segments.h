@@ -49,8 +49,8 @@
 //   anyway. Within the marks (a training loop's peaks) best fit stays for
 //   most requests: there, placing on mapped memory cuts into chunks the
 //   next peak must move (mapped_fit:True, always: two streams peaked at
-//   1.013). Not for one whose best fit would map much (mapped_fit_missing,
-//   64 MiB: BytesToMap, pages neither held nor taken back by Return): a
+//   1.013). Not for one whose best fit would map much (64 MiB,
+//   DeviceAllocator::WantsHeldFit: BytesToMap, pages neither held nor taken back by Return): a
 //   move of that many chunks costs more host time than the pinning costs
 //   memory (the checkpointed LM: 246 -> ~60 chunks mapped a step, memory
 //   unchanged).

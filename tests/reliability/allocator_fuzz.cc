@@ -37,9 +37,11 @@
 //     0x40 release_slack, release_slack_max and release_slack_hard 0
 //          (growable: every growth past the peak is beyond the high mark,
 //          where chunks move and trim and a new block's edges are unpinned)
-//     0x80 mapped_fit_missing of two pages (growable: nearly every request
-//          whose best fit would map goes on mapped memory elsewhere; the
-//          default's 64 MiB is reached by few inputs)
+//     0x80 mapped_fit:True (growable: every request whose best fit would
+//          map goes on mapped memory elsewhere, the smallest stretch; auto,
+//          the default, does so on the first stretch found while the cache
+//          has room, and for requests that would map 64 MiB, which few
+//          inputs reach)
 //   then operations, one opcode byte (mod 19) each, followed by arguments:
 //     0-4  allocate      stream:u8 size...     (size encoding: ReadSize)
 //     5-7  free          index:u8              (a live block)
@@ -156,7 +158,7 @@ class Harness {
     if ((config & 0x40) != 0) {
       options_.release_slack = options_.release_slack_max = options_.release_slack_hard = 0;
     }
-    if ((config & 0x80) != 0) options_.mapped_fit_missing = 2 * page_size_;
+    if ((config & 0x80) != 0) options_.mapped_fit = Options::MappedFit::kAlways;
     alloc_ =
         std::make_unique<DeviceAllocator>(std::make_unique<BorrowedBackend>(sim_.get()), options_);
     Check("construction");
