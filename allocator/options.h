@@ -4,7 +4,7 @@
 // ("key:value,key:value"), so a user's settings carry over unchanged. Keys that
 // only concern PyTorch's pinned host allocator are accepted and ignored; an
 // unknown key or a bad value is an InvalidArgument naming it, never a silent
-// default.
+// default. docs/options.md says when a user would change each key.
 #ifndef CCALLOC_ALLOCATOR_OPTIONS_H_
 #define CCALLOC_ALLOCATOR_OPTIONS_H_
 

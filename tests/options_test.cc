@@ -2,6 +2,7 @@
 // errors that name the key or value at fault.
 #include "allocator/options.h"
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <cstdlib>
@@ -13,6 +14,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -349,6 +351,26 @@ TEST(OptionsTest, TheUnknownKeyErrorListsEveryKeyTheParserTakes) {
   }
   EXPECT_GE(keys, 10) << written;
   EXPECT_THAT(listed, Contains("per_process_memory_fraction"));
+}
+
+// Options are for choices users make (docs/options.md): an experiment's
+// answer is a constant, so ccalloc adds few keys to PyTorch's.
+TEST(OptionsTest, CcallocAddsFewKeysToPytorchs) {
+  const std::string error = ParseError("no_such_key:1");
+  const std::size_t open = error.find("(known: ");
+  ASSERT_NE(open, std::string::npos) << error;
+  const std::size_t close = error.rfind(')');
+  const std::vector<std::string> listed =
+      absl::StrSplit(error.substr(open + 8, close - open - 8), ", ");
+  const std::vector<std::string> pytorchs = {
+      "max_split_size_mb", "roundup_power2_divisions", "garbage_collection_threshold",
+      "expandable_segments", "per_process_memory_fraction"};
+  for (const std::string& key : pytorchs) EXPECT_THAT(listed, Contains(key));
+  std::vector<std::string> ours;
+  for (const std::string& key : listed) {
+    if (std::find(pytorchs.begin(), pytorchs.end(), key) == pytorchs.end()) ours.push_back(key);
+  }
+  EXPECT_LE(ours.size(), 12u) << absl::StrJoin(ours, ", ");
 }
 
 TEST(OptionsTest, ItemWithoutColonIsNamed) {
