@@ -56,7 +56,7 @@ enum class BlockState : std::uint8_t {
   kFree,       // in a pool, reusable
   kAllocated,  // handed to the user
   kPending,    // freed by the user, waiting for events on other streams
-  kHot,        // freed by the user, held aside uncoalesced (Options::hot_slot)
+  kHot,        // freed by the user, held aside uncoalesced (DeviceAllocator::HoldAside)
 };
 
 struct Block {

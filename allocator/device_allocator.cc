@@ -42,9 +42,9 @@ DeviceAllocator::DeviceAllocator(std::unique_ptr<DeviceBackend> backend,
                               ? -1
                               : static_cast<std::int64_t>(options_.max_split_size);
   if (options_.memory_limit > 0) memory_limit_ = options_.memory_limit;
-  if (options_.memory_fraction >= 0) {
+  if (options_.per_process_memory_fraction >= 0) {
     if (absl::StatusOr<DeviceMemoryInfo> info = backend_->MemoryInfo(); info.ok()) {
-      memory_fraction_ = options_.memory_fraction;
+      memory_fraction_ = options_.per_process_memory_fraction;
       memory_limit_ = LimitForFraction(memory_fraction_, info->total_bytes);
     }
   }
@@ -248,16 +248,23 @@ absl::StatusOr<Block*> DeviceAllocator::TryAllocate(std::size_t rounded,
     }
   }
   // The store may move the block within its free block, off pages that
-  // would make it wait (growable: old mappings still in use, skip_busy_pages);
-  // where it still would, the next few free blocks by size are asked for a
-  // place that does not, at no more cost (best fit's next choices:
-  // skip_busy_holes).
+  // would make it wait (growable: old mappings still in use); where it still
+  // would, the next few free blocks by size are asked for a place that does
+  // not, at no more cost (best fit's next choices). Always (these were the
+  // skip_busy_pages and skip_busy_holes switches): on an H100 in one call
+  // (bench/results/h100_skip_busy_holes_ab.json, 2 rounds) the checkpointed
+  // LM waited 0.32 ms a step instead of 1.35 and spent 15.2 ms instead of
+  // 16.6 mapping; GPT-2 waited 2.82 instead of 2.19 and mapped 62 chunks a
+  // step instead of 50; the UNet about the same. In the replay at a GPU lag
+  // of 200 events: 209 waits over the nine traces instead of 331, 44,404
+  // chunk maps instead of 51,750, worst trace 1.0091. (Before partial runs
+  // it cost GPT-2 668 maps in one step and waits of 30-42 ms on an H100.)
   ++prepare_epoch_;  // FreeCompleted polls each stream once per Prepare
   if (growable_ && block->segment->expandable && at == block->ptr) {
     const SegmentStore::Placing placing = store_->Place(Locked(), *block, at, rounded);
     at = placing.at;
-    // (During a capture always: a place over old mappings would fail then.)
-    if (placing.waits && (options_.skip_busy_holes || capturing())) {
+    // (During a capture too: a place over old mappings would fail then.)
+    if (placing.waits) {
       // The next few free blocks by size, at no more maps.
       int asked = 0;
       for (auto it = free_blocks.After(block);
@@ -443,13 +450,31 @@ bool DeviceAllocator::WantsHeldFit(const Block& best, std::size_t rounded) {
       return false;
     case Options::MappedFit::kAlways:
       return true;
-    case Options::MappedFit::kWhenSlack:
+    case Options::MappedFit::kWhenSlack: {
+      // Also for a request whose best fit would map at least 64 MiB: pages
+      // neither held nor taken back there without a call
+      // (SegmentStore::BytesToMap). A move's cost is its chunks, whatever
+      // the request's size: 64 MiB was 16 chunks of the 4 MiB max_map_chunk
+      // it was measured with, ~1 ms of the launching thread's time at the
+      // measured ~60 us a chunk (a map, and the unmap of what was under it),
+      // a cost worth some pinning. It is what makes a workload whose steady
+      // steps move memory rather than grow it cheap: the checkpointed LM,
+      // whose huge logits change size every step, mapped 102 chunks a step
+      // instead of 246 and trained at 1.003x expandable_segments' step time
+      // instead of 1.113x in 6 interleaved rounds on an H100, at the same
+      // 1.0078 reserved/allocated
+      // (bench/results/h100_ckpt_lm_mapped_fit_missing_ab.json). Counting
+      // memory taken back as free keeps bucketed shapes free (gpt2_cycle in
+      // the replay: 0.61 ms of driver time a step, as with no such rule,
+      // against 6.4 when the pages under old mappings counted as missing).
+      // (It was the mapped_fit_missing_mb option, 64 by default, 0: none.)
+      constexpr std::size_t kMissing = std::size_t{64} << 20;
       // (Cheapest first: BytesToMap walks the old mappings, and only a
       // request as large as the threshold can map that much.)
       return store_->Roomy(Locked()) || store_->HoldsSlack(Locked()) ||
-             (options_.mapped_fit_missing > 0 && rounded >= options_.mapped_fit_missing &&
-              store_->BytesToMap(Locked(), *best.segment, best.ptr, rounded) >=
-                  options_.mapped_fit_missing);
+             (rounded >= kMissing &&
+              store_->BytesToMap(Locked(), *best.segment, best.ptr, rounded) >= kMissing);
+    }
   }
   return false;
 }
@@ -489,16 +514,19 @@ Block* DeviceAllocator::Borrow(const BlockPool& free_blocks, StreamId stream,
   Block* other = free_blocks.FitOnOtherStreams(stream, rounded, kBorrowCandidates, [&](Block* b) {
     mu_.AssertHeld();  // called within Borrow, under the lock (tells clang)
     return b->segment->expandable && b->segment->owner == nullptr &&
-           store_->HeldBytesIn(lock, *b->segment, b->ptr, b->ptr + rounded) == rounded &&
-           (options_.cross_stream_wait || FreeCompleted(b->stream, b->freed_at));
+           store_->HeldBytesIn(lock, *b->segment, b->ptr, b->ptr + rounded) == rounded;
   });
   if (other == nullptr) return nullptr;
   // The lender's work on the memory comes first: its stream's work up to
   // the block's newest free, on the device (no host wait). A refused wait
-  // borrows nothing. (Without cross_stream_wait that work is done already.)
-  if (options_.cross_stream_wait && !OrderAfterFree(stream, other->stream, other->freed_at).ok()) {
-    return nullptr;
-  }
+  // borrows nothing. Memory whose work may still run is lent too, always
+  // (it was the cross_stream_wait switch, on by default): lending only
+  // memory an event query says is done, with the borrowed block going back
+  // pending on the borrower's work as a record_stream's use, left memory
+  // its own stream could not take back meanwhile, so that stream mapped in
+  // its place (the replay: 1.0859 reserved/allocated at a GPU lag of 150
+  // events with cross_stream_reuse:True).
+  if (!OrderAfterFree(stream, other->stream, other->freed_at).ok()) return nullptr;
   ++prepare_epoch_;
   // Mapped throughout: nothing for the store to do but its bookkeeping.
   if (!store_->Prepare(lock, *other->segment, *other, other->ptr, rounded).ok()) {
@@ -604,12 +632,12 @@ absl::Status DeviceAllocator::Free(DevicePtr ptr) {
   Block* block = it->second;
 
   // A borrowed block goes back to its segment's stream now, that stream's
-  // later work ordered after the borrower's on the device. Without
-  // cross_stream_wait, and during a capture (no event calls), the borrower
-  // is a use like a record_stream's instead: the block waits, pending, until
-  // that use is over (and the capture has ended).
+  // later work ordered after the borrower's on the device. During a capture
+  // (no event calls) the borrower is a use like a record_stream's instead:
+  // the block waits, pending, until that use is over and the capture has
+  // ended.
   if (block->borrowed) {
-    if (capturing() || !options_.cross_stream_wait) {
+    if (capturing()) {
       AddStreamUse(block, block->borrower);
     } else if (absl::Status s = OrderAfterUse(block->stream, block->borrower); !s.ok()) {
       return s;  // nothing changed: the block is still allocated
@@ -685,8 +713,7 @@ void DeviceAllocator::FreeBlock(Block* block) {
 
 void DeviceAllocator::MarkFrees(StreamId stream) {
   // (A capture refuses event calls.)
-  const std::uint32_t every = options_.free_marks;
-  if (every == 0 || !growable_ || free_seq_ - marked_seq_ < every || capturing()) return;
+  if (!growable_ || free_seq_ - marked_seq_ < kFreesPerMark || capturing()) return;
   marked_seq_ = free_seq_;
   (void)LeaveMark(stream);
 }
@@ -718,11 +745,19 @@ void DeviceAllocator::HoldAside(Block* block) {
 }
 
 bool DeviceAllocator::HotEligible(const Block& block) const {
+  // Always held aside where it may be (it was the hot_slot switch): nothing
+  // a user can see changes (the counters move at the free, every other call
+  // finds the block coalesced and indexed, no placement or driver call
+  // differs: HotSlotChangesNoPlacementAndNoDriverCall), and the hot pair
+  // (bench/patterns.h) on the simulated card costs 933 host instructions
+  // instead of 1,450, 40-42 ns an operation instead of 60-65 on the build
+  // machine, where the H100 hosts' slow state (~2.2x on such code) had put
+  // it over 100 ns.
   // Only the default pool's growable segments: their free blocks count as
   // nothing (classic segments count split free blocks as inactive), and no
   // private pool's accounting can see the block held. Not while a capture
   // routes allocations or pool work is owed: those paths walk blocks.
-  return options_.hot_slot && growable_ && block.segment->expandable &&
+  return growable_ && block.segment->expandable &&
          block.segment->owner == nullptr && block.stream_uses.empty() && !block.borrowed &&
          !pool_work_ && !capturing();
 }
@@ -736,8 +771,8 @@ Block* DeviceAllocator::TakeHot(std::size_t rounded, std::size_t requested, Stre
   // and best fit would choose the hole the block's free would make: no free
   // block before it (that hole would start there), and no other free block
   // that fits before that hole in best fit's order (size, then address).
-  // Then Ready says the slow path would carve it at once. So hot_slot
-  // changes no placement, and no figure of the replay.
+  // Then Ready says the slow path would carve it at once. So holding a
+  // block aside changes no placement, and no figure of the replay.
   if (block->stream != stream || block->size != rounded || block->pool != pool ||
       ABSL_PREDICT_FALSE(pool_work_ || num_pending_ > 0 || capturing() ||
                          CurrentRegion() != 0)) {

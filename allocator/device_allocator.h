@@ -336,12 +336,13 @@ class DeviceAllocator final : private SegmentCache {
   // A freed block leaves the active counters (FreeBlock's and HoldAside's
   // first step).
   void EndActive(const Block* block) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Options::hot_slot: the freed block becomes hot_ instead of FreeBlock.
+  // The freed block becomes hot_ instead of FreeBlock (HotEligible says
+  // when, and why always).
   void HoldAside(Block* block) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // FreeBlock less the active counters (already moved): the page table's
   // free, the coalesce and the index, as the free numbered `freed_at`.
   void ReturnBlock(Block* block, std::uint64_t freed_at) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Options::hot_slot. Whether the block a free gives back may be held
+  // Whether the block a free gives back may be held
   // aside (its counters moved, nothing else), and the request it serves.
   bool HotEligible(const Block& block) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   Block* TakeHot(std::size_t rounded, std::size_t requested, StreamId stream, PoolKind pool)
@@ -503,12 +504,12 @@ class DeviceAllocator final : private SegmentCache {
   absl::btree_map<StreamId, std::deque<PendingEvent>> pending_ ABSL_GUARDED_BY(mu_);
   std::size_t num_pending_ ABSL_GUARDED_BY(mu_) = 0;
   std::vector<Block*> spare_blocks_ ABSL_GUARDED_BY(mu_);
-  // The block the last free held aside (Options::hot_slot), or null.
+  // The block the last free held aside (HoldAside), or null.
   // Mutable for FlushHot.
   mutable Block* hot_ ABSL_GUARDED_BY(mu_) = nullptr;
   // Counts frees; a free block remembers the count at its newest free.
   std::uint64_t free_seq_ ABSL_GUARDED_BY(mu_) = 0;
-  // The free count when a free last left a mark (free_marks), plus one for
+  // The free count when a free last left a mark (MarkFrees), plus one for
   // each free since whose memory the next allocation took straight back
   // (TakenBack): MarkFrees counts the frees past it.
   std::uint64_t marked_seq_ ABSL_GUARDED_BY(mu_) = 0;
@@ -526,9 +527,8 @@ class DeviceAllocator final : private SegmentCache {
   // free count when it was recorded. Once one has completed, memory freed
   // before it can be unmapped with no wait at all; until then a wait for it
   // drains less of the queue than a wait for the stream. Recorded when a
-  // trim found memory it could not yet take (FreeCompleted) and, with
-  // free_marks, every that many frees (MarkFrees); at most kMaxMarks per
-  // stream.
+  // trim found memory it could not yet take (FreeCompleted) and every
+  // kFreesPerMark frees (MarkFrees); at most kMaxMarks per stream.
   struct FreeMark {
     EventHandle event;
     std::uint64_t seq;
@@ -538,7 +538,24 @@ class DeviceAllocator final : private SegmentCache {
   // are pending there (a lagging GPU) or the record fails; returns whether
   // it did. FreeCompleted's and MarkFrees'.
   bool LeaveMark(StreamId stream) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Leaves a mark on `stream` every free_marks frees (Options says why).
+  // Every this many frees (growable segments), a free leaves a mark on its
+  // block's stream (MarkFrees). Without them a mark is recorded only when a
+  // placement asks whether a free's work is done, so a free made long ago
+  // whose work finished long ago can be covered only by a mark recorded
+  // just now: it looks queued, moves with its old mapping kept until that
+  // mark completes, and a block placed over that mapping waits for the
+  // queue up to the mark. A free whose memory the next allocation takes
+  // straight back is not counted (TakenBack: a hot pair records nothing).
+  // It was the free_marks option, 16 by default and 0 for none: on an H100
+  // over 200 steps side by side (6 rounds each), 16 took GPT-2's placements
+  // from 6.77 to 0.81 ms a step (its waits for 2.9 GiB blocks, 5.70 ms a
+  // step, went) and the checkpointed LM's from 6.24 to 4.26, at the same
+  // peaks (1.0078-1.0084). In the replay at a GPU lag of 200 events it cut
+  // the events waited for over the 17 traces by an eighth (30,488 to
+  // 26,841), and two_streams peaked there at 1.0113 against 1.0091 without
+  // (free memory in pieces under a page: README).
+  static constexpr std::uint64_t kFreesPerMark = 16;
+  // Leaves a mark on `stream` every kFreesPerMark frees.
   void MarkFrees(StreamId stream) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Counts a free of `size` bytes at `ptr` (MarkFrees) and remembers where
   // it was for TakenBack.
@@ -549,7 +566,7 @@ class DeviceAllocator final : private SegmentCache {
   // block again, that free made no hole worth a mark, and MarkFrees does
   // not count it. A hot pair of allocate and free then records no event
   // (~0.7 us on an H100, against ~60 ns for the pair), and as both paths
-  // count alike, hot_slot still changes no placement.
+  // count alike, holding a block aside still changes no placement.
   void TakenBack(DevicePtr ptr, std::size_t rounded) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // The first of `marks` (one stream's, in record order) recorded after the
   // free numbered `freed_at`; marks.end() when none is.
@@ -567,9 +584,9 @@ class DeviceAllocator final : private SegmentCache {
   }
   // How many free blocks after the best fit (by size) a block that would
   // wait for queued work where best fit puts it asks for a place instead
-  // (skip_busy_holes): each ask scans the kept old mappings, so a few; the
+  // (Place, PlaceElsewhere): each ask scans the kept old mappings, so a few; the
   // replay at a GPU lag of 200 events waited 271 times over the nine traces
-  // with 4, as with 16, against 377 with none (before partial_runs).
+  // with 4, as with 16, against 377 with none (before partial runs).
   static constexpr int kBusyAlternatives = 4;
   // How many free blocks of each other stream, smallest first, a request
   // asks to borrow from (cross_stream_reuse).

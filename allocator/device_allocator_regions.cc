@@ -12,11 +12,11 @@
 // are paid once per run and the link runs at its bandwidth.
 //
 // The backup is a pipeline, so that a pause costs the copy and little more:
-// every copy is queued at once, with a copy fence after each backup_batch
-// bytes; then, fence by fence, the chunks lying wholly below the bytes that
-// fence covers (live or free: all their live bytes are in host memory) are
-// unmapped and released while the later copies run. The unmaps after the
-// last fence are the only ones not hidden.
+// every copy is queued at once, with a copy fence after every 64 MiB; then,
+// fence by fence, the chunks lying wholly below the bytes that fence covers
+// (live or free: all their live bytes are in host memory) are unmapped and
+// released while the later copies run. The unmaps after the last fence are
+// the only ones not hidden.
 //
 // Failure rules: a failed backup leaves the region running with every live
 // byte in place. Before the first fence passed nothing is unmapped; a copy
@@ -137,7 +137,12 @@ absl::Status DeviceAllocator::BackUpAndRelease(PrivatePool* owner, absl::Status*
     std::size_t safe;  // host bytes covered, from offset 0
   };
   std::vector<Batch> batches;
-  const std::size_t batch_bytes = std::max<std::size_t>(options_.backup_batch, 1);
+  // The copies are fenced every 64 MiB (it was the backup_batch_mb option),
+  // and the chunks whose bytes a passed fence covers are given back while
+  // the later copies run: 64 MiB is ~1.3 ms of copying at 50 GB/s, long
+  // enough to hide a few unmaps, short enough that the unmaps after the
+  // last fence are few.
+  constexpr std::size_t kBatchBytes = std::size_t{64} << 20;
   std::size_t pending = 0;
   absl::Status status;
   auto fence = [&](Segment* segment, DevicePtr end, std::size_t safe) {
@@ -149,11 +154,11 @@ absl::Status DeviceAllocator::BackUpAndRelease(PrivatePool* owner, absl::Status*
   };
   for (const LiveRun& r : runs) {
     for (std::size_t done = 0; done < r.run.bytes && status.ok();) {
-      const std::size_t n = std::min(r.run.bytes - done, batch_bytes - pending);
+      const std::size_t n = std::min(r.run.bytes - done, kBatchBytes - pending);
       status = backend_->CopyToHost(owner->backup_host + r.run.offset + done, r.run.ptr + done, n);
       done += n;
       pending += n;
-      if (status.ok() && pending == batch_bytes) {
+      if (status.ok() && pending == kBatchBytes) {
         status = fence(r.segment, r.run.ptr + done, r.run.offset + done);
       }
     }

@@ -360,7 +360,7 @@ bool DeviceAllocator::ValidateLocked(std::string* why) const {
           break;
         }
         case BlockState::kHot:
-          // Freed and held aside (Options::hot_slot): counted as free, its
+          // Freed and held aside (HoldAside): counted as free, its
           // pages still as used (the store's check counts every block not
           // free), and only ever the one block hot_ names.
           if (b != hot_ || !segment->expandable || owner != nullptr || !b->stream_uses.empty()) {
@@ -487,8 +487,8 @@ bool DeviceAllocator::ValidateLocked(std::string* why) const {
   if (deferred_blocks != deferred_.size()) {
     return fail("the deferred-event list disagrees with the pending blocks");
   }
-  if (hot_blocks != (hot_ != nullptr ? 1u : 0u) || (hot_ != nullptr && !options_.hot_slot)) {
-    return fail("the held-aside block is not in a segment, or held with hot_slot off");
+  if (hot_blocks != (hot_ != nullptr ? 1u : 0u)) {
+    return fail("the held-aside block is not in a segment");
   }
   for (const Route& route : routes_) {
     if (FindPool(route.id) != route.owner || route.owner->use_count < 1) {

@@ -99,15 +99,13 @@ absl::Status ParseRoundup(absl::string_view value, Options& options) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<double> ParseFraction(absl::string_view key, absl::string_view value,
-                                     bool allow_one) {
+// garbage_collection_threshold: a fraction in (0, 1), as PyTorch takes it.
+absl::StatusOr<double> ParseFraction(absl::string_view key, absl::string_view value) {
   double f = 0;
   if (!absl::SimpleAtod(value, &f) || !std::isfinite(f)) {
     return BadValue(key, value, "not a number");
   }
-  if (f <= 0.0 || f > 1.0 || (!allow_one && f == 1.0)) {
-    return BadValue(key, value, allow_one ? "must be in (0, 1]" : "must be in (0, 1)");
-  }
+  if (f <= 0.0 || f >= 1.0) return BadValue(key, value, "must be in (0, 1)");
   return f;
 }
 
@@ -215,7 +213,7 @@ absl::StatusOr<Options> ParseOptions(absl::string_view conf, const Options& base
     } else if (key == "roundup_power2_divisions") {
       if (absl::Status s = ParseRoundup(value, options); !s.ok()) return s;
     } else if (key == "garbage_collection_threshold") {
-      absl::StatusOr<double> f = ParseFraction(key, value, /*allow_one=*/false);
+      absl::StatusOr<double> f = ParseFraction(key, value);
       if (!f.ok()) return f.status();
       options.garbage_collection_threshold = *f;
     } else if (key == "expandable_segments") {
@@ -240,10 +238,6 @@ absl::StatusOr<Options> ParseOptions(absl::string_view conf, const Options& base
       absl::StatusOr<std::size_t> bytes = ParseByteSize(value);
       if (!bytes.ok()) return BadValue(key, value, bytes.status().message());
       options.memory_limit = *bytes;
-    } else if (key == "memory_fraction") {
-      absl::StatusOr<double> f = ParseFraction(key, value, /*allow_one=*/true);
-      if (!f.ok()) return f.status();
-      options.memory_fraction = *f;
     } else if (key == "per_process_memory_fraction") {
       // PyTorch's (torch.cuda.set_per_process_memory_fraction at start-up):
       // 0 is a cap too.
@@ -251,33 +245,15 @@ absl::StatusOr<Options> ParseOptions(absl::string_view conf, const Options& base
       if (!absl::SimpleAtod(value, &f) || !(f >= 0.0 && f <= 1.0)) {
         return BadValue(key, value, "must be in [0, 1]");
       }
-      options.memory_fraction = f;
+      options.per_process_memory_fraction = f;
     } else if (key == "max_map_chunk_mb") {
       std::uint64_t mb = 0;
       if (!absl::SimpleAtoi(value, &mb) || mb < 2 || mb > (std::uint64_t{1} << 20)) {
         return BadValue(key, value, "must be an integer in [2, 1048576]");
       }
       options.max_map_chunk = mb * kMiB;
-    } else if (key == "backup_batch_mb") {
-      std::uint64_t mb = 0;
-      if (!absl::SimpleAtoi(value, &mb) || mb < 1 || mb > (std::uint64_t{1} << 20)) {
-        return BadValue(key, value, "must be an integer in [1, 1048576]");
-      }
-      options.backup_batch = mb * kMiB;
-    } else if (key == "map_chunk_divisor") {
-      std::uint32_t d = 0;
-      if (!absl::SimpleAtoi(value, &d) || d == 0 || d > 4096) {
-        return BadValue(key, value, "must be an integer in [1, 4096]");
-      }
-      options.map_chunk_divisor = d;
     } else if (key == "release_slack") {
       if (absl::Status s = ParseSlack(key, value, &options.release_slack); !s.ok()) return s;
-    } else if (key == "free_marks") {
-      std::uint32_t n = 0;
-      if (!absl::SimpleAtoi(value, &n) || n > 1000000) {
-        return BadValue(key, value, "must be an integer in [0, 1000000] (0: off)");
-      }
-      options.free_marks = n;
     } else if (key == "hold_reserved") {
       if (absl::Status s = ParseBool(key, value, &options.hold_reserved); !s.ok()) return s;
     } else if (key == "mapped_fit") {
@@ -298,28 +274,6 @@ absl::StatusOr<Options> ParseOptions(absl::string_view conf, const Options& base
       }
     } else if (key == "keep_old_mappings") {
       if (absl::Status s = ParseBool(key, value, &options.keep_old_mappings); !s.ok()) return s;
-    } else if (key == "skip_busy_holes") {
-      if (absl::Status s = ParseBool(key, value, &options.skip_busy_holes); !s.ok()) return s;
-    } else if (key == "cross_stream_wait") {
-      if (absl::Status s = ParseBool(key, value, &options.cross_stream_wait); !s.ok()) return s;
-    } else if (key == "partial_runs") {
-      if (absl::Status s = ParseBool(key, value, &options.partial_runs); !s.ok()) return s;
-    } else if (key == "hot_slot") {
-      if (absl::Status s = ParseBool(key, value, &options.hot_slot); !s.ok()) return s;
-    } else if (key == "skip_busy_pages") {
-      if (absl::Status s = ParseBool(key, value, &options.skip_busy_pages); !s.ok()) return s;
-    } else if (key == "mapped_fit_missing_mb") {
-      std::size_t mb = 0;
-      if (!absl::SimpleAtoi(value, &mb) || mb > (std::size_t{1} << 20)) {
-        return BadValue(key, value, "must be a whole number of MiB (0: never)");
-      }
-      options.mapped_fit_missing = mb * kMiB;
-    } else if (key == "unpin_edges_mb") {
-      std::size_t mb = 0;
-      if (!absl::SimpleAtoi(value, &mb) || mb > (std::size_t{1} << 20)) {
-        return BadValue(key, value, "must be a whole number of MiB (0: never)");
-      }
-      options.unpin_edges = mb * kMiB;
     } else if (key == "release_slack_max") {
       if (absl::Status s = ParseSlack(key, value, &options.release_slack_max); !s.ok()) return s;
     } else if (key == "release_slack_hard") {
@@ -329,13 +283,12 @@ absl::StatusOr<Options> ParseOptions(absl::string_view conf, const Options& base
           "CCALLOC_CONF: unknown key '", key,
           "' (known: max_split_size_mb, roundup_power2_divisions, "
           "garbage_collection_threshold, expandable_segments, backend, memory_limit, "
-          "memory_fraction, per_process_memory_fraction, release_slack, release_slack_max, "
+          "per_process_memory_fraction, release_slack, release_slack_max, "
           "release_slack_hard, max_map_chunk_mb, "
-          "map_chunk_divisor, unpin_edges_mb, free_marks, hold_reserved, "
-          "mapped_fit, mapped_fit_missing_mb, "
-          "background_unmap, keep_old_mappings, skip_busy_pages, skip_busy_holes, "
-          "partial_runs, hot_slot, "
-          "cross_stream_reuse, cross_stream_wait, backup_batch_mb)"));
+          "hold_reserved, "
+          "mapped_fit, "
+          "background_unmap, keep_old_mappings, "
+          "cross_stream_reuse)"));
     }
   }
   return options;
@@ -355,32 +308,23 @@ std::string Options::ToString() const {
       ",roundup_power2_divisions:[", absl::StrJoin(roundup_power2_divisions, ","), "]",
       ",garbage_collection_threshold:", garbage_collection_threshold,
       ",expandable_segments:", expandable_segments ? "True" : "False",
-      ",memory_limit:", memory_limit, ",memory_fraction:",
-      memory_fraction < 0 ? std::string("none") : absl::StrCat(memory_fraction),
+      ",memory_limit:", memory_limit, ",per_process_memory_fraction:",
+      per_process_memory_fraction < 0 ? std::string("none")
+                                      : absl::StrCat(per_process_memory_fraction),
       ",release_slack:", release_slack, ",release_slack_max:", release_slack_max,
       ",release_slack_hard:", release_slack_hard,
       ",max_map_chunk_mb:", max_map_chunk / kMiB,
-                                 ",map_chunk_divisor:", map_chunk_divisor,
-                                 ",unpin_edges_mb:", unpin_edges / kMiB,
-                                 ",free_marks:", free_marks,
                                  ",hold_reserved:", hold_reserved ? "True" : "False",
                                  ",mapped_fit:",
                                  mapped_fit == MappedFit::kAlways  ? "True"
                                  : mapped_fit == MappedFit::kNever ? "False"
                                                                    : "auto",
-                                 ",mapped_fit_missing_mb:", mapped_fit_missing / kMiB,
                                  ",background_unmap:", background_unmap ? "True" : "False",
                                  ",keep_old_mappings:", keep_old_mappings ? "True" : "False",
-                                 ",skip_busy_pages:", skip_busy_pages ? "True" : "False",
-                                 ",skip_busy_holes:", skip_busy_holes ? "True" : "False",
-                                 ",partial_runs:", partial_runs ? "True" : "False",
-                                 ",hot_slot:", hot_slot ? "True" : "False",
                                  ",cross_stream_reuse:",
                                  cross_stream_reuse == CrossStreamReuse::kAlways  ? "True"
                                  : cross_stream_reuse == CrossStreamReuse::kNever ? "False"
-                                                                                  : "auto",
-                                 ",cross_stream_wait:", cross_stream_wait ? "True" : "False",
-                                 ",backup_batch_mb:", backup_batch / kMiB);
+                                                                                  : "auto");
   return out;
 }
 

@@ -4,7 +4,7 @@
 // ("key:value,key:value"), so a user's settings carry over unchanged. Keys that
 // only concern PyTorch's pinned host allocator are accepted and ignored; an
 // unknown key or a bad value is an InvalidArgument naming it, never a silent
-// default.
+// default. docs/options.md says when a user would change each key.
 #ifndef CCALLOC_ALLOCATOR_OPTIONS_H_
 #define CCALLOC_ALLOCATOR_OPTIONS_H_
 
@@ -43,10 +43,10 @@ struct Options {
   // --- ccalloc keys -------------------------------------------------------
   // Cap on reserved bytes (memory_limit, with units: "24GiB", "512MB").
   std::size_t memory_limit = 0;
-  // Cap as a fraction of the device's total memory (memory_fraction, in
-  // (0, 1]; PyTorch's per_process_memory_fraction, in [0, 1], where 0 lets
-  // nothing be allocated); below 0: none.
-  double memory_fraction = -1.0;
+  // Cap as a fraction of the device's total memory (PyTorch's
+  // per_process_memory_fraction, in [0, 1], where 0 lets nothing be
+  // allocated); below 0: none.
+  double per_process_memory_fraction = -1.0;
   // Growable segments: the marks, as fractions of the peak allocated, that
   // free mapped memory may reach past it. Up to release_slack new memory is
   // taken for a growth; past it, chunks whose frees are known to have
@@ -57,8 +57,8 @@ struct Options {
   //
   // These hold while the cache has room: while memory held up to the hard
   // mark stays under 90% of the memory limit (memory_limit,
-  // memory_fraction), or of the device's memory when none is set, and the
-  // device has never refused memory. Past that the marks tighten to 0.5%,
+  // per_process_memory_fraction), or of the device's memory when none is
+  // set, and the device has never refused memory. Past that the marks tighten to 0.5%,
   // 0.8% and 0.95% (kTightSlack in growable_segments.cc): reserved within
   // 1% of the peak, at the cost of moves in steady steps. Room bought with
   // memory: a GNN on random graph sizes trained at 1.215x expandable_
@@ -102,48 +102,12 @@ struct Options {
   //     it is the best fit; a churn whose live bytes swing below the peak
   //     maps half as often (H200, churn W=1000: 410-424 host ns an
   //     operation against 473-510 in the same call,
-  //     bench/results/h200_churn_mapped_fit_when_slack.json).
+  //     bench/results/h200_churn_mapped_fit_when_slack.json). And, whatever
+  //     the cache holds, for a request whose best fit would map at least
+  //     64 MiB (DeviceAllocator::WantsHeldFit says why).
   //   kNever (mapped_fit:False): best fit by size alone.
   enum class MappedFit : std::uint8_t { kNever, kWhenSlack, kAlways };
   MappedFit mapped_fit = MappedFit::kWhenSlack;
-  // ... and with auto, for requests whose best fit would map at least this
-  // much memory (mapped_fit_missing_mb, 0: none): pages neither held nor
-  // taken back there without a call (SegmentStore::BytesToMap). A move's
-  // cost is its chunks, whatever the request's size: 64 MiB is 16 chunks of
-  // max_map_chunk, ~1 ms of the launching thread's time at the measured
-  // ~60 us a chunk (a map, and the unmap of what was under it), a cost worth
-  // some pinning. It is what makes a workload whose steady steps move
-  // memory rather than grow it cheap: the checkpointed LM, whose huge
-  // logits change size every step, mapped 102 chunks a step instead of 246
-  // and trained at 1.003x expandable_segments' step time instead of 1.113x
-  // in 6 interleaved rounds on an H100, at the same 1.0078 reserved/allocated
-  // (bench/results/h100_ckpt_lm_mapped_fit_missing_ab.json). Counting memory
-  // taken back as free keeps bucketed shapes free (gpt2_cycle in the replay:
-  // 0.61 ms of driver time a step, as with 0, against 6.4 when the pages
-  // under old mappings counted as missing).
-  std::size_t mapped_fit_missing = std::size_t{64} << 20;
-  // Growable segments (unpin_edges_mb, 0 = only beyond the high mark): a
-  // block that would leave at least this much of a mapped chunk unused in
-  // its free hole (pinned until the block is freed) gets that chunk unmapped
-  // first and its own part mapped alone: tighter memory for two driver calls
-  // more each time. Beyond the high mark this is done for any rest.
-  std::size_t unpin_edges = 0;
-  // Growable segments (free_marks, 0: off): every this many frees, a free
-  // leaves a mark (an event) on its block's stream. Otherwise a mark is
-  // recorded only when a placement asks whether a free's work is done, so
-  // a free made long ago whose work finished long ago can be covered only
-  // by a mark recorded just now: it looks queued, moves with its old
-  // mapping kept until that mark completes, and a block placed over that
-  // mapping waits for the queue up to the mark. A free whose memory the
-  // next allocation takes straight back is not counted (a hot pair records
-  // nothing). On an H100 over 200 steps side by side (6 rounds each), 16
-  // took GPT-2's placements from 6.77 to 0.81 ms a step (its waits for
-  // 2.9 GiB blocks, 5.70 ms a step, went) and the checkpointed LM's from
-  // 6.24 to 4.26, at the same peaks (1.0078-1.0084). In the replay at a GPU
-  // lag of 200 events it cut the events waited for over the 17 traces by an
-  // eighth (30,488 to 26,841), and two_streams peaked there at 1.0113
-  // against 1.0091 without (free memory in pieces under a page: README).
-  std::uint32_t free_marks = 16;
   // Growable segments (background_unmap): unmaps and releases whose queued
   // work has finished are made on a thread of their own
   // (segments/unmap_worker.h), not on the thread allocating, which in
@@ -158,57 +122,15 @@ struct Options {
   // unmapped only when a block wants its pages and cannot take it back, at
   // a trim, or before a capture. False: unmapped once its work is done.
   bool keep_old_mappings = true;
-  // Growable segments (skip_busy_pages): a block whose place in its free
-  // block lies over old mappings it would have to wait for (memory moved
-  // away while work queued on it may still run there, which cannot come
-  // back: keep_old_mappings) starts past them instead, where that free
-  // block has room: the pages are unmapped later by the worker, with no
-  // wait on the allocating thread. False: the block waits for that work.
-  bool skip_busy_pages = true;
-  // Growable segments (skip_busy_holes): a block that would still wait in
-  // its best-fit free block (no room past the busy pages) goes to the first
-  // of the next few free blocks by size where it waits for nothing and maps
-  // no more pages. With partial_runs, on an H100 in one call
-  // (bench/results/h100_skip_busy_holes_ab.json, 2 rounds): the
-  // checkpointed LM waited 0.32 ms a step instead of 1.35 and spent 15.2 ms
-  // instead of 16.6 mapping; GPT-2 waited 2.82 instead of 2.19 and mapped 62
-  // chunks a step instead of 50; the UNet about the same. In the replay at
-  // a GPU lag of 200 events: 209 waits over the nine traces instead of 331,
-  // 44,404 chunk maps instead of 51,750, worst trace 1.0091. (Before
-  // partial_runs it cost GPT-2 668 maps in one step and waits of 30-42 ms
-  // on an H100.) False: the block waits.
-  bool skip_busy_holes = true;
-  // Growable segments (partial_runs): beyond the high mark, a free chunk
-  // whose work may still be queued and that fits no run of its own size
-  // (a one-page edge chunk, where the block maps two-page chunks) fills
-  // part of a larger run, left mapped where it was until that work is done,
-  // instead of waiting for the work to give it back and creating memory for
-  // the run. The run then maps as several handles. In the replay at a GPU
-  // lag of 200 events the nine traces wait for trims 57 times instead of
-  // 104 (GPT-2's: drains of the GPU's queue, 30-40 ms each on an H100).
-  // False: such a chunk waits and goes back to the device.
-  bool partial_runs = true;
-  // Growable segments (hot_slot): the block a free gives back is kept aside,
-  // uncoalesced, until the next call; if that call asks for the same size
-  // on the same stream (a temporary freed and made again, the commonest
-  // pattern of a training step) and best fit would hand out this very
-  // block, it gets it back without the index's update, the split and the
-  // coalesce, or the page table's (each would undo the other); any other
-  // call first returns it as a free would have. Nothing a user can see
-  // changes: the counters move at the free, every other call finds the
-  // block coalesced and indexed, and no placement or driver call differs.
-  // The hot pair (bench/patterns.h) on the simulated card: 933 host
-  // instructions instead of 1,450, 40-42 ns an operation instead of 60-65
-  // on the build machine, where the H100 hosts' slow state (~2.2x on such
-  // code) had put it over 100 ns. False: every free coalesces at once.
-  bool hot_slot = true;
   // Growable segments (cross_stream_reuse): a request whose own stream's
   // memory would need pages mapped takes instead the start of a free block
   // of another stream's segment that is mapped throughout, so memory passes
   // between streams with no driver call: two streams whose demands trade
   // places from step to step (two towers of varying size) stop moving their
   // difference through the driver, chunk by chunk. Nothing is lent during a
-  // capture, nor from or to a private pool.
+  // capture, nor from or to a private pool. Memory whose lender's work may
+  // still run is lent too, ordered on the device (DeviceAllocator::Borrow):
+  // no host thread waits.
   //   kWhenMoving (cross_stream_reuse:auto, the default): only where the
   //     cache would otherwise move memory from under holes to map it (its
   //     free memory past the low mark, release_slack: a new peak, or the
@@ -229,32 +151,15 @@ struct Options {
   //     every GPU lag from 0 to 500 (5.0 -> 2.1-2.8 ms a step at 200), at
   //     1.0047-1.0107 reserved/allocated (kNever: 1.0063-1.0093).
   //   kAlways (True): whenever the own stream's memory would need pages.
-  //     Lending on every such request, with cross_stream_wait, orders the
-  //     streams ~3x as often: 240 loans and 387 device-side waits a step,
-  //     placements 0.88 ms a step, but 1.027x expandable_segments' step time
-  //     against the old default's 1.017x
-  //     (bench/results/h100_cross_stream_reuse_always_2c606e3.json).
-  //     Without cross_stream_wait it lends only memory whose work an event
-  //     query says is done, and the borrowed block goes back pending on the
-  //     borrower's work, as a record_stream's use: memory its own stream
-  //     cannot take back meanwhile, so that stream maps in its place (the
-  //     replay: 1.0859 reserved/allocated at a GPU lag of 150 events).
+  //     Lending on every such request orders the streams ~3x as often: 240
+  //     loans and 387 device-side waits a step, placements 0.88 ms a step,
+  //     but 1.027x expandable_segments' step time against the old default's
+  //     1.017x (bench/results/h100_cross_stream_reuse_always_2c606e3.json).
   //   kNever (False): each stream's requests are served from its own
   //     segments only (PyTorch's contract), memory passing between streams
   //     only by moves (an unmap and a map a chunk).
   enum class CrossStreamReuse : std::uint8_t { kNever, kWhenMoving, kAlways };
   CrossStreamReuse cross_stream_reuse = CrossStreamReuse::kWhenMoving;
-  // With cross_stream_reuse: whether memory whose lender's work may still
-  // run is lent too, ordered on the device instead (True, the default): the
-  // requesting stream's later work waits (cuStreamWaitEvent) for the
-  // lender's work up to the block's newest free (on the first mark after
-  // that free, else on all the lender's work queued so far), and at the
-  // block's free the segment's stream waits in turn for all the borrower's
-  // work queued so far, so the block is free there at once (during a
-  // capture it stays pending). No host thread waits. False: only memory an
-  // event query says is done with is lent, and a borrowed block goes back
-  // pending on the borrower's work (see kAlways above).
-  bool cross_stream_wait = true;
   // Growable segments: the largest physical chunk mapped at once
   // (max_map_chunk_mb). The driver charges per handle (a map's
   // cuMemSetAccess, 35-44 us on an H100, bench/driver_costs/README.md), and
@@ -269,14 +174,6 @@ struct Options {
   // two of 21 traces are refused memory that 4 MiB chunks throughout would
   // have found; on one 3% larger, none (docs/steady_state.md).
   std::size_t max_map_chunk = std::size_t{16} << 20;
-  // ... and at most 1/map_chunk_divisor of the block being mapped.
-  std::uint32_t map_chunk_divisor = 1;
-  // Pausing with backup (backup_batch_mb): the copies to host are fenced
-  // every this many bytes, and the chunks whose bytes a passed fence covers
-  // are given back while the later copies run. 64 MiB is ~1.3 ms of copying
-  // at 50 GB/s: long enough to hide a few unmaps, short enough that the
-  // unmaps after the last fence are few.
-  std::size_t backup_batch = std::size_t{64} << 20;
 
   std::string ToString() const;
 };

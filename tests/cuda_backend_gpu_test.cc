@@ -744,22 +744,21 @@ TEST_F(CudaBackendTest, CopyFencesCoverTheCopiesQueuedBefore) {
 
 // Sleep and wake on the device: a region paused with backup gives its memory
 // back to the device (cuMemGetInfo sees it) and resumes with its bytes, at
-// the same addresses. Batches of 4 MiB: chunks are given back while later
-// copies run (the pipeline), as in a large pause.
+// the same addresses. 163 MiB live, in three of the 64 MiB batches: chunks
+// are given back while later copies run (the pipeline), as in a large pause.
 TEST_F(CudaBackendTest, AllocatorPauseWithBackupRestoresBytes) {
   if (!backend_->SupportsVirtualMemory()) GTEST_SKIP() << "no virtual memory management";
   absl::StatusOr<std::unique_ptr<DeviceBackend>> backend = CreateCudaBackend(0);
   ASSERT_TRUE(backend.ok());
   Options options = PytorchNativeOptions();
   options.expandable_segments = true;
-  options.backup_batch = 4 * kMiB;
   DeviceAllocator alloc(*std::move(backend), options);
   const RegionId previous = SetCurrentRegion(3);
-  absl::StatusOr<DevicePtr> a = alloc.Allocate(40 * kMiB, 0);
+  absl::StatusOr<DevicePtr> a = alloc.Allocate(160 * kMiB, 0);
   absl::StatusOr<DevicePtr> b = alloc.Allocate(3 * kMiB + 512, 0);
   SetCurrentRegion(previous);
   ASSERT_TRUE(a.ok() && b.ok());
-  const std::vector<std::uint8_t> pa = Pattern(40 * kMiB, 5);
+  const std::vector<std::uint8_t> pa = Pattern(160 * kMiB, 5);
   const std::vector<std::uint8_t> pb = Pattern(3 * kMiB + 512, 6);
   Write(*a, pa);
   Write(*b, pb);

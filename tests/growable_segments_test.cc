@@ -548,37 +548,38 @@ TEST_F(GrowableSegmentsTest, BelowTheHighMarkOnlyFinishedFreesMoveAndNothingWait
   EXPECT_EQ(Device().live_events, 0) << "an emptied cache still holds a mark";
 }
 
-// free_marks: frees leave marks of their own, so memory freed long ago
-// whose work has finished is known to be done with when a later growth
-// asks, and moves below the high mark; without them the first mark after
-// that free is the one the growth itself records, still queued, and the
-// growth takes new memory instead.
+// Marks left by frees (every 16th free leaves one, DeviceAllocator::
+// kFreesPerMark): memory freed long ago whose work has finished is known to
+// be done with when a later growth asks, and moves below the high mark;
+// before the 16th free the first mark after that free is the one the growth
+// itself records, still queued, and the growth takes new memory instead.
 TEST_F(GrowableSegmentsTest, FreeMarksTellThatOldFreesAreDone) {
-  for (const std::uint32_t marks : {0u, 2u}) {
-    SCOPED_TRACE(absl::StrCat("free_marks:", marks));
+  constexpr int kFreesPerMark = 16;
+  for (const int frees : {kFreesPerMark, 4}) {
+    SCOPED_TRACE(absl::StrCat(frees, " frees"));
     Options options = Mechanics();
     options.release_slack = 0;
     options.release_slack_max = options.release_slack_hard = 1.0;
-    options.free_marks = marks;
     Make(options);
     SimBackend* sim = env_.sim();
     const DevicePtr a = AllocateOk(24 * kMiB, 0);
     const DevicePtr keep = AllocateOk(24 * kMiB, 0);
     FreeOk(a);
-    // Three more frees on stream 0, into a's hole: with free_marks:2 the
-    // first and the third leave a mark, the last after every free there.
-    // (Three live blocks first: a block taken straight back after its free
-    // would not count, FreeMarksSkipBlocksTakenStraightBack.)
+    // The other frees on stream 0, into a's hole: the 16th free (if any)
+    // leaves a mark after every free there. (All live first: a block taken
+    // straight back after its free would not count,
+    // FreeMarksSkipBlocksTakenStraightBack.)
     std::vector<DevicePtr> small;
-    for (int i = 0; i < 3; ++i) small.push_back(AllocateOk(4 * kMiB, 0));
+    for (int i = 1; i < frees; ++i) small.push_back(AllocateOk(kMiB + kMiB / 2, 0));
     for (DevicePtr p : small) FreeOk(p);
-    EXPECT_EQ(Device().live_events, marks == 0 ? 0 : 2);
+    const bool marked = frees == kFreesPerMark;
+    EXPECT_EQ(Device().live_events, marked ? 1 : 0);
     sim->CompleteStream(0);  // the GPU gets past every mark recorded so far
     const std::int64_t before = Reserved();
     const DevicePtr c = AllocateOk(20 * kMiB, 1);
     const MemoryStats stats = alloc_->GetStats();
     EXPECT_EQ(stats.num_stream_syncs, 0) << "the allocation path waited";
-    if (marks == 0) {
+    if (!marked) {
       EXPECT_EQ(Reserved(), before + static_cast<std::int64_t>(20 * kMiB))
           << "memory not known done with was moved";
     } else {
@@ -599,24 +600,27 @@ TEST_F(GrowableSegmentsTest, FreeMarksTellThatOldFreesAreDone) {
   }
 }
 
-// free_marks counts only frees that leave a hole: a block taken straight
-// back by the next allocation (a hot pair, with hot_slot on or off) is not
-// counted, so a loop of them records no event; frees whose memory stays
-// free do.
+// Free marks count only frees that leave a hole: a block taken straight
+// back by the next allocation (a hot pair, from the hot slot or, after a
+// report returned the block, by best fit) is not counted, so a loop of them
+// records no event; frees whose memory stays free do.
 TEST_F(GrowableSegmentsTest, FreeMarksSkipBlocksTakenStraightBack) {
-  for (const bool hot : {true, false}) {
-    SCOPED_TRACE(hot ? "hot_slot on" : "hot_slot off");
-    Options options = Mechanics();
-    options.free_marks = 2;
-    options.hot_slot = hot;
-    Make(options);
+  constexpr int kFreesPerMark = 16;  // DeviceAllocator's
+  for (const bool flush : {false, true}) {
+    SCOPED_TRACE(flush ? "returned before the next allocation" : "held aside");
+    Make(Mechanics());
     const DevicePtr keep = AllocateOk(24 * kMiB, 0);
-    for (int i = 0; i < 100; ++i) FreeOk(AllocateOk(4 * kMiB, 0));
+    for (int i = 0; i < 100; ++i) {
+      FreeOk(AllocateOk(4 * kMiB, 0));
+      if (flush) (void)alloc_->Fragmentation();
+    }
     EXPECT_EQ(Device().live_events, 0) << "a hot pair left marks";
     std::vector<DevicePtr> blocks;
-    for (int i = 0; i < 4; ++i) blocks.push_back(AllocateOk(4 * kMiB, 0));
-    for (DevicePtr p : blocks) FreeOk(p);
-    EXPECT_EQ(Device().live_events, 2) << "four frees into holes, every second marked";
+    for (int i = 0; i < kFreesPerMark; ++i) blocks.push_back(AllocateOk(4 * kMiB, 0));
+    for (int i = 0; i + 1 < kFreesPerMark; ++i) FreeOk(blocks[i]);
+    EXPECT_EQ(Device().live_events, 0) << "fewer frees into holes than a mark takes";
+    FreeOk(blocks.back());
+    EXPECT_EQ(Device().live_events, 1) << "the 16th free into a hole left no mark";
     EXPECT_TRUE(IsValid(*alloc_));
     FreeOk(keep);
     env_.sim()->CompleteAll();
@@ -627,25 +631,22 @@ TEST_F(GrowableSegmentsTest, FreeMarksSkipBlocksTakenStraightBack) {
 }
 
 // A block that would end inside a mapped chunk reaching well into the rest
-// of its hole pins that rest until it is freed. Beyond the high mark (or
-// always, with unpin_edges_mb) the chunk is unmapped first (its frees
-// finished) and the block's own part mapped alone, so the rest stays
-// movable; below the mark the block just takes the mapped pages.
+// of its hole pins that rest until it is freed. Beyond the high mark the
+// chunk is unmapped first (its frees finished) and the block's own part
+// mapped alone, so the rest stays movable; below the mark the block just
+// takes the mapped pages.
 TEST_F(GrowableSegmentsTest, BeyondTheHighMarkNoBlockPinsTheRestOfAChunk) {
   struct Case {
     const char* name;
     double slack_max;
-    std::size_t unpin;
     bool pinned;
   };
-  for (const Case& k : {Case{"below the high mark", 1.0, 0, true},
-                        Case{"beyond the high mark", 0, 0, false},
-                        Case{"below the mark, unpin_edges_mb:4", 1.0, 4 * kMiB, false}}) {
+  for (const Case& k : {Case{"below the high mark", 1.0, true},
+                        Case{"beyond the high mark", 0, false}}) {
     SCOPED_TRACE(k.name);
     Options options = Mechanics();
     options.release_slack = 0;
     options.release_slack_max = k.slack_max;
-    options.unpin_edges = k.unpin;
     Make(options);
     const DevicePtr a = AllocateOk(64 * kMiB, 0);  // four 16 MiB chunks
     const DevicePtr keep = AllocateOk(2 * kMiB, 0);
@@ -986,38 +987,48 @@ TEST_F(GrowableSegmentsTest, MappedFitPlacesOnHeldMemoryWithoutACall) {
   run(false);
 }
 
-// mapped_fit_missing_mb: with auto, a request whose best fit would map at
-// least that much goes on memory already mapped; one that would map less
-// takes its best fit.
+// With auto, a request whose best fit would map at least 64 MiB goes on
+// memory already mapped even where the cache holds no slack; one that
+// would map less takes its best fit. (MoveTwoHolesUnderALargeBlock, eight
+// times as large: holes of 128 and 256 MiB whose chunks move under a
+// 320 MiB block freed at once.)
 TEST_F(GrowableSegmentsTest, MappedFitForRequestsThatWouldMapMuch) {
-  auto run = [&](std::size_t missing_mib) {
+  for (const std::size_t request : {128 * kMiB, 48 * kMiB}) {
+    SCOPED_TRACE(absl::StrCat(request / kMiB, " MiB"));
     Options options = NoSlackMechanics();
     options.mapped_fit = Options::MappedFit::kWhenSlack;
-    options.mapped_fit_missing = missing_mib * kMiB;
     Make(options);
-    const auto [a, k1, k2, big] = MoveTwoHolesUnderALargeBlock();
-    ASSERT_LE(alloc_->GetStats().reserved_bytes[kStatAll].current,
-              static_cast<std::int64_t>(40 * kMiB + 4 * kPage + 8 * kMiB))
+    const DevicePtr a = AllocateOk(128 * kMiB, 0);
+    const DevicePtr k1 = AllocateOk(kPage, 0);
+    const DevicePtr b = AllocateOk(256 * kMiB, 0);
+    const DevicePtr k2 = AllocateOk(kPage, 0);
+    FreeOk(a);
+    FreeOk(b);
+    env_.sim()->CompleteAll();
+    const DevicePtr big = AllocateOk(320 * kMiB, 0);
+    FreeOk(big);
+    env_.sim()->CompleteAll();
+    const MemoryStats before = alloc_->GetStats();
+    ASSERT_LE(before.reserved_bytes[kStatAll].current,
+              before.allocated_bytes[kStatAll].peak + static_cast<std::int64_t>(4 * kPage))
         << "the cache holds slack: auto would place on held memory anyway";
-    // (Its best fit, a's hole, maps 8-12 MiB.)
-    const Placed placed = PlaceTwelveMiB();
-    const DevicePtr c = placed.ptr;
-    const std::int64_t calls = placed.calls;
-    if (missing_mib > 0 && missing_mib <= 8) {
-      EXPECT_EQ(calls, 0) << "missing " << missing_mib << " MiB: placed where nothing is mapped";
+    // Its best fit is a's hole, which lacks 64 MiB or more.
+    ASSERT_LE(MappedBytes(k1, a, 128 * kMiB), 64 * kMiB) << "a's hole kept its memory";
+    const DevicePtr c = AllocateOk(request, 0);
+    const MemoryStats after = alloc_->GetStats();
+    const std::int64_t calls =
+        after.num_maps - before.num_maps + after.num_device_alloc - before.num_device_alloc;
+    if (request >= 64 * kMiB) {
+      EXPECT_EQ(calls, 0) << "placed where nothing is mapped";
       EXPECT_EQ(c, big);
     } else {
-      EXPECT_GT(calls, 0) << "missing " << missing_mib << " MiB: best fit found mapped memory";
+      EXPECT_GT(calls, 0) << "best fit found mapped memory: the test proves nothing";
       EXPECT_EQ(c, a);
     }
-    for (DevicePtr p : {c, k1, k2}) FreeOk(p);
     EXPECT_TRUE(IsValid(*alloc_));
+    for (DevicePtr p : {c, k1, k2}) FreeOk(p);
     alloc_.reset();
-  };
-  run(4);
-  run(8);
-  run(16);  // more than the request itself
-  run(0);   // off
+  }
 }
 
 // An unmap that fails during a trim (empty_cache, then growth beyond the
@@ -1157,11 +1168,13 @@ TEST_F(KeptMappingsTest, MemoryMovedAwayComesBackWithoutADriverCall) {
   EXPECT_TRUE(env_.NothingOutstanding());
 }
 
-// mapped_fit_missing_mb counts what a place would map, and memory that comes
-// back there without a call (Return) is not: a block whose best fit lies on
-// old mappings of memory now free elsewhere takes that fit and its memory
-// back, as a step repeating an earlier shape should, instead of going to
-// the mapped memory where the memory went.
+// A request that would map much (64 MiB) goes on mapped memory, but what it
+// would map counts only what a place lacks: memory that comes back there
+// without a call (Return) is not missing. A block whose best fit lies on old
+// mappings of memory now free elsewhere takes that fit and its memory back,
+// as a step repeating an earlier shape should, instead of going to the
+// mapped memory where the memory went. (MoveAToB, eight times as large, so
+// that more than 64 MiB of a's memory moves.)
 TEST_F(KeptMappingsTest, MappedFitCountsMemoryThatComesBackAsHeld) {
   Options options = env_.BaseOptions();
   options.release_slack = options.release_slack_max = 0;
@@ -1169,15 +1182,19 @@ TEST_F(KeptMappingsTest, MappedFitCountsMemoryThatComesBackAsHeld) {
   options.hold_reserved = false;
   options.max_map_chunk = 4 * kMiB;
   options.mapped_fit = Options::MappedFit::kWhenSlack;
-  options.mapped_fit_missing = 4 * kMiB;  // less than a's memory that moved
   Make(options);
-  const Moved m = MoveAToB();
-  const std::size_t moved = 16 * kMiB - MappedBytes(m.keep, m.a, 16 * kMiB);
-  ASSERT_GE(moved, 4 * kMiB) << "too little of a's memory moved to count";
+  Moved m{};
+  m.a = AllocateOk(128 * kMiB, 0);
+  m.keep = AllocateOk(2 * kMiB, 0);
+  FreeOk(m.a);
+  env_.CompleteAll();
+  m.b = AllocateOk(192 * kMiB, 0);  // a's chunks and 64 MiB of new memory
+  const std::size_t moved = 128 * kMiB - MappedBytes(m.keep, m.a, 128 * kMiB);
+  ASSERT_GE(moved, 64 * kMiB) << "too little of a's memory moved to count";
   FreeOk(m.b);
   env_.CompleteAll();
   const MemoryStats before = alloc_->GetStats();
-  const DevicePtr again = AllocateOk(16 * kMiB, 0);
+  const DevicePtr again = AllocateOk(128 * kMiB, 0);
   const MemoryStats after = alloc_->GetStats();
   EXPECT_EQ(again, m.a) << "placed on b's mapped memory instead of taking a's back";
   EXPECT_EQ(after.num_returns - before.num_returns, static_cast<std::int64_t>(moved / (4 * kMiB)));
@@ -1342,10 +1359,10 @@ TEST_F(KeptMappingsTest, MemoryAnotherStreamMayStillUseIsNotTakenBack) {
   EXPECT_EQ(Device().bytes_in_use, 0u);
 }
 
-// cross_stream_reuse without cross_stream_wait on a GPU that runs far
-// behind the host (the replay's model) until the host synchronizes, as a
-// training step's end often does: then the lender's stream is idle, which
-// the mark recorded at the request shows at once.
+// cross_stream_reuse on a GPU that runs far behind the host (the replay's
+// model) until the host synchronizes, as a training step's end often does:
+// then the lender's stream is idle, which the mark recorded at the request
+// shows at once, and the loan needs no ordering between the streams.
 class LendFinishedTest : public ::testing::Test {
  protected:
   LendFinishedTest() {
@@ -1357,7 +1374,6 @@ class LendFinishedTest : public ::testing::Test {
     Options options = DefaultOptions();
     options.background_unmap = false;
     options.cross_stream_reuse = Options::CrossStreamReuse::kAlways;
-    options.cross_stream_wait = false;
     alloc_ = std::make_unique<DeviceAllocator>(std::move(sim), options);
   }
   DevicePtr AllocateOk(std::size_t size, StreamId stream) {
@@ -1382,15 +1398,6 @@ class LendFinishedTest : public ::testing::Test {
   std::unique_ptr<DeviceAllocator> alloc_;
 };
 
-TEST_F(LendFinishedTest, MemoryWhoseWorkMayRunIsNotLent) {
-  const Lent l = FreeOnStreamZero(/*synchronized=*/false);
-  const DevicePtr b = AllocateOk(16 * kMiB, 1);
-  EXPECT_NE(b, l.a) << "lent memory whose work may still run, with no ordering";
-  EXPECT_EQ(alloc_->GetStats().num_cross_stream_reuses, 0);
-  EXPECT_EQ(sim_->counts().stream_waits, 0);
-  EXPECT_TRUE(IsValid(*alloc_));
-}
-
 TEST_F(LendFinishedTest, FinishedMemoryIsLentWithNoWaitAndNoDriverCall) {
   const Lent l = FreeOnStreamZero(/*synchronized=*/true);
   const MemoryStats before = alloc_->GetStats();
@@ -1410,46 +1417,16 @@ TEST_F(LendFinishedTest, FinishedMemoryIsLentWithNoWaitAndNoDriverCall) {
   FreeOk(l.keep);
 }
 
-TEST_F(LendFinishedTest, ABorrowedBlockGoesBackOnlyOnceTheBorrowersWorkIsDone) {
-  const Lent l = FreeOnStreamZero(/*synchronized=*/true);
-  const DevicePtr b = AllocateOk(16 * kMiB, 1);
-  ASSERT_EQ(b, l.a);
-  sim_->Tick();
-  FreeOk(b);  // stream 1's work on it still queued
-  EXPECT_EQ(sim_->counts().stream_waits, 0) << "stream 0 was ordered after stream 1";
-  // Pending, as a record_stream's block: not stream 0's to take yet.
-  EXPECT_EQ(alloc_->GetStats().active_bytes[kStatAll].current,
-            static_cast<std::int64_t>(16 * kMiB + kPage));
-  const DevicePtr other = AllocateOk(16 * kMiB, 0);
-  EXPECT_NE(other, l.a) << "stream 0 took memory stream 1 may still use";
-  EXPECT_TRUE(IsValid(*alloc_));
-  FreeOk(other);
-  ASSERT_TRUE(sim_->SynchronizeDevice().ok());
-  const MemoryStats before = alloc_->GetStats();
-  const DevicePtr c = AllocateOk(32 * kMiB, 0);
-  const DevicePtr again = AllocateOk(16 * kMiB, 0);
-  const MemoryStats after = alloc_->GetStats();
-  EXPECT_TRUE(c == l.a || again == l.a) << "stream 0's memory did not come back";
-  EXPECT_EQ(alloc_->GetStats().active_bytes[kStatAll].current,
-            static_cast<std::int64_t>(48 * kMiB + kPage));
-  EXPECT_EQ(after.num_cross_stream_reuses, before.num_cross_stream_reuses);
-  EXPECT_TRUE(IsValid(*alloc_));
-  FreeOk(c);
-  FreeOk(again);
-  FreeOk(l.keep);
-}
-
 // cross_stream_reuse: memory another stream has freed serves a request
 // whose own stream's memory would need pages mapped instead of being moved
-// through the driver: only once the lender's work on it is done, and with
-// cross_stream_wait also before, ordered on the device (a stream wait).
+// through the driver: once the lender's work on it is done, and also
+// before, ordered on the device (a stream wait).
 class CrossStreamReuseTest : public GrowableSegmentsTest {
  protected:
-  void MakeBorrowing(bool borrow = true, bool wait = true) {
+  void MakeBorrowing(bool borrow = true) {
     Options options = NoSlackMechanics();
     options.cross_stream_reuse =
         borrow ? Options::CrossStreamReuse::kAlways : Options::CrossStreamReuse::kNever;
-    options.cross_stream_wait = wait;
     Make(options);
   }
   // Stream 0's 16 MiB block freed behind a kept one-page block, its work
@@ -1491,19 +1468,6 @@ class CrossStreamReuseTest : public GrowableSegmentsTest {
     return b;
   }
 };
-
-TEST_F(CrossStreamReuseTest, WithoutWaitsMemoryWhoseWorkMayRunIsNotLent) {
-  if (!env_.CanHoldEvents()) GTEST_SKIP() << "needs events that stay incomplete";
-  MakeBorrowing(/*borrow=*/true, /*wait=*/false);
-  const Lent l = FreeOnStreamZero(/*finished=*/false);
-  const std::int64_t waits = Device().stream_waits;
-  const DevicePtr b = AllocateOk(16 * kMiB, 1);
-  EXPECT_NE(b, l.a) << "lent memory whose work may still run, with no ordering";
-  EXPECT_EQ(alloc_->GetStats().num_cross_stream_reuses, 0);
-  EXPECT_EQ(Device().stream_waits, waits);
-  EXPECT_TRUE(IsValid(*alloc_));
-  FreeEmptyAndEnd({b, l.keep});
-}
 
 TEST_F(CrossStreamReuseTest, AnotherStreamsFreedMemoryServesWithADeviceWaitAndNoDriverCall) {
   if (!env_.CanHoldEvents()) GTEST_SKIP() << "needs events that stay incomplete";
@@ -1646,47 +1610,6 @@ TEST_F(CrossStreamReuseTest, NothingIsBorrowedInACaptureAndAFreeDuringOneStaysPe
   FreeEmptyAndEnd({d});
 }
 
-// A block handed out where a move has just left must first see the old
-// mapping gone: that one case waits for the old work, and the block gets
-// memory of its own (not the moved chunk's, which another block now holds).
-TEST_F(GrowableSegmentsTest, ABlockOverPagesAMoveJustLeftWaitsAndGetsItsOwnMemory) {
-  // (skip_busy_holes would place it past `c`: the next test.)
-  Options options = Mechanics();
-  options.release_slack = options.release_slack_max = 0;
-  options.skip_busy_holes = false;
-  Make(options);
-  const auto [keep, c] = GrowOverARecentFree();
-  ASSERT_EQ(alloc_->GetStats().num_stream_syncs, 0);
-  // Best fit puts 24 MiB in the freed 24 MiB's hole (right before `keep`),
-  // whose pages are still leaving.
-  const MemoryStats before = alloc_->GetStats();
-  const DevicePtr e = AllocateOk(24 * kMiB, 0);
-  EXPECT_EQ(e, keep - 24 * kMiB);
-  const MemoryStats stats = alloc_->GetStats();
-  EXPECT_EQ(stats.num_stream_syncs, 1);
-  // The wait for those pages is the placement's time too, and counted as a
-  // wait under a block (its unmap on the worker, waited for after it, only
-  // in wait_ns).
-  EXPECT_GT(stats.wait_ns, before.wait_ns);
-  EXPECT_GE(stats.prepare_ns - before.prepare_ns, stats.wait_ns - before.wait_ns);
-  EXPECT_GT(stats.wait_under_block_ns, before.wait_under_block_ns);
-  EXPECT_LE(stats.wait_under_block_ns - before.wait_under_block_ns,
-            stats.wait_ns - before.wait_ns);
-  EXPECT_EQ(stats.wait_trim_ns, before.wait_trim_ns);
-  EXPECT_EQ(stats.num_waits_under_block, before.num_waits_under_block + 1);
-  EXPECT_EQ(stats.num_waits_trim, before.num_waits_trim);
-  // The block that waited is counted by its size.
-  EXPECT_EQ(stats.wait_under_block_bytes - before.wait_under_block_bytes,
-            static_cast<std::int64_t>(24 * kMiB));
-  ExpectDeviceHoldsReserved();
-  EXPECT_EQ(stats.reserved_bytes[kStatAll].current, static_cast<std::int64_t>(72 * kMiB));
-  EXPECT_TRUE(IsValid(*alloc_));
-  for (DevicePtr p : {keep, c, e}) FreeOk(p);
-  ASSERT_TRUE(alloc_->EmptyCache().ok());
-  alloc_.reset();
-  EXPECT_TRUE(env_.NothingOutstanding());
-}
-
 // release_slack_hard: a trim beyond the high mark that only a wait could
 // finish leaves what it still lacks held, up to the hard mark and the memory
 // limit, instead of draining a stream's queue for it; at the hard mark (or
@@ -1741,50 +1664,40 @@ TEST_F(GrowableSegmentsTest, ATrimShortOfWhatOnlyAWaitGivesLeavesItHeldUpToTheHa
   }
 }
 
-// partial_runs (the default): beyond the high mark, one-page chunks freed
-// moments ago fill part of a growth's two-page runs, left mapped where they
-// were, instead of the growth waiting for their work to give them back.
+// Partial runs: beyond the high mark, one-page chunks freed moments ago
+// fill part of a growth's two-page runs, left mapped where they were,
+// instead of the growth waiting for their work to give them back.
 TEST_F(GrowableSegmentsTest, OnePageChunksStillInUseFillPartOfATwoPageRunWithoutAWait) {
-  for (const bool partial : {true, false}) {
-    SCOPED_TRACE(partial ? "partial_runs:True" : "partial_runs:False");
-    Options options = NoSlackMechanics();
-    ASSERT_TRUE(options.partial_runs) << "partial runs are the default";
-    options.max_map_chunk = 4 * kMiB;  // two pages
-    options.partial_runs = partial;
-    Make(options);
-    // Three one-page holes between kept one-page blocks, freed just now.
-    std::vector<DevicePtr> kept, holes;
-    for (int i = 0; i < 3; ++i) {
-      holes.push_back(AllocateOk(2 * kMiB, 0));
-      kept.push_back(AllocateOk(2 * kMiB, 0));
-    }
-    for (DevicePtr p : holes) FreeOk(p);
-    // 8 MiB (two two-page runs) fits no hole; 2 MiB past the marks.
-    const MemoryStats before = alloc_->GetStats();
-    const DevicePtr grown = AllocateOk(8 * kMiB, 0);
-    const MemoryStats after = alloc_->GetStats();
-    if (partial) {
-      EXPECT_EQ(after.num_waits_trim, before.num_waits_trim) << "waited";
-      EXPECT_EQ(after.num_stream_syncs, before.num_stream_syncs);
-      EXPECT_EQ(after.num_unmaps, before.num_unmaps) << "unmapped a chunk still in use";
-    } else {
-      EXPECT_EQ(after.num_waits_trim, before.num_waits_trim + 1);
-    }
-    EXPECT_EQ(MappedBytes(kept[0], grown, 8 * kMiB), 8 * kMiB);
-    // Within the marks either way: 6 MiB allocated before, 14 at the peak.
-    EXPECT_LE(after.reserved_bytes[kStatAll].current, static_cast<std::int64_t>(18 * kMiB));
-    EXPECT_TRUE(IsValid(*alloc_));
-    kept.push_back(grown);
-    FreeEmptyAndEnd(kept);
+  Options options = NoSlackMechanics();
+  options.max_map_chunk = 4 * kMiB;  // two pages
+  Make(options);
+  // Three one-page holes between kept one-page blocks, freed just now.
+  std::vector<DevicePtr> kept, holes;
+  for (int i = 0; i < 3; ++i) {
+    holes.push_back(AllocateOk(2 * kMiB, 0));
+    kept.push_back(AllocateOk(2 * kMiB, 0));
   }
+  for (DevicePtr p : holes) FreeOk(p);
+  // 8 MiB (two two-page runs) fits no hole; 2 MiB past the marks.
+  const MemoryStats before = alloc_->GetStats();
+  const DevicePtr grown = AllocateOk(8 * kMiB, 0);
+  const MemoryStats after = alloc_->GetStats();
+  EXPECT_EQ(after.num_waits_trim, before.num_waits_trim) << "waited";
+  EXPECT_EQ(after.num_stream_syncs, before.num_stream_syncs);
+  EXPECT_EQ(after.num_unmaps, before.num_unmaps) << "unmapped a chunk still in use";
+  EXPECT_EQ(MappedBytes(kept[0], grown, 8 * kMiB), 8 * kMiB);
+  // Within the marks: 6 MiB allocated before, 14 at the peak.
+  EXPECT_LE(after.reserved_bytes[kStatAll].current, static_cast<std::int64_t>(18 * kMiB));
+  EXPECT_TRUE(IsValid(*alloc_));
+  kept.push_back(grown);
+  FreeEmptyAndEnd(kept);
 }
 
-// skip_busy_holes (the default), where the hole has no room past the busy
-// pages: the next free block by size that takes the block without a wait,
-// and maps no more for it, does (here the range's tail, past `c`).
+// A block whose hole has no room past the busy pages: the next free block
+// by size that takes the block without a wait, and maps no more for it,
+// does (here the range's tail, past `c`).
 TEST_F(GrowableSegmentsTest, ABlockThatWouldWaitInItsHoleGoesToTheNextFreeBlockThatDoesNot) {
   MakeWithSlack(0, 0);
-  ASSERT_TRUE(alloc_->options().skip_busy_holes) << "the default";
   const auto [keep, c] = GrowOverARecentFree();
   const MemoryStats before = alloc_->GetStats();
   const DevicePtr e = AllocateOk(24 * kMiB, 0);
@@ -1801,10 +1714,13 @@ TEST_F(GrowableSegmentsTest, ABlockThatWouldWaitInItsHoleGoesToTheNextFreeBlockT
   FreeEmptyAndEnd({keep, c, e});
 }
 
-// skip_busy_holes maps no more for a block than its best fit would: where
+// A block placed off busy pages maps no more than its best fit would: where
 // every place at no more maps would wait (a hole whose first half a move
 // has just left, its work queued; no room past it), the block waits there
-// rather than go to the range's end, past `c`, which maps more.
+// for the old work rather than go to the range's end, past `c`, which maps
+// more, and gets memory of its own (not the moved chunks', which `c` now
+// holds). The wait is the placement's time too, counted as a wait under a
+// block.
 TEST_F(GrowableSegmentsTest, ABlockWaitsWhereEveryPlaceThatMapsNoMoreWould) {
   Make(NoSlackMechanics());
   // [a 16 MiB][b 16 MiB][keep 8 MiB]: a freed with its work queued, then
@@ -1824,55 +1740,59 @@ TEST_F(GrowableSegmentsTest, ABlockWaitsWhereEveryPlaceThatMapsNoMoreWould) {
   const MemoryStats after = alloc_->GetStats();
   EXPECT_EQ(e, a);
   EXPECT_EQ(after.num_waits_under_block, before.num_waits_under_block + 1);
+  EXPECT_EQ(after.num_stream_syncs, before.num_stream_syncs + 1);
+  // Its wait is in the placement's time, and counted under a block (its
+  // unmap on the worker, waited for after it, only in wait_ns), by the
+  // block's size.
+  EXPECT_GT(after.wait_ns, before.wait_ns);
+  EXPECT_GE(after.prepare_ns - before.prepare_ns, after.wait_ns - before.wait_ns);
+  EXPECT_GT(after.wait_under_block_ns, before.wait_under_block_ns);
+  EXPECT_LE(after.wait_under_block_ns - before.wait_under_block_ns,
+            after.wait_ns - before.wait_ns);
+  EXPECT_EQ(after.wait_trim_ns, before.wait_trim_ns);
+  EXPECT_EQ(after.num_waits_trim, before.num_waits_trim);
+  EXPECT_EQ(after.wait_under_block_bytes - before.wait_under_block_bytes,
+            static_cast<std::int64_t>(24 * kMiB));
   EXPECT_EQ(MappedBytes(keep, e, 24 * kMiB), 24 * kMiB);
   ExpectDeviceHoldsReserved();
+  // keep, c and e, nothing more: no memory counted twice.
+  EXPECT_EQ(after.reserved_bytes[kStatAll].current, static_cast<std::int64_t>(72 * kMiB));
   EXPECT_TRUE(IsValid(*alloc_));
   FreeEmptyAndEnd({keep, c, e});
 }
 
-// skip_busy_pages (the default): a block whose place in its free block lies
-// over pages a move has just left, with the old work still queued, starts
-// past them where the free block has room, and nothing waits; without it
-// the block waits for that work there.
+// A block whose place in its free block lies over pages a move has just
+// left, with the old work still queued, starts past them where the free
+// block has room, and nothing waits.
 TEST_F(GrowableSegmentsTest, ABlockStartsPastPagesAMoveJustLeftWhereItsHoleHasRoom) {
-  for (const bool skip : {true, false}) {
-    SCOPED_TRACE(skip ? "skip_busy_pages:True" : "skip_busy_pages:False");
-    Options options = NoSlackMechanics();
-    ASSERT_TRUE(options.skip_busy_pages) << "skipping is the default";
-    options.skip_busy_pages = skip;
-    Make(options);
-    // [a 16 MiB][a2 16 MiB][keep 8 MiB]: a2 freed and its memory given
-    // back, then a freed with its work still queued; 40 MiB (no fit in their
-    // 32 MiB hole) moves a's memory, still mapped where it was.
-    const DevicePtr a = AllocateOk(16 * kMiB, 0);
-    const DevicePtr a2 = AllocateOk(16 * kMiB, 0);
-    const DevicePtr keep = AllocateOk(8 * kMiB, 0);
-    ASSERT_EQ(a2, a + 16 * kMiB);
-    FreeOk(a2);
-    ASSERT_TRUE(alloc_->EmptyCache().ok());
-    FreeOk(a);
-    const DevicePtr c = AllocateOk(40 * kMiB, 0);
-    ASSERT_EQ(MappedBytes(keep, a, 32 * kMiB), 0u) << "the hole kept memory";
+  Make(NoSlackMechanics());
+  // [a 16 MiB][a2 16 MiB][keep 8 MiB]: a2 freed and its memory given
+  // back, then a freed with its work still queued; 40 MiB (no fit in their
+  // 32 MiB hole) moves a's memory, still mapped where it was.
+  const DevicePtr a = AllocateOk(16 * kMiB, 0);
+  const DevicePtr a2 = AllocateOk(16 * kMiB, 0);
+  const DevicePtr keep = AllocateOk(8 * kMiB, 0);
+  ASSERT_EQ(a2, a + 16 * kMiB);
+  FreeOk(a2);
+  ASSERT_TRUE(alloc_->EmptyCache().ok());
+  FreeOk(a);
+  const DevicePtr c = AllocateOk(40 * kMiB, 0);
+  ASSERT_EQ(MappedBytes(keep, a, 32 * kMiB), 0u) << "the hole kept memory";
 
-    // 16 MiB fits the 32 MiB hole best; its first half is busy.
-    const MemoryStats before = alloc_->GetStats();
-    const DevicePtr e = AllocateOk(16 * kMiB, 0);
-    const MemoryStats after = alloc_->GetStats();
-    if (skip) {
-      EXPECT_EQ(e, a2) << "placed over the busy pages";
-      EXPECT_EQ(after.num_waits_under_block, before.num_waits_under_block);
-      EXPECT_EQ(after.num_stream_syncs, before.num_stream_syncs) << "waited";
-    } else {
-      EXPECT_EQ(e, a);
-      EXPECT_EQ(after.num_waits_under_block, before.num_waits_under_block + 1);
-    }
-    EXPECT_EQ(MappedBytes(keep, e, 16 * kMiB), 16 * kMiB);
-    // The same memory either way: the block maps as many pages.
-    EXPECT_EQ(after.reserved_bytes[kStatAll].current, static_cast<std::int64_t>(64 * kMiB));
-    ExpectDeviceHoldsReserved();
-    EXPECT_TRUE(IsValid(*alloc_));
-    FreeEmptyAndEnd({keep, c, e});
-  }
+  // 16 MiB fits the 32 MiB hole best; its first half is busy.
+  const MemoryStats before = alloc_->GetStats();
+  const DevicePtr e = AllocateOk(16 * kMiB, 0);
+  const MemoryStats after = alloc_->GetStats();
+  EXPECT_EQ(e, a2) << "placed over the busy pages";
+  EXPECT_EQ(after.num_waits_under_block, before.num_waits_under_block);
+  EXPECT_EQ(after.num_stream_syncs, before.num_stream_syncs) << "waited";
+  EXPECT_EQ(MappedBytes(keep, e, 16 * kMiB), 16 * kMiB);
+  // As much memory as a wait at `a` would have left: the block maps as
+  // many pages past the busy ones.
+  EXPECT_EQ(after.reserved_bytes[kStatAll].current, static_cast<std::int64_t>(64 * kMiB));
+  ExpectDeviceHoldsReserved();
+  EXPECT_TRUE(IsValid(*alloc_));
+  FreeEmptyAndEnd({keep, c, e});
 }
 
 // A moved chunk that cannot be mapped at its new address stays where it was
@@ -2074,56 +1994,52 @@ TEST(GrowableSegmentTableTest, HeldBitsFollowEveryWriteAcrossWordEdges) {
   EXPECT_THAT(why, ::testing::HasSubstr("held bit"));
 }
 
-// hot_slot: a free's block is held aside, and the next request of its size
-// on its stream gets it back with no placement; every other call finds it
-// coalesced and indexed, so nothing but host time differs from hot_slot off.
+// The hot slot: a free's block is held aside, and the next request of its
+// size on its stream gets it back with no placement; every other call finds
+// it coalesced and indexed, so nothing but host time differs from a free
+// that coalesces at once.
 TEST_F(GrowableSegmentsTest, AFreedBlockServesTheSameRequestAndEveryOtherCallSeesItFree) {
-  for (const bool hot : {true, false}) {
-    SCOPED_TRACE(hot ? "hot_slot on" : "hot_slot off");
-    Options options = env_.BaseOptions();
-    options.hot_slot = hot;
-    Make(options);
-    const DevicePtr keep = AllocateOk(4 * kMiB);
-    const DevicePtr p = AllocateOk(2 * kMiB);  // (both of the large pool: one range)
-    FreeOk(p);
-    // The counters moved at the free, held aside or not.
-    MemoryStats s = alloc_->GetStats();
-    EXPECT_EQ(s.allocated_bytes[kStatAll].current, static_cast<std::int64_t>(4 * kMiB));
-    EXPECT_EQ(s.active_bytes[kStatAll].current, static_cast<std::int64_t>(4 * kMiB));
-    EXPECT_EQ(s.active[kStatAll].current, 1);
-    EXPECT_TRUE(IsValid(*alloc_));
-    // The same request: the same block, no driver call.
-    const std::int64_t maps = s.num_maps, allocs = s.num_allocs;
-    const DevicePtr q = AllocateOk(2 * kMiB);
-    EXPECT_EQ(q, p);
-    s = alloc_->GetStats();
-    EXPECT_EQ(s.num_maps, maps);
-    EXPECT_EQ(s.num_allocs, allocs + 1);
-    EXPECT_EQ(s.allocated_bytes[kStatAll].current, static_cast<std::int64_t>(6 * kMiB));
-    EXPECT_EQ(s.active_bytes[kStatAll].current, static_cast<std::int64_t>(6 * kMiB));
-    EXPECT_EQ(s.requested_bytes[kStatAll].current, static_cast<std::int64_t>(6 * kMiB));
-    // A report after a free sees the block coalesced with the free rest of
-    // the range: two blocks, the kept one and one free.
-    FreeOk(q);
-    Snapshot snap = alloc_->TakeSnapshot();
-    const SegmentInfo* seg = SegmentOf(snap, keep);
-    ASSERT_NE(seg, nullptr);
-    ASSERT_EQ(seg->blocks.size(), 2u);
-    EXPECT_EQ(seg->blocks[1].address, p);
-    EXPECT_EQ(seg->blocks[1].status, BlockStatus::kInactive);
-    // A larger request after a free is placed as if the free had coalesced
-    // at once: at the freed block's address, not past it.
-    const DevicePtr r = AllocateOk(2 * kMiB);  // held again by the free below
-    FreeOk(r);
-    const DevicePtr larger = AllocateOk(3 * kMiB);
-    EXPECT_EQ(larger, p);
-    // Another stream's request does not take a block of stream 0.
-    FreeOk(larger);
-    const DevicePtr other = AllocateOk(3 * kMiB, 1);
-    EXPECT_NE(other, p);
-    EXPECT_TRUE(IsValid(*alloc_));
-    FreeAllAndExpectNothingHeld({keep, other});
-  }
+  Make();
+  const DevicePtr keep = AllocateOk(4 * kMiB);
+  const DevicePtr p = AllocateOk(2 * kMiB);  // (both of the large pool: one range)
+  FreeOk(p);
+  // The counters moved at the free, though the block is held aside.
+  MemoryStats s = alloc_->GetStats();
+  EXPECT_EQ(s.allocated_bytes[kStatAll].current, static_cast<std::int64_t>(4 * kMiB));
+  EXPECT_EQ(s.active_bytes[kStatAll].current, static_cast<std::int64_t>(4 * kMiB));
+  EXPECT_EQ(s.active[kStatAll].current, 1);
+  EXPECT_TRUE(IsValid(*alloc_));
+  // The same request: the same block, no driver call.
+  const std::int64_t maps = s.num_maps, allocs = s.num_allocs;
+  const DevicePtr q = AllocateOk(2 * kMiB);
+  EXPECT_EQ(q, p);
+  s = alloc_->GetStats();
+  EXPECT_EQ(s.num_maps, maps);
+  EXPECT_EQ(s.num_allocs, allocs + 1);
+  EXPECT_EQ(s.allocated_bytes[kStatAll].current, static_cast<std::int64_t>(6 * kMiB));
+  EXPECT_EQ(s.active_bytes[kStatAll].current, static_cast<std::int64_t>(6 * kMiB));
+  EXPECT_EQ(s.requested_bytes[kStatAll].current, static_cast<std::int64_t>(6 * kMiB));
+  // A report after a free sees the block coalesced with the free rest of
+  // the range: two blocks, the kept one and one free.
+  FreeOk(q);
+  Snapshot snap = alloc_->TakeSnapshot();
+  const SegmentInfo* seg = SegmentOf(snap, keep);
+  ASSERT_NE(seg, nullptr);
+  ASSERT_EQ(seg->blocks.size(), 2u);
+  EXPECT_EQ(seg->blocks[1].address, p);
+  EXPECT_EQ(seg->blocks[1].status, BlockStatus::kInactive);
+  // A larger request after a free is placed as if the free had coalesced
+  // at once: at the freed block's address, not past it.
+  const DevicePtr r = AllocateOk(2 * kMiB);  // held again by the free below
+  FreeOk(r);
+  const DevicePtr larger = AllocateOk(3 * kMiB);
+  EXPECT_EQ(larger, p);
+  // Another stream's request does not take a block of stream 0.
+  FreeOk(larger);
+  const DevicePtr other = AllocateOk(3 * kMiB, 1);
+  EXPECT_NE(other, p);
+  EXPECT_TRUE(IsValid(*alloc_));
+  FreeAllAndExpectNothingHeld({keep, other});
 }
 
 TEST_F(GrowableSegmentsTest, ADoubleFreeOfAHeldBlockFailsAndChangesNothing) {
@@ -2160,21 +2076,22 @@ TEST_F(GrowableSegmentsTest, ABlockUsedOnAnotherStreamIsNotHeldAside) {
 }
 
 
-// hot_slot changes no placement: a random run with record_stream, sizes
+// The hot slot changes no placement: a random run with record_stream, sizes
 // that repeat and the GPU catching up now and then hands out the same
-// addresses and makes the same driver calls with it on and off. (One
+// addresses and makes the same driver calls as the same run where every
+// free's block is returned at once (a report after each free flushes it:
+// FlushedLock), so that every allocation takes the slow path. (One
 // allocating stream and the unmap worker inline, so that a run repeats
 // itself: with several streams whose events are pending, the order in which
 // a hash map gives them back, which differs from one map to the next, can
-// change a placement with hot_slot on or off alike.)
+// change a placement with or without the hot slot alike.)
 TEST_F(GrowableSegmentsTest, HotSlotChangesNoPlacementAndNoDriverCall) {
   struct Step {
     DevicePtr ptr;
     std::int64_t reserved, maps, unmaps, allocated;
   };
-  auto run = [&](bool hot) {
+  auto run = [&](bool flush_each_free) {
     Options options = env_.BaseOptions();
-    options.hot_slot = hot;
     options.background_unmap = false;
     Make(options);
     std::mt19937_64 rng(7);
@@ -2192,6 +2109,7 @@ TEST_F(GrowableSegmentsTest, HotSlotChangesNoPlacementAndNoDriverCall) {
         // Mostly the newest block (a temporary), else any.
         const std::size_t k = (r >> 32) % 4 != 0 ? live.size() - 1 : (r >> 40) % live.size();
         FreeOk(live[k].first);
+        if (flush_each_free) (void)alloc_->Fragmentation();
         live.erase(live.begin() + static_cast<std::ptrdiff_t>(k));
       }
       if ((r >> 48) % 50 == 0) env_.CompleteAll();
@@ -2205,8 +2123,8 @@ TEST_F(GrowableSegmentsTest, HotSlotChangesNoPlacementAndNoDriverCall) {
     FreeEmptyAndEnd(rest);
     return steps;
   };
-  const std::vector<Step> on = run(true);
-  const std::vector<Step> off = run(false);
+  const std::vector<Step> on = run(false);
+  const std::vector<Step> off = run(true);
   ASSERT_EQ(on.size(), off.size());
   for (std::size_t i = 0; i < on.size(); ++i) {
     SCOPED_TRACE(absl::StrCat("step ", i));

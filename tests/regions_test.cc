@@ -286,7 +286,7 @@ TEST_F(RegionsTest, FailedBackupKeepsTheRegionRunningAndFailedRestoreKeepsItPaus
   for (std::size_t i : {0, 1, 3}) ASSERT_TRUE(alloc_->Free(b[i]).ok());
 }
 
-// The backup pipeline (backup_batch 2 MiB, so a dozen fences): each chunk is
+// The backup pipeline (fenced every 64 MiB: four fences here): each chunk is
 // given back only once the fence covering its bytes passed (the sim refuses
 // to unmap memory a queued copy reads), and copies never split a run except
 // at batch borders. A failure at any stage (a copy queued, a fence recorded
@@ -294,12 +294,12 @@ TEST_F(RegionsTest, FailedBackupKeepsTheRegionRunningAndFailedRestoreKeepsItPaus
 // leaves the region running with every live byte in place; an undo that
 // fails too leaves it paused with what was copied, and Resume restores it.
 TEST_F(RegionsTest, BackupPipelineGivesBackChunksAsTheirBytesAreSafeAndUndoesFailures) {
-  Options options = env_.BaseOptions();
-  options.backup_batch = 2 * kMiB;
-  Make(options);
+  constexpr std::int64_t kBatch = 64 * kMiB;  // DeviceAllocator's
+  Make();
   std::vector<DevicePtr> b;
-  // 40 MiB spans several 16 MiB chunks: a run larger than a chunk.
-  std::vector<std::size_t> sizes = {3 * kMiB, 40 * kMiB, 1 * kMiB, 5 * kMiB, 7 * kMiB};
+  // 140 MiB spans several chunks: a run larger than a chunk. The live runs
+  // (143 and 75 MiB) are copied in five pieces: 64, 64, 15 | 49, 26.
+  std::vector<std::size_t> sizes = {3 * kMiB, 140 * kMiB, 1 * kMiB, 5 * kMiB, 70 * kMiB};
   {
     InRegion r(8);
     for (std::size_t size : sizes) b.push_back(AllocateOk(size));
@@ -314,10 +314,10 @@ TEST_F(RegionsTest, BackupPipelineGivesBackChunksAsTheirBytesAreSafeAndUndoesFai
     SimOp op;
     std::int64_t nth;
   };
-  for (Failure f : {Failure{SimOp::kCopy, 1}, Failure{SimOp::kCopy, 9},
-                    Failure{SimOp::kCopyFence, 1}, Failure{SimOp::kCopyFence, 7},
-                    Failure{SimOp::kWaitCopies, 1}, Failure{SimOp::kWaitCopies, 6},
-                    Failure{SimOp::kWaitCopies, 20}}) {
+  for (Failure f : {Failure{SimOp::kCopy, 1}, Failure{SimOp::kCopy, 4},
+                    Failure{SimOp::kCopyFence, 1}, Failure{SimOp::kCopyFence, 3},
+                    Failure{SimOp::kWaitCopies, 1}, Failure{SimOp::kWaitCopies, 3},
+                    Failure{SimOp::kWaitCopies, 4}}) {
     SCOPED_TRACE(testing::Message() << "op " << static_cast<int>(f.op) << " #" << f.nth);
     env_.sim()->FailNth(f.op, f.nth);
     absl::StatusOr<std::size_t> paused = alloc_->Pause(8, kBackup);
@@ -330,7 +330,7 @@ TEST_F(RegionsTest, BackupPipelineGivesBackChunksAsTheirBytesAreSafeAndUndoesFai
   }
   // The undo fails too (a fence wait mid-pipeline, then a map of the undo):
   // paused, what was copied kept, Resume brings every byte back.
-  env_.sim()->FailNth(SimOp::kWaitCopies, 6);
+  env_.sim()->FailNth(SimOp::kWaitCopies, 3);
   env_.sim()->FailNth(SimOp::kMap, 1);
   absl::StatusOr<std::size_t> failed = alloc_->Pause(8, kBackup);
   ASSERT_FALSE(failed.ok());
@@ -347,7 +347,7 @@ TEST_F(RegionsTest, BackupPipelineGivesBackChunksAsTheirBytesAreSafeAndUndoesFai
   ASSERT_TRUE(paused.ok()) << paused.status();
   EXPECT_EQ(Backup(), total);
   EXPECT_EQ(Reserved(), 0);
-  const std::int64_t batches = (total + 2 * kMiB - 1) / (2 * kMiB);
+  const std::int64_t batches = (total + kBatch - 1) / kBatch;
   EXPECT_LE(env_.sim()->counts().copy_calls - copies, batches + 1);
   ASSERT_TRUE(alloc_->Resume(8).ok());
   for (std::size_t i : live) EXPECT_TRUE(Holds(b[i], sizes[i])) << "block " << i;

@@ -219,8 +219,7 @@ bool GrowableSegments::Ready(CacheLock lock, const Segment& range, DevicePtr beg
   // block's edges when beyond the high mark (not ready), note the peak.
   // A cached allocation asks only this (the hot pair: ~20 ns less host time
   // than through Place and Prepare on the simulated card).
-  if (unreaped_ > 0 || options_.unpin_edges > 0 ||
-      (!leaving_.empty() && !options_.keep_old_mappings)) {
+  if (unreaped_ > 0 || (!leaving_.empty() && !options_.keep_old_mappings)) {
     return false;
   }
   const GrowableSegment& segment = Of(range);
@@ -404,13 +403,14 @@ absl::Status GrowableSegments::Prepare(CacheLock lock, Segment& range, const Blo
   // Beyond the high mark no block pins free memory at its edges: the free
   // rest of a chunk it would share with its hole can never be moved while
   // the block lives, and what cannot be moved is what pushes the device
-  // past the mark when the next peak wants memory (unpin_edges_mb: always,
-  // from that rest up).
+  // past the mark when the next peak wants memory. Below the mark the block
+  // just takes the mapped pages: unpinning there would buy tighter memory
+  // the marks do not ask for with two driver calls more each time (it was
+  // the unpin_edges_mb option, 0 by default, never measured on a GPU to
+  // pay for them).
   std::vector<std::pair<PhysicalHandle, std::size_t>> spares;
-  const std::size_t unpin =
-      options_.unpin_edges > 0 ? options_.unpin_edges : (excess_high > 0 ? page_size_ : 0);
-  if (unpin > 0 && !cache_.capturing()) {
-    UnpinEdges(segment, hole, begin, bytes, unpin, &spares);
+  if (excess_high > 0 && !cache_.capturing()) {
+    UnpinEdges(segment, hole, begin, bytes, &spares);
     if (!spares.empty()) budget(reserved());
   }
   if (missing == 0) {
@@ -430,8 +430,10 @@ absl::Status GrowableSegments::Prepare(CacheLock lock, Segment& range, const Blo
   // driver's cost is per handle (on an H200: ~30 us per 2 MiB handle mapped,
   // ~140 us for one 1 GiB handle).
   // A chunk is pinned as a whole by any block that later overlaps part of
-  // it, so chunks stay small: at most max_map_chunk and a
-  // map_chunk_divisor-th of the block (Options says what each costs).
+  // it, so chunks stay small: at most max_map_chunk (Options says what it
+  // costs), and no larger than the block. (The map_chunk_divisor option,
+  // 1 by default, could cap them at a fraction of the block too: more
+  // handles for less pinned, never chosen over max_map_chunk_mb.)
   // Regions are the exception: their blocks are long-lived (weights,
   // optimizer state), so pinning is rare, while every chunk costs a call on
   // each pause and resume; they map chunks of up to kRegionChunk.
@@ -439,8 +441,7 @@ absl::Status GrowableSegments::Prepare(CacheLock lock, Segment& range, const Blo
   // block pins there is what a later peak cannot get back.
   std::size_t max_chunk = MaxChunk(*segment);
   if (slack.tight && !IsRegion(*segment)) max_chunk = std::min(max_chunk, kTightChunk);
-  std::size_t chunk_cap =
-      std::max(page_size_, std::min(max_chunk, bytes / options_.map_chunk_divisor));
+  std::size_t chunk_cap = std::max(page_size_, std::min(max_chunk, bytes));
   Placement place;
   for (std::size_t i = first; i <= last;) {
     if (segment->pages[i] != 0) {
@@ -582,13 +583,13 @@ std::size_t GrowableSegments::MaxChunk(const GrowableSegment& segment) const {
 }
 
 void GrowableSegments::UnpinEdges(GrowableSegment* segment, const Block& hole, DevicePtr begin,
-                                  std::size_t bytes, std::size_t min_rest,
+                                  std::size_t bytes,
                                   std::vector<std::pair<PhysicalHandle, std::size_t>>* spares) {
   // A block that starts or ends inside a mapped chunk reaching past it into
   // the same free hole would pin the rest of that chunk until the block is
-  // freed. When that rest is at least min_rest, the chunk (wholly free,
-  // its frees finished: never a wait) is unmapped now and the block's part
-  // mapped again on its own: two calls more, that memory kept movable.
+  // freed. Then the chunk (wholly free, its frees finished: never a wait)
+  // is unmapped now and the block's part mapped again on its own: two calls
+  // more, that memory kept movable.
   const std::size_t hole_lo = RoundUp(hole.ptr - segment->base, page_size_) / page_size_;
   const std::size_t hole_hi = (hole.end() - segment->base) / page_size_;
   const auto [first, last] = PagesOf(*segment, begin, bytes);
@@ -597,7 +598,7 @@ void GrowableSegments::UnpinEdges(GrowableSegment* segment, const Block& hole, D
     const auto [lo, hi] = segment->ChunkAround(page);
     if (lo < hole_lo || hi > hole_hi) continue;  // a live neighbour pins it already
     const std::size_t used = std::min(hi, last + 1) - std::max(lo, first);
-    if ((hi - lo - used) * page_size_ < min_rest) continue;
+    if (used == hi - lo) continue;  // no rest to pin
     // The chunk's frees are asked about (an event query, perhaps a mark
     // left on its stream) only for a chunk worth unmapping: most blocks
     // share none with their hole, and beyond the high mark every Prepare
@@ -1097,14 +1098,14 @@ SegmentStore::Placing GrowableSegments::Place(CacheLock lock, const Block& hole,
                                               std::size_t bytes) {
   AssertHeld(lock);
   const GrowableSegment& segment = Of(*hole.segment);
-  // During a capture an old mapping under the block cannot go (a capture
-  // refuses unmapping): past it is the only place that works, whatever it
-  // maps, so the block moves there even with skip_busy_pages off. (An old
-  // mapping whose unmap failed before the capture began is such a case.)
+  // Always off busy pages where the free block has room (it was the
+  // skip_busy_pages switch): the pages are unmapped later by the worker,
+  // with no wait on the allocating thread. During a capture an old mapping
+  // under the block cannot go (a capture refuses unmapping): past it is the
+  // only place that works, whatever it maps. (An old mapping whose unmap
+  // failed before the capture began is such a case.)
   const bool capturing = cache_.capturing();
-  if ((!options_.skip_busy_pages && !capturing) || segment.leaving_pages == 0 || bytes == 0) {
-    return {at, false};
-  }
+  if (segment.leaving_pages == 0 || bytes == 0) return {at, false};
   // Old mappings under the place whose work may still run make Prepare wait
   // for the GPU to reach their free: the queue's depth, 11-16 ms a wait on
   // an H100 running the seq2seq model and the UNet, whose GPU then idles
@@ -1127,10 +1128,7 @@ std::optional<DevicePtr> GrowableSegments::PlaceElsewhere(CacheLock lock, const 
                                                           std::size_t bytes,
                                                           std::size_t max_pages_to_map) {
   AssertHeld(lock);
-  if ((!options_.skip_busy_holes && !cache_.capturing()) || other.size < bytes ||
-      !other.segment->expandable) {
-    return std::nullopt;
-  }
+  if (other.size < bytes || !other.segment->expandable) return std::nullopt;
   const GrowableSegment& there = Of(*other.segment);
   const std::optional<DevicePtr> place = OffBusy(there, other, other.ptr, bytes);
   if (!place.has_value() || MissingPages(there, *place, bytes) > max_pages_to_map) {
@@ -1264,11 +1262,12 @@ absl::StatusOr<std::size_t> GrowableSegments::UnmapFreeChunks(
         }
         const bool finished = hole_finished || cache_.FreeCompleted(stream, chunk.freed_at);
         // A chunk that would have to wait to go back may fill part of a run
-        // instead (TakeChunk): no wait, as many bytes mapped.
+        // instead (TakeChunk): no wait, as many bytes mapped. Always (it was
+        // the partial_runs switch): in the replay at a GPU lag of 200 events
+        // the nine traces then wait for trims 57 times instead of 104
+        // (GPT-2's: drains of the GPU's queue, 30-40 ms each on an H100).
         Placement::Run* run =
-            place != nullptr
-                ? place->Fit(end - start, options_.partial_runs && !finished && may_leave)
-                : nullptr;
+            place != nullptr ? place->Fit(end - start, !finished && may_leave) : nullptr;
         const bool leave = !finished && run != nullptr && may_leave;
         if (!finished && !leave) {
           waiting.push_back(chunk);
@@ -1305,7 +1304,7 @@ absl::Status GrowableSegments::TakeChunk(const Chunk& c, bool leave, Placement* 
   // A move left mapped where it was may fill part of a run (see
   // UnmapFreeChunks); the others only a run of their size.
   Placement::Run* run =
-      place != nullptr ? place->Fit(pages, options_.partial_runs && leave) : nullptr;
+      place != nullptr ? place->Fit(pages, leave) : nullptr;
   const PhysicalHandle handle = segment->pages[c.start];
   if (leave) {
     segment->SetPages(c.start, c.end - c.start, GrowableSegment::kLeaving);

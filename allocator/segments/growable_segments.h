@@ -18,8 +18,8 @@
 // * Mapping (Prepare). Before a block is handed out the missing pages under
 //   it are mapped. Pages the block covers only partly get a handle each, so a
 //   neighbour keeping one alive never pins the rest; the pages wholly inside
-//   share chunks of at most max_map_chunk and a map_chunk_divisor-th of the
-//   block, because the driver's cost is per handle (see below).
+//   share chunks of at most max_map_chunk, because the driver's cost is per
+//   handle (see below).
 //
 // * Trimming between a low and a high mark. New memory is taken while the
 //   free mapped memory stays within release_slack of the peak allocated (the
@@ -49,8 +49,8 @@
 //   anyway. Within the marks (a training loop's peaks) best fit stays for
 //   most requests: there, placing on mapped memory cuts into chunks the
 //   next peak must move (mapped_fit:True, always: two streams peaked at
-//   1.013). Not for one whose best fit would map much (mapped_fit_missing,
-//   64 MiB: BytesToMap, pages neither held nor taken back by Return): a
+//   1.013). Not for one whose best fit would map much (64 MiB,
+//   DeviceAllocator::WantsHeldFit: BytesToMap, pages neither held nor taken back by Return): a
 //   move of that many chunks costs more host time than the pinning costs
 //   memory (the checkpointed LM: 246 -> ~60 chunks mapped a step, memory
 //   unchanged).
@@ -97,7 +97,7 @@
 //   the wait), at a trim, before a capture (Quiesce), or before a peer gets
 //   access (it was mapped without it).
 //
-// * Blocks placed off busy pages (skip_busy_pages, skip_busy_holes). A
+// * Blocks placed off busy pages (always). A
 //   block whose best-fit place lies over an old mapping whose work may still
 //   run, and whose memory cannot come back (Return), would wait for the GPU
 //   to reach that work: on an H100 one such wait drains 11-40 ms of queue.
@@ -105,7 +105,7 @@
 //   maps no more there); PlaceElsewhere offers the next few free blocks by
 //   size where it has none. The old mappings go later, without a wait.
 //
-// * Partial runs (partial_runs). Beyond the high mark a free chunk of the
+// * Partial runs (always). Beyond the high mark a free chunk of the
 //   block's stream still in use, which fits no run of its own size (a
 //   one-page edge chunk against two-page runs), fills part of a larger run,
 //   left mapped where it was (Leaving), instead of the growth waiting for
@@ -488,10 +488,10 @@ class GrowableSegments final : public SegmentStore {
   // could not be mapped at its new address): its memory is held there again.
   void UndoLeaving(GrowableSegment* segment, std::size_t first) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Unmaps (into `spares`) the wholly free chunks of `hole` that the block
-  // [begin, begin + bytes) would leave at least min_rest of unused, when
+  // [begin, begin + bytes) would leave a page or more of unused, when
   // their frees have finished (see Prepare).
   void UnpinEdges(GrowableSegment* segment, const Block& hole, DevicePtr begin,
-                  std::size_t bytes, std::size_t min_rest, std::vector<std::pair<PhysicalHandle, std::size_t>>* spares)
+                  std::size_t bytes, std::vector<std::pair<PhysicalHandle, std::size_t>>* spares)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // The pages [first, last] (both included) that the bytes [begin, begin +
   // bytes) of `segment` touch; `bytes` > 0.

@@ -196,7 +196,7 @@ class SegmentStore {
                                                         std::size_t bytes) const = 0;
   // The bytes of [begin, begin + bytes) of `segment` that a Prepare there
   // would map: neither held nor memory it takes back without a call. What a
-  // placement costs in driver calls (mapped_fit_missing_mb).
+  // placement costs in driver calls (DeviceAllocator::WantsHeldFit).
   virtual std::size_t BytesToMap(CacheLock lock, const Segment& segment, DevicePtr begin,
                                  std::size_t bytes) {
     return bytes - HeldBytesIn(lock, segment, begin, begin + bytes);
@@ -205,8 +205,7 @@ class SegmentStore {
   // place at `at` had better start (with the block's alignment), and
   // whether it would still wait there for queued work, then with the pages
   // it maps there. Stores with nothing against a place say {at, false};
-  // growable segments move it past pages it would have to wait for
-  // (skip_busy_pages).
+  // growable segments move it past pages it would have to wait for.
   struct Placing {
     DevicePtr at;
     bool waits;

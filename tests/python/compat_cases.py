@@ -1,6 +1,6 @@
 """What a PyTorch user does on a GPU, one case per run, under one allocator.
 
-    CCALLOC_TEST_ALLOCATOR=native|ccalloc|ccalloc-classic|ccalloc-own|ccalloc-lend|ccalloc-xs python3 compat_cases.py CASE
+    CCALLOC_TEST_ALLOCATOR=native|ccalloc|ccalloc-classic|ccalloc-own|ccalloc-xs python3 compat_cases.py CASE
 
 prints one line "RESULT <json>" with what the case saw ("ok" is its own
 verdict; the other fields are compared across allocators by
@@ -20,7 +20,6 @@ import torch
 ALLOCATOR = os.environ.get("CCALLOC_TEST_ALLOCATOR", "native")
 _CONFS = {"ccalloc": None, "ccalloc-classic": "expandable_segments:False",
           "ccalloc-own": "cross_stream_reuse:False",
-          "ccalloc-lend": "cross_stream_reuse:True,cross_stream_wait:False",
           "ccalloc-xs": "cross_stream_reuse:True"}
 if ALLOCATOR.startswith("ccalloc"):
     import ccalloc.torch as _ct
@@ -372,14 +371,12 @@ def case_cross_stream_ordering():
     the other way round; then memory freed once its work is done, asked for
     on a stream that has memory of its own. With cross_stream_reuse:False
     (ccalloc-own) ccalloc lends nothing across streams. Lending wherever a
-    stream would map without cross_stream_wait (ccalloc-lend), it lends
-    another stream's memory only once an event query says its work is done,
-    so the late writes must miss the new tensors with no ordering at all;
-    with cross_stream_wait (ccalloc-xs) it lends it before, ordered after the
-    first stream's work on the device, and the late write may not land in
-    the new tensor either. The default (cross_stream_reuse:auto) lends as
-    ccalloc-xs does where it would otherwise move memory: here every
-    request, the cache holding no more than its peak."""
+    stream would map (ccalloc-xs), it lends another stream's memory before
+    that stream's work on it is done, ordered after that work on the
+    device, and the late write may not land in the new tensor. The default
+    (cross_stream_reuse:auto) lends as ccalloc-xs does where it would
+    otherwise move memory: here every request, the cache holding no more
+    than its peak."""
     n = 64 * MiB // 4
     b = torch.cuda.Stream()
     torch.cuda.synchronize()

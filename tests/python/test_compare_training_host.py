@@ -488,7 +488,7 @@ class ExtraTorchConfigTest(unittest.TestCase):
         # The child runs PyTorch's allocator under that setting, not ccalloc.
         self.assertFalse(compare_training.is_ccalloc("expandable_b"))
         old = os.environ.get("CCALLOC_CONF")
-        os.environ["CCALLOC_CONF"] = "hot_slot:False"
+        os.environ["CCALLOC_CONF"] = "mapped_fit:False"
         try:
             env = compare_training.child_env("expandable_b")
         finally:

@@ -59,7 +59,7 @@ class PolicySweepTest(unittest.TestCase):
         # (bench/driver_costs/README.md) while mapping far fewer of them.
         self.assertEqual(sweep("--only", "ckpt_lm", "--out", self.base)[0], 0)
         rc, out, err = sweep("--only", "ckpt_lm", "--baseline", self.base,
-                             "--conf", "max_map_chunk_mb:64,map_chunk_divisor:16")
+                             "--conf", "max_map_chunk_mb:64")
         self.assertEqual(rc, 0, err)
         flagged = [line for line in out.splitlines() if line.startswith("! ckpt_lm:")]
         self.assertEqual(len(flagged), 1, out)

@@ -23,26 +23,25 @@
 // input is valid), used by make_corpus.py to write the seeds:
 //   byte 0: configuration bits
 //     0x01 growable segments (expandable_segments), else classic
-//     0x02 small device (1 GiB) instead of 8 GiB; without 0x20 also
-//          free_marks:0 (no marks left by frees: placements record their own)
+//     0x02 small device (1 GiB) instead of 8 GiB
 //     0x04 max_split_size_mb:64 (oversize blocks)
 //     0x08 garbage_collection_threshold:0.6 (acts once a limit is set, on
 //          classic segments); with growable segments, where it does
 //          nothing, cross_stream_reuse:True (free memory lent across
-//          streams wherever a stream would map; once the lender's work on it
-//          is done, or, with cross_stream_wait when the destroy bit 0x10 is
-//          clear, also while it may run, ordered by device-side waits);
-//          without the bit, the default's (auto: lent where the cache would
-//          move memory, ordered by device-side waits)
-//     0x10 destroy with blocks still live (tests the destructor's release);
-//          without 0x08 also free_marks:3 (marks every third free)
+//          streams wherever a stream would map, ordered by device-side waits
+//          while the lender's work on it may run); without the bit, the
+//          default's (auto: lent where the cache would move memory)
+//     0x10 destroy with blocks still live (tests the destructor's release)
 //     0x20 64 KiB device pages instead of 2 MiB (growable edge pages), on
 //          the 1 GiB device
-//     0x40 unpin_edges of two pages (growable: chunks a new block would
-//          half use are unmapped first)
-//     0x80 mapped_fit_missing of two pages (growable: nearly every request
-//          whose best fit would map goes on mapped memory elsewhere; the
-//          default's 64 MiB is reached by few inputs)
+//     0x40 release_slack, release_slack_max and release_slack_hard 0
+//          (growable: every growth past the peak is beyond the high mark,
+//          where chunks move and trim and a new block's edges are unpinned)
+//     0x80 mapped_fit:True (growable: every request whose best fit would
+//          map goes on mapped memory elsewhere, the smallest stretch; auto,
+//          the default, does so on the first stretch found while the cache
+//          has room, and for requests that would map 64 MiB, which few
+//          inputs reach)
 //   then operations, one opcode byte (mod 19) each, followed by arguments:
 //     0-4  allocate      stream:u8 size...     (size encoding: ReadSize)
 //     5-7  free          index:u8              (a live block)
@@ -155,15 +154,11 @@ class Harness {
     if ((config & 0x08) != 0) {
       options_.garbage_collection_threshold = 0.6;
       if (growable_) options_.cross_stream_reuse = Options::CrossStreamReuse::kAlways;
-      options_.cross_stream_wait = growable_ && (config & 0x10) == 0;
     }
-    // Marks left by frees: none on the small device with 2 MiB pages (the
-    // setting before free_marks, still a user's choice), every third free
-    // for 0x10 without 0x08, else the default's 16.
-    if ((config & 0x22) == 0x02) options_.free_marks = 0;
-    if ((config & 0x18) == 0x10) options_.free_marks = 3;
-    if ((config & 0x40) != 0) options_.unpin_edges = 2 * page_size_;
-    if ((config & 0x80) != 0) options_.mapped_fit_missing = 2 * page_size_;
+    if ((config & 0x40) != 0) {
+      options_.release_slack = options_.release_slack_max = options_.release_slack_hard = 0;
+    }
+    if ((config & 0x80) != 0) options_.mapped_fit = Options::MappedFit::kAlways;
     alloc_ =
         std::make_unique<DeviceAllocator>(std::make_unique<BorrowedBackend>(sim_.get()), options_);
     Check("construction");

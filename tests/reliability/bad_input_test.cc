@@ -412,12 +412,12 @@ TEST(BadConfTest, BadValues) {
            {"roundup_power2_divisions:[64:4", "roundup_power2_divisions", "[64:4"},
            {"memory_limit:12XB", "memory_limit", "12XB"},
            {"memory_limit:-1GiB", "memory_limit", "-1GiB"},
-           {"memory_fraction:0", "memory_fraction", "0"},
+           {"per_process_memory_fraction:1.5", "per_process_memory_fraction", "1.5"},
            {"release_slack:2", "release_slack", "2"},
            {"release_slack_max:1.5", "release_slack_max", "1.5"},
            {"backend:cudaMallocAsync", "backend", "cudaMallocAsync"},
            {"max_map_chunk_mb:1", "max_map_chunk_mb", "1"},
-           {"free_marks:-1", "free_marks", "-1"},
+           {"release_slack_hard:-0.5", "release_slack_hard", "-0.5"},
        }) {
     SCOPED_TRACE(c.conf);
     absl::StatusOr<Options> options = ParseOptions(c.conf);

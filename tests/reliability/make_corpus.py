@@ -21,7 +21,7 @@ import struct
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 # Configuration bits (byte 0).
-GROWABLE, SMALL_DEVICE, OVERSIZE, GC, DESTROY_LIVE, PAGE_64K, UNPIN, MAPPED_FIT = (
+GROWABLE, SMALL_DEVICE, OVERSIZE, GC, DESTROY_LIVE, PAGE_64K, NO_SLACK, MAPPED_FIT = (
     1, 2, 4, 8, 16, 32, 64, 128)
 # SimOp values, in sim_backend.h order.
 ALLOCATE, CREATE_PHYSICAL, MAP, RECORD_EVENT, QUERY_EVENT = range(5)
@@ -187,7 +187,7 @@ SEEDS = {
         alloc(1, 22), free(16), alloc(1, 0), alloc(0, 0), alloc(0, 0), alloc(1, 1, 1),
         release_pool(0), free(0), complete(4), alloc(2, 20), release_pool(0), free(0),
         alloc(1, 18, 134912)]),
-    "unpin_growable": bytes([GROWABLE | UNPIN]) + mixed_workload(),
+    "no_slack_growable": bytes([GROWABLE | NO_SLACK]) + mixed_workload(),
     "unmap_fault": bytes([GROWABLE]) + b"".join([
         alloc(0, 26), alloc(0, 20), free(0), fail_nth(MAP, 0x80), empty_cache(), alloc(1, 25),
         free(0), fail_nth(ALLOCATE, 0x81), alloc(1, 26), misc(6), empty_cache()]),

@@ -11,7 +11,7 @@
 // and with the counters, everything is freed, the cache emptied, the
 // allocator destroyed, and the device must hold nothing.
 //
-//   ccalloc-soak [--ops 10000000] [--threads 8] [--policy classic|growable|growable-own-streams|lending|lending-done]
+//   ccalloc-soak [--ops 10000000] [--threads 8] [--policy classic|growable|growable-own-streams|lending]
 //                [--seconds 0 (no cap)] [--validate-every 100000] [--seed 1]
 //                [--conf CCALLOC_CONF (on top of the policy: an option's own paths)]
 //
@@ -54,20 +54,18 @@ using Clock = std::chrono::steady_clock;
 // how memory is lent across streams (cross_stream_reuse): the default's
 // (growable: where the cache would move memory, ordered on the device), not
 // at all (growable-own-streams: PyTorch's contract), or wherever a stream
-// would map, once the lender's work is done (lending-done) or also while it
-// may still run, ordered on the device (lending: cross_stream_wait).
+// would map (lending), ordered on the device while the lender's work may
+// still run.
 struct Policy {
   const char* name;
   bool growable;
   Options::CrossStreamReuse lend;
-  bool lend_ordered;
 };
 constexpr Policy kPolicies[] = {
-    {"classic", false, Options::CrossStreamReuse::kNever, false},
-    {"growable", true, Options::CrossStreamReuse::kWhenMoving, true},
-    {"growable-own-streams", true, Options::CrossStreamReuse::kNever, false},
-    {"lending-done", true, Options::CrossStreamReuse::kAlways, false},
-    {"lending", true, Options::CrossStreamReuse::kAlways, true}};
+    {"classic", false, Options::CrossStreamReuse::kNever},
+    {"growable", true, Options::CrossStreamReuse::kWhenMoving},
+    {"growable-own-streams", true, Options::CrossStreamReuse::kNever},
+    {"lending", true, Options::CrossStreamReuse::kAlways}};
 
 struct Flags {
   std::int64_t ops = 10'000'000;
@@ -82,7 +80,7 @@ struct Flags {
 [[noreturn]] void Usage(const char* why) {
   std::fprintf(stderr,
                "ccalloc-soak: %s\nusage: ccalloc-soak [--ops N] [--threads N] "
-               "[--policy classic|growable|growable-own-streams|lending|lending-done] [--seconds S]\n"
+               "[--policy classic|growable|growable-own-streams|lending] [--seconds S]\n"
                "  [--validate-every N] [--seed N] [--conf CCALLOC_CONF]\n",
                why);
   std::exit(2);
@@ -151,7 +149,6 @@ class Soak {
     options_ = PytorchNativeOptions();
     options_.expandable_segments = flags.policy->growable;
     options_.cross_stream_reuse = flags.policy->lend;
-    options_.cross_stream_wait = flags.policy->lend_ordered;
     if (!flags.conf.empty()) {
       absl::StatusOr<Options> parsed = ParseOptions(flags.conf, options_);
       if (!parsed.ok()) Usage(std::string(parsed.status().message()).c_str());

@@ -674,7 +674,7 @@ TYPED_TEST_P(AllocatorBehaviourTest, MemoryFractionCapsGrowth) {
   const auto expected = static_cast<std::size_t>(fraction * total);
 
   Options options = this->env_.BaseOptions();
-  options.memory_fraction = fraction;
+  options.per_process_memory_fraction = fraction;
   DeviceAllocator& alloc = this->Make(options, 256 * kMiB);
   EXPECT_EQ(alloc.memory_limit(), expected);
 
