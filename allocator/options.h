@@ -63,7 +63,7 @@ struct Options {
   // 1% of the peak, at the cost of moves in steady steps. Room bought with
   // memory: a GNN on random graph sizes trained at 1.215x expandable_
   // segments' step time with the tight marks (53.6 driver calls a step) and
-  // at 0.998x with these (5.6), holding 1.077 of its peak instead of 1.008
+  // at 0.982x with these (7.2), holding 1.077 of its peak instead of 1.008
   // (docs/steady_state.md). Set them to the tight values to hold memory
   // tight everywhere.
   double release_slack = 0.05;
