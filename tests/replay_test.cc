@@ -134,9 +134,9 @@ TEST_P(BundledTraceTest, CcallocReservesWithinItsMarksWithRoom) {
 TEST_P(BundledTraceTest, CcallocReservesWithinOnePercentNearTheEndOfMemory) {
   const Trace trace = LoadBundled(GetParam().trace);
   ASSERT_FALSE(trace.events.empty());
-  const ReplayResult roomy = ReplayWith(trace, "ccalloc");
   ReplayConfig config;
   config.timing_repetitions = 0;
+  const ReplayResult roomy = ReplayWith(trace, "ccalloc", config);
   config.capacity = static_cast<std::size_t>(1.05 * static_cast<double>(roomy.peak_allocated_bytes));
   const ReplayResult r = ReplayWith(trace, "ccalloc", config);
   EXPECT_EQ(r.peak_allocated_bytes, roomy.peak_allocated_bytes);
