@@ -22,9 +22,9 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "allocator/device_allocator.h"
-#include "allocator/options.h"
-#include "allocator/sim_backend.h"
+#include "allocator/cache/device_allocator.h"
+#include "allocator/cache/options.h"
+#include "allocator/backends/sim_backend.h"
 #include "bench/patterns.h"
 #include "benchmark/benchmark.h"
 

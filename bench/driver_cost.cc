@@ -43,8 +43,8 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "allocator/backend.h"
-#include "allocator/cuda_backend.h"
+#include "allocator/backends/backend.h"
+#include "allocator/backends/cuda_backend.h"
 #include "bench/driver_costs.h"
 
 namespace ccalloc::replay {

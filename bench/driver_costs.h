@@ -46,7 +46,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
-#include "allocator/backend.h"
+#include "allocator/backends/backend.h"
 
 namespace ccalloc::replay {
 

@@ -38,9 +38,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "allocator/cuda_backend.h"
-#include "allocator/device_allocator.h"
-#include "allocator/options.h"
+#include "allocator/backends/cuda_backend.h"
+#include "allocator/cache/device_allocator.h"
+#include "allocator/cache/options.h"
 #include "bench/patterns.h"
 
 namespace ccalloc::bench {

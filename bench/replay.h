@@ -26,7 +26,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "allocator/options.h"
+#include "allocator/cache/options.h"
 #include "bench/driver_costs.h"
 #include "stats/trace.h"
 

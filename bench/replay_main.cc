@@ -20,7 +20,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
-#include "allocator/cuda_backend.h"
+#include "allocator/backends/cuda_backend.h"
 #include "bench/replay.h"
 #include "bench/scenarios.h"
 #include "stats/snapshot.h"

@@ -13,7 +13,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "allocator/device_allocator.h"
+#include "allocator/cache/device_allocator.h"
 #include "gtest/gtest.h"
 #include "tests/support/allocator_fixture.h"
 

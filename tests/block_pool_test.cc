@@ -1,6 +1,6 @@
 // block_pool_test.cc — the free-block index: best fit, and Rekey, which
 // moves a block in the index only when its new key changes its place.
-#include "allocator/block_pool.h"
+#include "allocator/cache/block_pool.h"
 
 #include <cstddef>
 #include <memory>
@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "allocator/options.h"
-#include "allocator/size_policy.h"
+#include "allocator/cache/options.h"
+#include "allocator/cache/size_policy.h"
 #include "gtest/gtest.h"
 
 namespace ccalloc {

@@ -6,8 +6,8 @@
 #include <memory>
 #include <thread>
 
-#include "allocator/device_allocator.h"
-#include "allocator/sim_backend.h"
+#include "allocator/cache/device_allocator.h"
+#include "allocator/backends/sim_backend.h"
 #include "gtest/gtest.h"
 
 namespace ccalloc {

@@ -7,7 +7,7 @@
 // The tests open the driver themselves for what the backend deliberately does
 // not offer (streams, memset, copies back to the host), so that they can check
 // that memory handed out is really usable, not just that calls return OK.
-#include "allocator/cuda_backend.h"
+#include "allocator/backends/cuda_backend.h"
 
 #include <cuda.h>
 #include <dlfcn.h>
@@ -26,9 +26,9 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
-#include "allocator/device_allocator.h"
-#include "allocator/ipc.h"
-#include "allocator/options.h"
+#include "allocator/cache/device_allocator.h"
+#include "allocator/cache/ipc.h"
+#include "allocator/cache/options.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 

@@ -4,7 +4,7 @@
 // number; the parent copies that descriptor out of the child and proves it is
 // the same pipe. Where the kernel or a seccomp policy withholds pidfd_getfd
 // the test skips, printing the error that users would see.
-#include "allocator/fd_transfer.h"
+#include "allocator/backends/fd_transfer.h"
 
 #include <signal.h>
 #include <sys/stat.h>

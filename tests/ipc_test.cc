@@ -5,7 +5,7 @@
 // SimIpcRegistry (its own pid, its own addresses), with an IpcImporter on it.
 // Every test ends with the producer validated and destroyed, the importer
 // destroyed, and both backends proven to hold nothing.
-#include "allocator/ipc.h"
+#include "allocator/cache/ipc.h"
 
 #include <cstddef>
 #include <cstdint>
@@ -16,8 +16,8 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "allocator/device_allocator.h"
-#include "allocator/sim_backend.h"
+#include "allocator/cache/device_allocator.h"
+#include "allocator/backends/sim_backend.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/support/allocator_fixture.h"

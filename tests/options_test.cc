@@ -1,6 +1,6 @@
 // options_test.cc — CCALLOC_CONF parsing: every key, PyTorch's syntax, and
 // errors that name the key or value at fault.
-#include "allocator/options.h"
+#include "allocator/cache/options.h"
 
 #include <algorithm>
 #include <array>

@@ -11,8 +11,8 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "allocator/device_allocator.h"
-#include "allocator/sim_backend.h"
+#include "allocator/cache/device_allocator.h"
+#include "allocator/backends/sim_backend.h"
 #include "gtest/gtest.h"
 #include "tests/support/allocator_fixture.h"
 

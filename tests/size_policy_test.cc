@@ -1,7 +1,7 @@
 // size_policy_test.cc — rounding, pool choice, segment sizes and split rules,
 // checked as properties over sizes from 1 B to 1 GiB (every size up to a bit
 // past 1 MiB, then dense samples around and between every power of two).
-#include "allocator/size_policy.h"
+#include "allocator/cache/size_policy.h"
 
 #include <algorithm>
 #include <cstddef>

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "allocator/device_allocator.h"
+#include "allocator/cache/device_allocator.h"
 #include "gtest/gtest.h"
 #include "tests/support/allocator_fixture.h"
 

@@ -15,7 +15,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
-#include "allocator/device_allocator.h"
+#include "allocator/cache/device_allocator.h"
 #include "gtest/gtest.h"
 #include "stats/tags.h"
 #include "tests/support/allocator_fixture.h"

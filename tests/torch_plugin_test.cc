@@ -1,4 +1,4 @@
-// The PyTorch plugin's C ABI (allocator/torch_plugin.cc), driven the way
+// The PyTorch plugin's C ABI (allocator/torch/torch_plugin.cc), driven the way
 // PyTorch and the Python package drive it, on a simulated device
 // (CCALLOC_TORCH_SIMULATE). Allocators live for the whole process, one per
 // device, so each test works on a device of its own.

@@ -20,9 +20,9 @@
 
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
-#include "allocator/device_allocator.h"
+#include "allocator/cache/device_allocator.h"
 #include "allocator/segments/unmap_worker.h"
-#include "allocator/sim_backend.h"
+#include "allocator/backends/sim_backend.h"
 #include "gtest/gtest.h"
 #include "tests/support/allocator_fixture.h"
 

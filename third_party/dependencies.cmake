@@ -11,7 +11,7 @@ find_package(Threads REQUIRED)
 # static libraries cannot stand in for it: Debian's libabsl-dev has only the
 # shared ones in its CMake package, and its .a files are not built for a
 # shared object (local-exec TLS relocations). The version script of
-# allocator/plugin.cmake keeps this copy's symbols private, so it cannot clash
+# allocator/torch/plugin.cmake keeps this copy's symbols private, so it cannot clash
 # with another Abseil in the process (PyTorch's, say).
 option(CCALLOC_VENDORED_ABSL
        "Build the vendored Abseil (third_party/abseil-cpp) statically into ccalloc" OFF)

@@ -2,7 +2,7 @@
 #include "allocator/segments/classic_segments.h"
 
 #include "absl/strings/str_cat.h"
-#include "allocator/ipc.h"
+#include "allocator/cache/ipc.h"
 
 namespace ccalloc {
 

@@ -24,7 +24,7 @@
 #include <utility>
 
 #include "allocator/segments/segments.h"
-#include "allocator/size_policy.h"
+#include "allocator/cache/size_policy.h"
 
 namespace ccalloc {
 

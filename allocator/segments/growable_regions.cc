@@ -8,7 +8,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
-#include "allocator/ipc.h"
+#include "allocator/cache/ipc.h"
 #include "allocator/segments/growable_internal.h"
 #include "allocator/segments/growable_segments.h"
 

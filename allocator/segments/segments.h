@@ -35,10 +35,10 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
-#include "allocator/backend.h"
-#include "allocator/block_pool.h"
-#include "allocator/options.h"
-#include "allocator/size_policy.h"
+#include "allocator/backends/backend.h"
+#include "allocator/cache/block_pool.h"
+#include "allocator/cache/options.h"
+#include "allocator/cache/size_policy.h"
 #include "stats/counters.h"
 #include "stats/snapshot.h"
 
@@ -88,7 +88,7 @@ class SegmentCache {
   ~SegmentCache() = default;
 };
 
-// What ExportIpc hands out: a handle (format in allocator/ipc.h) and the
+// What ExportIpc hands out: a handle (format in allocator/cache/ipc.h) and the
 // offset of the pointer from the base of the memory the handle names.
 struct IpcExport {
   std::string handle;

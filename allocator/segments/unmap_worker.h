@@ -37,7 +37,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
-#include "allocator/backend.h"
+#include "allocator/backends/backend.h"
 
 namespace ccalloc {
 

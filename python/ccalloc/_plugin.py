@@ -1,4 +1,4 @@
-"""ctypes binding of libccalloc_torch.so (allocator/torch_plugin.cc).
+"""ctypes binding of libccalloc_torch.so (allocator/torch/torch_plugin.cc).
 
 Nothing here imports torch: the same binding drives the plugin inside a
 PyTorch process (ccalloc.torch) and on a simulated device in host-only tests

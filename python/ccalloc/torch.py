@@ -79,7 +79,7 @@ def load(library=None):
 
 
 # PyTorch's own allocator keys, which ccalloc's parser takes with PyTorch's
-# meaning (allocator/options.cc); the rest of a PyTorch setting concerns
+# meaning (allocator/cache/options.cc); the rest of a PyTorch setting concerns
 # PyTorch's allocators only.
 _PYTORCH_KEYS = ("max_split_size_mb", "roundup_power2_divisions", "garbage_collection_threshold",
                  "expandable_segments", "per_process_memory_fraction", "backend",

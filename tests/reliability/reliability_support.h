@@ -22,10 +22,10 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
-#include "allocator/backend.h"
-#include "allocator/options.h"
-#include "allocator/sim_backend.h"
-#include "allocator/size_policy.h"
+#include "allocator/backends/backend.h"
+#include "allocator/cache/options.h"
+#include "allocator/backends/sim_backend.h"
+#include "allocator/cache/size_policy.h"
 #include "stats/counters.h"
 
 namespace ccalloc::reliability {

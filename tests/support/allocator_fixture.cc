@@ -7,7 +7,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "allocator/cuda_backend.h"
+#include "allocator/backends/cuda_backend.h"
 
 namespace ccalloc::test {
 namespace {

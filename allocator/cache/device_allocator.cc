@@ -1,0 +1,854 @@
+// device_allocator.cc — the allocate and free path of the cache (see
+// device_allocator.h for the design). Private pools are in
+// device_allocator_pools.cc, counters, snapshot, reports and invariants in
+// device_allocator_report.cc, IPC and peers in device_allocator_ipc.cc, free
+// marks, events, releasing cached memory and the limit in
+// device_allocator_release.cc; the memory under segments is
+// allocator/segments/.
+#include "allocator/cache/device_allocator.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+
+#include "absl/strings/str_cat.h"
+
+#ifndef CCALLOC_DEBUG_CHECKS
+#define CCALLOC_DEBUG_CHECKS 0
+#endif
+
+namespace ccalloc {
+namespace {
+
+int PoolIndex(PoolKind pool) { return pool == PoolKind::kSmall ? 1 : 2; }
+
+}  // namespace
+
+DeviceAllocator::DeviceAllocator(std::unique_ptr<DeviceBackend> backend,
+                                 const Options& options)
+    : backend_(std::move(backend)),
+      options_(options),
+      policy_(options),
+      store_(SegmentStore::Make(mu_, *this, *backend_, options_)),
+      growable_(store_->growable()) {
+#if !CCALLOC_DEBUG_CHECKS
+  // Debian's Abseil is built with the mutex deadlock detector on: it costs a
+  // graph lookup per lock, a third of an uncontended allocate+free. ccalloc
+  // never holds two of its own locks in different orders (the backend's lock
+  // is always taken inside the allocator's), so release builds turn it off;
+  // debug-check builds keep it.
+  absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
+#endif
+  absl::MutexLock lock(&mu_);
+  stats_.max_split_size = options_.max_split_size == kNoMaxSplit
+                              ? -1
+                              : static_cast<std::int64_t>(options_.max_split_size);
+  if (options_.memory_limit > 0) memory_limit_ = options_.memory_limit;
+  if (options_.per_process_memory_fraction >= 0) {
+    if (absl::StatusOr<DeviceMemoryInfo> info = backend_->MemoryInfo(); info.ok()) {
+      memory_fraction_ = options_.per_process_memory_fraction;
+      memory_limit_ = LimitForFraction(memory_fraction_, info->total_bytes);
+    }
+  }
+}
+
+DeviceAllocator::~DeviceAllocator() {
+  FlushedLock lock(this);  // its pages counted free before the store lets go of them
+  // Nothing may still be running on memory we hand back.
+  if (num_pending_ > 0 || !segments_.empty()) {
+    (void)backend_->SynchronizeDevice();
+  }
+  for (auto& [stream, queue] : pending_) {
+    for (const PendingEvent& p : queue) backend_->DestroyEvent(p.event);
+  }
+  pending_.clear();
+  DestroyMarks();
+  for (auto& [base, segment] : segments_) {
+    store_->Discard(Locked(), *segment);
+    for (Block* b = segment->head; b != nullptr;) {
+      Block* next = b->next;
+      delete b;
+      b = next;
+    }
+  }
+  segments_.clear();
+  for (Block* b : spare_blocks_) delete b;
+  spare_blocks_.clear();
+  for (auto& [region, owner] : regions_) (void)FreeBackupHost(owner.get());
+}
+
+Block* DeviceAllocator::NewBlock() {
+  if (spare_blocks_.empty()) return new Block;
+  Block* block = spare_blocks_.back();
+  spare_blocks_.pop_back();
+  return block;
+}
+
+void DeviceAllocator::DeleteBlock(Block* block) {
+  // Field by field rather than `*block = Block{}`: assigning a temporary
+  // moves its InlinedVector, a tenth of a hot allocate+free pair.
+  block->ptr = 0;
+  block->size = 0;
+  block->requested = 0;
+  block->stream = 0;
+  block->pool = PoolKind::kLarge;
+  block->state = BlockState::kFree;
+  block->segment = nullptr;
+  block->prev = nullptr;
+  block->next = nullptr;
+  block->pending_events = 0;
+  block->tag = kNoTag;
+  block->freed_at = 0;
+  block->stream_uses.clear();
+  block->borrowed = false;
+  block->borrower = 0;
+  spare_blocks_.push_back(block);
+}
+
+// ---------------------------------------------------------------------------
+// Allocation
+// ---------------------------------------------------------------------------
+
+absl::StatusOr<DevicePtr> DeviceAllocator::Allocate(std::size_t size, StreamId stream) {
+  if (size == 0) return DevicePtr{0};
+  absl::StatusOr<std::size_t> rounded = policy_.RoundSize(size);
+  if (!rounded.ok()) return rounded.status();
+  const PoolKind pool = SizePolicy::PoolFor(*rounded);
+
+  absl::MutexLock lock(&mu_);
+  if (hot_ != nullptr) {
+    // The block the last free held aside, if this asks for it again.
+    if (Block* hit = TakeHot(*rounded, size, stream, pool); hit != nullptr) {
+      if (recorder_ != nullptr) recorder_->OnAllocate(hit->ptr, size, stream, 0);
+      DebugCheck();
+      return hit->ptr;
+    }
+    FlushHot();
+  }
+  PrivatePool* owner = nullptr;
+  if (ABSL_PREDICT_FALSE(pool_work_)) {
+    if (capturing()) {
+      owner = RouteFor(stream);
+    } else {
+      // What failed stays owed and is tried again; the allocation need not
+      // wait for it.
+      (void)FlushPoolWork();
+    }
+  }
+  // A graph pool being captured into wins over the thread's region.
+  if (const RegionId region = CurrentRegion(); ABSL_PREDICT_FALSE(region != 0) &&
+                                               owner == nullptr) {
+    owner = RegionPool(region);
+    if (owner->paused) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "region ", region, " is paused: resume it before allocating in it"));
+    }
+  }
+  // Reclaim blocks whose cross-stream work has finished before looking, so
+  // they are reused rather than new memory taken. A capture refuses event
+  // queries: then pending blocks wait.
+  if (num_pending_ > 0 && !capturing()) {
+    if (absl::Status s = ProcessEvents(); !s.ok()) return s;
+    // A completed event may have freed the last live block of a released
+    // pool: its memory goes back now, not at some later call.
+    if (ABSL_PREDICT_FALSE(pool_work_)) (void)FlushPoolWork();
+  }
+  absl::StatusOr<Block*> block = TryAllocate(*rounded, size, stream, pool, owner);
+  // While capturing, releasing memory or synchronizing would invalidate the
+  // capture: the ladder stops here and reports.
+  if (!block.ok() && absl::IsResourceExhausted(block.status()) && !capturing()) {
+    // Release cached memory that is wholly free (regions' too), then retry.
+    absl::StatusOr<std::size_t> released =
+        ReleaseCached(growable_ ? 0 : SizePolicy::SegmentSize(*rounded));
+    if (!released.ok()) return released.status();
+    absl::StatusOr<std::size_t> regions = ReleaseRegionsCached();
+    if (!regions.ok()) return regions.status();
+    if (*released + *regions > 0) {
+      ++stats_.num_alloc_retries;
+      block = TryAllocate(*rounded, size, stream, pool, owner);
+    }
+  }
+  if (!block.ok() && absl::IsResourceExhausted(block.status()) && !capturing()) {
+    // Free-all: wait for every stream, free everything cached, retry once.
+    if (absl::Status s = SynchronizeAndFreeEvents(); !s.ok()) return s;
+    // The wait may have freed the last live blocks of released pools: their
+    // memory goes back too, before the retry that may need it.
+    if (pool_work_) (void)FlushPoolWork();
+    absl::StatusOr<std::size_t> released = ReleaseCached(0);
+    if (!released.ok()) return released.status();
+    if (absl::StatusOr<std::size_t> r = ReleaseRegionsCached(); !r.ok()) return r.status();
+    if (absl::Status s = DropIdleBackups(); !s.ok()) return s;
+    ++stats_.num_alloc_retries;
+    block = TryAllocate(*rounded, size, stream, pool, owner);
+  }
+  if (!block.ok()) {
+    if (absl::IsResourceExhausted(block.status())) {
+      ++stats_.num_ooms;
+      // The failed attempt may have mapped chunks (or reserved a range) for a
+      // block it could not finish; give every free chunk and empty range back
+      // so that other processes can use the memory and reserved does not look
+      // inflated after an OOM.
+      if (growable_) (void)ReleaseCached(0);
+      return absl::ResourceExhaustedError(
+          OutOfMemoryReport(size, *rounded, stream, block.status()));
+    }
+    return block.status();
+  }
+  if (recorder_ != nullptr) {
+    const PrivatePool* owner = (*block)->segment->owner;
+    recorder_->OnAllocate((*block)->ptr, size, stream,
+                          owner == nullptr ? 0 : RegionOfPool(owner->id));
+  }
+  DebugCheck();
+  return (*block)->ptr;
+}
+
+absl::StatusOr<Block*> DeviceAllocator::TryAllocate(std::size_t rounded,
+                                                    std::size_t requested, StreamId stream,
+                                                    PoolKind pool, PrivatePool* owner) {
+  BlockPool& free_blocks = owner == nullptr ? PoolOf(pool) : owner->Of(pool);
+  Block* block = free_blocks.BestFit(stream, rounded, policy_, growable_);
+  if (block == nullptr) {
+    // Growable segments give memory back by pages instead (the store trims).
+    if (!growable_ && options_.garbage_collection_threshold > 0 && memory_limit_ > 0) {
+      GarbageCollect();
+    }
+    absl::StatusOr<std::unique_ptr<Segment>> segment =
+        store_->Create(Locked(), rounded, stream, pool, owner);
+    if (!segment.ok()) return segment.status();
+    block = AddSegment(*std::move(segment))->head;
+  }
+  // Growable segments (mapped_fit): where the best fit would need pages
+  // mapped, already mapped free memory of a larger free block serves
+  // instead; no driver call is made for it. Always (True), or only while
+  // the cache holds memory beyond its marks (auto): Options says why.
+  DevicePtr at = block->ptr;
+  // Memory already mapped where best fit puts the block, with nothing for
+  // the store to do first (most cached allocations): handed out at once.
+  if (growable_ && store_->Ready(Locked(), *block->segment, at, rounded)) {
+    TakenBack(at, rounded);
+    return Carve(block, rounded, requested);
+  }
+  if (growable_ && block->segment->expandable && WantsHeldFit(*block, rounded)) {
+    block = HeldFit(free_blocks, block, rounded,
+                    /*first_found=*/options_.mapped_fit == Options::MappedFit::kWhenSlack &&
+                        !store_->Roomy(Locked()),
+                    &at);
+  }
+  // cross_stream_reuse: where the stream's own memory would need pages
+  // mapped (auto: and the store would move memory to map them, not take
+  // new), mapped free memory of another stream serves, ordered after that
+  // stream's work on the device (Options says why).
+  if (growable_ && options_.cross_stream_reuse != Options::CrossStreamReuse::kNever &&
+      owner == nullptr && !capturing() && block->segment->expandable &&
+      free_blocks.HasOtherStreams(stream) &&  // (one stream: nothing to borrow, no page walk)
+      store_->HeldBytesIn(Locked(), *block->segment, at, at + rounded) != rounded &&
+      (options_.cross_stream_reuse == Options::CrossStreamReuse::kAlways ||
+       store_->WouldMove(Locked(), store_->BytesToMap(Locked(), *block->segment, at, rounded)))) {
+    if (Block* borrowed = Borrow(free_blocks, stream, rounded, requested); borrowed != nullptr) {
+      return borrowed;
+    }
+  }
+  // The store may move the block within its free block, off pages that
+  // would make it wait (growable: old mappings still in use); where it still
+  // would, the next few free blocks by size are asked for a place that does
+  // not, at no more cost (best fit's next choices). Always (these were the
+  // skip_busy_pages and skip_busy_holes switches): on an H100 in one call
+  // (bench/results/h100_skip_busy_holes_ab.json, 2 rounds) the checkpointed
+  // LM waited 0.32 ms a step instead of 1.35 and spent 15.2 ms instead of
+  // 16.6 mapping; GPT-2 waited 2.82 instead of 2.19 and mapped 62 chunks a
+  // step instead of 50; the UNet about the same. In the replay at a GPU lag
+  // of 200 events: 209 waits over the nine traces instead of 331, 44,404
+  // chunk maps instead of 51,750, worst trace 1.0091. (Before partial runs
+  // it cost GPT-2 668 maps in one step and waits of 30-42 ms on an H100.)
+  ++prepare_epoch_;  // FreeCompleted polls each stream once per Prepare
+  if (growable_ && block->segment->expandable && at == block->ptr) {
+    const SegmentStore::Placing placing = store_->Place(Locked(), *block, at, rounded);
+    at = placing.at;
+    // (During a capture too: a place over old mappings would fail then.)
+    if (placing.waits) {
+      // The next few free blocks by size, at no more maps.
+      int asked = 0;
+      for (auto it = free_blocks.After(block);
+           it != free_blocks.end() && (*it)->stream == stream && asked < kBusyAlternatives;
+           ++it, ++asked) {
+        std::optional<DevicePtr> p =
+            store_->PlaceElsewhere(Locked(), **it, rounded, placing.pages_to_map);
+        if (p.has_value()) {
+          block = *it;
+          at = *p;
+          break;
+        }
+      }
+    }
+  }
+  // Make the block's bytes usable before handing it out; on failure the
+  // block is still free and indexed, so there is nothing to undo.
+  if (absl::Status s = store_->Prepare(Locked(), *block->segment, *block, at, rounded);
+      !s.ok()) {
+    return s;
+  }
+  if (at != block->ptr) return CarveAt(block, at, rounded, requested);
+  return Carve(block, rounded, requested);
+}
+
+Segment* DeviceAllocator::AddSegment(std::unique_ptr<Segment> segment) {
+  if (segment->owner != nullptr) ++segment->owner->segments;
+  Block* block = NewBlock();
+  block->ptr = segment->base;
+  block->size = segment->size;
+  block->stream = segment->stream;
+  block->pool = segment->pool;
+  block->segment = segment.get();
+  segment->head = block;
+  Segment* raw = segment.get();
+  const DevicePtr base = segment->base;
+  segments_.emplace(base, std::move(segment));
+  StatAdd(stats_.segment, raw->pool, 1);
+  IndexOf(block).Insert(block);
+  return raw;
+}
+
+const BlockPool& DeviceAllocator::FreeBlocks(const PrivatePool* owner, PoolKind kind) const {
+  if (owner != nullptr) return owner->Of(kind);
+  return kind == PoolKind::kSmall ? small_pool_ : large_pool_;
+}
+
+Block* DeviceAllocator::Carve(Block* block, std::size_t rounded, std::size_t requested) {
+  BlockPool& pool = IndexOf(block);
+  AccountInactive(block, -1);
+  if (policy_.ShouldSplit(block->pool, block->size, rounded, block->segment->expandable)) {
+    // The hole's record stays indexed and becomes the rest (Rekey: in place
+    // when the rest keeps the hole's place in the index, as the largest
+    // hole does), and a new record takes the front: one index operation
+    // instead of an insert and an erase, and the index never empties on the
+    // way (an absl btree that empties frees its root, two mallocs a pair).
+    Block* front = NewBlock();
+    front->ptr = block->ptr;
+    front->size = rounded;
+    front->stream = block->stream;
+    front->pool = block->pool;
+    front->segment = block->segment;
+    front->prev = block->prev;
+    front->next = block;
+    if (front->prev != nullptr) {
+      front->prev->next = front;
+    } else {
+      block->segment->head = front;
+    }
+    block->prev = front;
+    // The rest keeps the hole's newest free (freed_at), or memory still used
+    // by queued work could be unmapped without a wait.
+    pool.Rekey(block, block->ptr + rounded, block->size - rounded);
+    AccountInactive(block, +1);
+    block = front;
+  } else {
+    pool.Erase(block);
+  }
+  MarkAllocated(block, requested);
+  return block;
+}
+
+bool DeviceAllocator::WantsHeldFit(const Block& best, std::size_t rounded) {
+  switch (options_.mapped_fit) {
+    case Options::MappedFit::kNever:
+      return false;
+    case Options::MappedFit::kAlways:
+      return true;
+    case Options::MappedFit::kWhenSlack: {
+      // Also for a request whose best fit would map at least 64 MiB: pages
+      // neither held nor taken back there without a call
+      // (SegmentStore::BytesToMap). A move's cost is its chunks, whatever
+      // the request's size: 64 MiB was 16 chunks of the 4 MiB max_map_chunk
+      // it was measured with, ~1 ms of the launching thread's time at the
+      // measured ~60 us a chunk (a map, and the unmap of what was under it),
+      // a cost worth some pinning. It is what makes a workload whose steady
+      // steps move memory rather than grow it cheap: the checkpointed LM,
+      // whose huge logits change size every step, mapped 102 chunks a step
+      // instead of 246 and trained at 1.003x expandable_segments' step time
+      // instead of 1.113x in 6 interleaved rounds on an H100, at the same
+      // 1.0078 reserved/allocated
+      // (bench/results/h100_ckpt_lm_mapped_fit_missing_ab.json). Counting
+      // memory taken back as free keeps bucketed shapes free (gpt2_cycle in
+      // the replay: 0.61 ms of driver time a step, as with no such rule,
+      // against 6.4 when the pages under old mappings counted as missing).
+      // (It was the mapped_fit_missing_mb option, 64 by default, 0: none.)
+      constexpr std::size_t kMissing = std::size_t{64} << 20;
+      // (Cheapest first: BytesToMap walks the old mappings, and only a
+      // request as large as the threshold can map that much.)
+      return store_->Roomy(Locked()) || store_->HoldsSlack(Locked()) ||
+             (rounded >= kMissing &&
+              store_->BytesToMap(Locked(), *best.segment, best.ptr, rounded) >= kMissing);
+    }
+  }
+  return false;
+}
+
+Block* DeviceAllocator::HeldFit(const BlockPool& free_blocks, Block* best, std::size_t rounded,
+                                bool first_found, DevicePtr* at) {
+  // Mapped where best fit puts it (most requests): nothing to search.
+  if (store_->HeldBytesIn(Locked(), *best->segment, best->ptr, best->ptr + rounded) == rounded) {
+    return best;
+  }
+  auto [start, len] =
+      store_->HeldStretch(Locked(), *best->segment, best->ptr, best->end(), rounded);
+  Block* host = len == 0 ? nullptr : best;
+  for (auto it = free_blocks.After(best); it != free_blocks.end() &&
+                                          (*it)->stream == best->stream && len != rounded &&
+                                          !(first_found && host != nullptr);
+       ++it) {
+    auto [s, l] = store_->HeldStretch(Locked(), *(*it)->segment, (*it)->ptr, (*it)->end(),
+                                      rounded);
+    if (l != 0 && (len == 0 || l < len)) {
+      start = s;
+      len = l;
+      host = *it;
+    }
+  }
+  if (host == nullptr) return best;
+  *at = start;
+  return host;
+}
+
+Block* DeviceAllocator::Borrow(const BlockPool& free_blocks, StreamId stream,
+                              std::size_t rounded, std::size_t requested) {
+  // A few candidates a stream, smallest first: enough to find a mapped one
+  // where there is one, without walking a large index on every request
+  // that would map.
+  const CacheLock lock = Locked();
+  Block* other = free_blocks.FitOnOtherStreams(stream, rounded, kBorrowCandidates, [&](Block* b) {
+    mu_.AssertHeld();  // called within Borrow, under the lock (tells clang)
+    return b->segment->expandable && b->segment->owner == nullptr &&
+           store_->HeldBytesIn(lock, *b->segment, b->ptr, b->ptr + rounded) == rounded;
+  });
+  if (other == nullptr) return nullptr;
+  // The lender's work on the memory comes first: its stream's work up to
+  // the block's newest free, on the device (no host wait). A refused wait
+  // borrows nothing. Memory whose work may still run is lent too, always
+  // (it was the cross_stream_wait switch, on by default): lending only
+  // memory an event query says is done, with the borrowed block going back
+  // pending on the borrower's work as a record_stream's use, left memory
+  // its own stream could not take back meanwhile, so that stream mapped in
+  // its place (the replay: 1.0859 reserved/allocated at a GPU lag of 150
+  // events with cross_stream_reuse:True).
+  if (!OrderAfterFree(stream, other->stream, other->freed_at).ok()) return nullptr;
+  ++prepare_epoch_;
+  // Mapped throughout: nothing for the store to do but its bookkeeping.
+  if (!store_->Prepare(lock, *other->segment, *other, other->ptr, rounded).ok()) {
+    return nullptr;
+  }
+  Block* taken = Carve(other, rounded, requested);
+  taken->borrower = stream;
+  taken->borrowed = true;
+  ++stats_.num_cross_stream_reuses;
+  return taken;
+}
+
+absl::Status DeviceAllocator::OrderAfterFree(StreamId waiter, StreamId stream,
+                                             std::uint64_t freed_at) {
+  if (FreeCompleted(stream, freed_at)) return absl::OkStatus();
+  // The first mark after that free (FreeCompleted leaves one when it can),
+  // else the stream's work so far.
+  EventHandle event = 0;
+  bool own = false;
+  if (auto it = marks_.find(stream); it != marks_.end()) {
+    if (auto mark = MarkAfter(it->second, freed_at); mark != it->second.end()) {
+      event = mark->event;
+    }
+  }
+  if (event == 0) {
+    absl::StatusOr<EventHandle> e = backend_->RecordEvent(stream);
+    if (!e.ok()) return e.status();
+    event = *e;
+    own = true;
+  }
+  absl::Status s = backend_->StreamWaitEvent(waiter, event);
+  if (own) backend_->DestroyEvent(event);
+  if (s.ok()) ++stats_.num_device_waits;
+  return s;
+}
+
+Block* DeviceAllocator::CarveAt(Block* block, DevicePtr ptr, std::size_t rounded,
+                                std::size_t requested) {
+  if (ptr > block->ptr) block = SplitFreeAt(block, ptr);
+  if (ptr + rounded < block->end()) SplitFreeAt(block, ptr + rounded);
+  AccountInactive(block, -1);
+  IndexOf(block).Erase(block);
+  MarkAllocated(block, requested);
+  return block;
+}
+
+Block* DeviceAllocator::SplitFreeAt(Block* block, DevicePtr at) {
+  BlockPool& pool = IndexOf(block);
+  AccountInactive(block, -1);
+  pool.Erase(block);
+  Block* upper = NewBlock();
+  upper->ptr = at;
+  upper->size = block->end() - at;
+  upper->stream = block->stream;
+  upper->pool = block->pool;
+  upper->segment = block->segment;
+  upper->freed_at = block->freed_at;
+  upper->prev = block;
+  upper->next = block->next;
+  if (upper->next != nullptr) upper->next->prev = upper;
+  block->next = upper;
+  block->size = at - block->ptr;
+  pool.Insert(block);
+  pool.Insert(upper);
+  AccountInactive(block, +1);
+  AccountInactive(upper, +1);
+  return upper;
+}
+
+void DeviceAllocator::MarkAllocated(Block* block, std::size_t requested) {
+  if (growable_) store_->NoteAllocated(Locked(), *block->segment, block->ptr, block->size);
+  HandOut(block, requested);
+}
+
+void DeviceAllocator::HandOut(Block* block, std::size_t requested) {
+  block->state = BlockState::kAllocated;
+  block->requested = requested;
+  allocated_.emplace(block->ptr, block);
+
+  const auto size = static_cast<std::int64_t>(block->size);
+  StatAdd(stats_.allocation, block->pool, 1);
+  StatAdd(stats_.allocated_bytes, block->pool, size);
+  block->tag = CurrentTag();
+  tags_.Add(block->tag, size);
+  StatAdd(stats_.active, block->pool, 1);
+  StatAdd(stats_.active_bytes, block->pool, size);
+  StatAdd(stats_.requested_bytes, block->pool, static_cast<std::int64_t>(requested));
+  if (policy_.IsOversize(block->size)) stats_.oversize_allocations.Increase(1);
+  ++stats_.num_allocs;
+}
+
+// ---------------------------------------------------------------------------
+// Free
+// ---------------------------------------------------------------------------
+
+absl::Status DeviceAllocator::Free(DevicePtr ptr) {
+  if (ptr == 0) return absl::OkStatus();
+  FlushedLock lock(this);  // (one block at a time: the newest free is the likeliest asked for)
+  auto it = allocated_.find(ptr);
+  if (it == allocated_.end()) {
+    return absl::InvalidArgumentError(DescribeBadPointer(ptr, /*for_free=*/true));
+  }
+  Block* block = it->second;
+
+  // A borrowed block goes back to its segment's stream now, that stream's
+  // later work ordered after the borrower's on the device. During a capture
+  // (no event calls) the borrower is a use like a record_stream's instead:
+  // the block waits, pending, until that use is over and the capture has
+  // ended.
+  if (block->borrowed) {
+    if (capturing()) {
+      AddStreamUse(block, block->borrower);
+    } else if (absl::Status s = OrderAfterUse(block->stream, block->borrower); !s.ok()) {
+      return s;  // nothing changed: the block is still allocated
+    }
+  }
+
+  // Record every event first: if one fails the free fails and nothing changed.
+  // A capture refuses events on other streams: then they wait (deferred)
+  // until no capture is underway, and the block stays pending until then.
+  absl::InlinedVector<EventHandle, 2> events;
+  const bool defer = !block->stream_uses.empty() && capturing();
+  for (std::size_t i = 0; i < block->stream_uses.size() && !defer; ++i) {
+    absl::StatusOr<EventHandle> event = backend_->RecordEvent(block->stream_uses[i]);
+    if (!event.ok()) {
+      for (EventHandle e : events) backend_->DestroyEvent(e);
+      return event.status();
+    }
+    events.push_back(*event);
+  }
+
+  allocated_.erase(it);
+  block->borrowed = false;  // ordered above: its segment's stream's block again
+  // Only a region's block can have a backup to drop (regions are private pools).
+  if (ABSL_PREDICT_FALSE(block->segment->owner != nullptr)) DropBackupOf(block);
+  StatAdd(stats_.allocation, block->pool, -1);
+  StatAdd(stats_.allocated_bytes, block->pool, -static_cast<std::int64_t>(block->size));
+  tags_.Remove(block->tag, static_cast<std::int64_t>(block->size));
+  block->tag = kNoTag;
+  StatAdd(stats_.requested_bytes, block->pool, -static_cast<std::int64_t>(block->requested));
+  if (policy_.IsOversize(block->size)) stats_.oversize_allocations.Decrease(1);
+
+  if (defer) {
+    block->state = BlockState::kPending;
+    block->pending_events = 0;
+    deferred_.push_back(block);
+    UpdatePoolWork();
+  } else if (events.empty()) {
+    if (HotEligible(*block)) {
+      HoldAside(block);
+    } else {
+      FreeBlock(block);
+    }
+  } else {
+    block->state = BlockState::kPending;
+    block->pending_events = static_cast<int>(events.size());
+    for (std::size_t i = 0; i < events.size(); ++i) {
+      pending_[block->stream_uses[i]].push_back(PendingEvent{events[i], block});
+      ++num_pending_;
+    }
+  }
+  if (recorder_ != nullptr) recorder_->OnFree(ptr);
+  // The free is done; what a capture deferred (or a released pool's memory
+  // this free made wholly free) goes now, or stays owed if that fails.
+  if (ABSL_PREDICT_FALSE(pool_work_) && !capturing()) (void)FlushPoolWork();
+  DebugCheck();
+  return absl::OkStatus();
+}
+
+void DeviceAllocator::EndActive(const Block* block) {
+  StatAdd(stats_.active, block->pool, -1);
+  StatAdd(stats_.active_bytes, block->pool, -static_cast<std::int64_t>(block->size));
+}
+
+void DeviceAllocator::FreeBlock(Block* block) {
+  EndActive(block);
+  // (Read first: ReturnBlock may merge the block away.)
+  const DevicePtr ptr = block->ptr;
+  const std::size_t size = block->size;
+  const StreamId stream = block->stream;
+  ReturnBlock(block, ++free_seq_);
+  NoteFree(ptr, size, stream);
+}
+
+void DeviceAllocator::MarkFrees(StreamId stream) {
+  // (A capture refuses event calls.)
+  if (!growable_ || free_seq_ - marked_seq_ < kFreesPerMark || capturing()) return;
+  marked_seq_ = free_seq_;
+  (void)LeaveMark(stream);
+}
+
+void DeviceAllocator::NoteFree(DevicePtr ptr, std::size_t size, StreamId stream) {
+  last_free_ptr_ = ptr;
+  last_free_size_ = size;
+  MarkFrees(stream);
+}
+
+void DeviceAllocator::TakenBack(DevicePtr ptr, std::size_t rounded) {
+  if (ptr != last_free_ptr_ || rounded != last_free_size_ || taken_back_seq_ == free_seq_) return;
+  taken_back_seq_ = free_seq_;
+  if (marked_seq_ < free_seq_) ++marked_seq_;
+}
+
+void DeviceAllocator::HoldAside(Block* block) {
+  // Free to the user and to every counter, but not yet coalesced, indexed
+  // or given back to the page table (FlushHot does that).
+  EndActive(block);
+  block->state = BlockState::kHot;
+  block->requested = 0;
+  // Numbered now, at the user's free: the work queued before it is all that
+  // uses the memory, so a page freed here may go as soon as that is done,
+  // however late the block is returned.
+  block->freed_at = ++free_seq_;
+  hot_ = block;
+  NoteFree(block->ptr, block->size, block->stream);
+}
+
+bool DeviceAllocator::HotEligible(const Block& block) const {
+  // Always held aside where it may be (it was the hot_slot switch): nothing
+  // a user can see changes (the counters move at the free, every other call
+  // finds the block coalesced and indexed, no placement or driver call
+  // differs: HotSlotChangesNoPlacementAndNoDriverCall), and the hot pair
+  // (bench/patterns.h) on the simulated card costs 933 host instructions
+  // instead of 1,450, 40-42 ns an operation instead of 60-65 on the build
+  // machine, where the H100 hosts' slow state (~2.2x on such code) had put
+  // it over 100 ns.
+  // Only the default pool's growable segments: their free blocks count as
+  // nothing (classic segments count split free blocks as inactive), and no
+  // private pool's accounting can see the block held. Not while a capture
+  // routes allocations or pool work is owed: those paths walk blocks.
+  return growable_ && block.segment->expandable &&
+         block.segment->owner == nullptr && block.stream_uses.empty() && !block.borrowed &&
+         !pool_work_ && !capturing();
+}
+
+Block* DeviceAllocator::TakeHot(std::size_t rounded, std::size_t requested, StreamId stream,
+                               PoolKind pool) {
+  Block* block = hot_;
+  // Only where the slow path would hand out this very block: the same size
+  // on the same stream in the default pool (no capture routes it elsewhere,
+  // no region is the thread's, no pending block would come free first),
+  // and best fit would choose the hole the block's free would make: no free
+  // block before it (that hole would start there), and no other free block
+  // that fits before that hole in best fit's order (size, then address).
+  // Then Ready says the slow path would carve it at once. So holding a
+  // block aside changes no placement, and no figure of the replay.
+  if (block->stream != stream || block->size != rounded || block->pool != pool ||
+      ABSL_PREDICT_FALSE(pool_work_ || num_pending_ > 0 || capturing() ||
+                         CurrentRegion() != 0)) {
+    return nullptr;
+  }
+  if (block->prev != nullptr && block->prev->state == BlockState::kFree) return nullptr;
+  const Block* after = block->next != nullptr && block->next->state == BlockState::kFree
+                           ? block->next
+                           : nullptr;
+  const std::size_t hole = block->size + (after != nullptr ? after->size : 0);
+  if (const Block* other = PoolOf(pool).FitOtherThan(stream, rounded, after);
+      other != nullptr && (other->size < hole || (other->size == hole && other->ptr < block->ptr))) {
+    return nullptr;
+  }
+  if (!store_->Ready(Locked(), *block->segment, block->ptr, rounded)) return nullptr;
+  hot_ = nullptr;
+  TakenBack(block->ptr, rounded);
+  HandOut(block, requested);  // its pages were never counted free
+  return block;
+}
+
+void DeviceAllocator::FlushHot() const {
+  if (hot_ == nullptr) return;
+  Block* block = hot_;
+  hot_ = nullptr;
+  // Logically const: what a report reads is the same before and after
+  // (the counters moved at the free); see the declaration. Every free
+  // since this block's flushed it first, so its number is still the newest
+  // of any free block it coalesces with.
+  const_cast<DeviceAllocator*>(this)->ReturnBlock(block, block->freed_at);
+}
+
+void DeviceAllocator::ReturnBlock(Block* block, std::uint64_t freed_at) {
+  block->state = BlockState::kFree;
+  block->freed_at = freed_at;
+  if (growable_) store_->NoteFree(Locked(), *block->segment, block->ptr, block->size, freed_at);
+  block->stream_uses.clear();
+  block->requested = 0;
+  Block* prev = block->prev != nullptr && block->prev->state == BlockState::kFree
+                    ? block->prev
+                    : nullptr;
+  Block* next = block->next != nullptr && block->next->state == BlockState::kFree
+                    ? block->next
+                    : nullptr;
+  if (prev != nullptr) AccountInactive(prev, -1);
+  if (next != nullptr) AccountInactive(next, -1);
+  if (next != nullptr) {
+    // The free block after keeps its record and takes in this one (and the
+    // one before): Rekey moves it in the index only when its new size
+    // changes its place, so freeing the front of the largest hole (the hot
+    // path) costs no insert or erase.
+    BlockPool& pool = IndexOf(next);
+    Block* first = prev != nullptr ? prev : block;
+    const std::size_t size = next->end() - first->ptr;
+    if (prev != nullptr) pool.Erase(prev);
+    next->freed_at = block->freed_at;  // the newest free of the merged hole
+    next->prev = first->prev;
+    if (next->prev != nullptr) {
+      next->prev->next = next;
+    } else {
+      next->segment->head = next;
+    }
+    pool.Rekey(next, first->ptr, size);
+    if (prev != nullptr) DeleteBlock(prev);
+    DeleteBlock(block);
+    AccountInactive(next, +1);
+    block = next;
+  } else {
+    MergeIntoFreed(block, prev);
+  }
+  // A released pool gives its memory back as soon as it is free.
+  if (ABSL_PREDICT_FALSE(block->segment->owner != nullptr) &&
+      block->segment->owner->use_count == 0) {
+    release_owed_ = true;
+    pool_work_ = true;
+  }
+}
+
+void DeviceAllocator::MergeIntoFreed(Block* block, Block* prev) {
+  // The merged block is indexed before its neighbours leave the index, so the
+  // index never becomes empty on the way (see Carve).
+  if (prev != nullptr) {
+    block->ptr = prev->ptr;
+    block->size += prev->size;
+  }
+  BlockPool& pool = IndexOf(block);
+  pool.Insert(block);
+  if (prev != nullptr) {
+    pool.Erase(prev);
+    block->prev = prev->prev;
+    if (block->prev != nullptr) {
+      block->prev->next = block;
+    } else {
+      block->segment->head = block;
+    }
+    DeleteBlock(prev);
+  }
+  AccountInactive(block, +1);
+}
+
+absl::Status DeviceAllocator::OrderAfterUse(StreamId waiter, StreamId user) {
+  absl::StatusOr<EventHandle> event = backend_->RecordEvent(user);
+  if (!event.ok()) return event.status();
+  absl::Status s = backend_->StreamWaitEvent(waiter, *event);
+  if (s.ok()) {
+    ++stats_.num_device_waits;
+  } else {
+    // The host waits instead (a wait like a trim's, counted as one).
+    ++stats_.num_stream_syncs;
+    const ElapsedNs waited(&stats_.wait_ns);
+    s = backend_->SynchronizeEvent(*event);
+  }
+  backend_->DestroyEvent(*event);
+  return s;
+}
+
+absl::Status DeviceAllocator::RecordStream(DevicePtr ptr, StreamId stream) {
+  if (ptr == 0) return absl::OkStatus();
+  FlushedLock lock(this);
+  auto it = allocated_.find(ptr);
+  if (it == allocated_.end()) {
+    return absl::InvalidArgumentError(
+        DescribeBadPointer(ptr, /*for_free=*/false));
+  }
+  Block* block = it->second;
+  // The allocating stream is ordered with itself already, and a borrower
+  // with the block's stream at the free.
+  if (stream == block->stream || (block->borrowed && stream == block->borrower)) {
+    return absl::OkStatus();
+  }
+  AddStreamUse(block, stream);
+  return absl::OkStatus();
+}
+
+// ---------------------------------------------------------------------------
+// Statistics and reports
+// ---------------------------------------------------------------------------
+
+void DeviceAllocator::StatAdd(StatArray& array, PoolKind pool, std::int64_t amount) {
+  if (amount >= 0) {
+    array[kStatAll].Increase(amount);
+    array[PoolIndex(pool)].Increase(amount);
+  } else {
+    array[kStatAll].Decrease(-amount);
+    array[PoolIndex(pool)].Decrease(-amount);
+  }
+}
+
+void DeviceAllocator::AccountInactive(const Block* block, int sign) {
+  // A free block of a growable segment is address space, not memory held, so
+  // only classic segments count here (as in PyTorch).
+  if (block->state != BlockState::kFree || !block->is_split() || block->segment->expandable) {
+    return;
+  }
+  StatAdd(stats_.inactive_split, block->pool, sign);
+  StatAdd(stats_.inactive_split_bytes, block->pool,
+          sign * static_cast<std::int64_t>(block->size));
+}
+
+// ---------------------------------------------------------------------------
+// Invariants (checked in device_allocator_report.cc)
+// ---------------------------------------------------------------------------
+
+void DeviceAllocator::DebugCheck() const {
+#if CCALLOC_DEBUG_CHECKS
+  std::string why;
+  if (!ValidateLocked(&why)) {
+    std::fprintf(stderr, "ccalloc: invariant broken: %s\n", why.c_str());
+    std::abort();
+  }
+#endif
+}
+
+}  // namespace ccalloc

@@ -1,0 +1,295 @@
+// device_allocator_pools.cc — private pools (CUDA graphs, PyTorch's
+// beginAllocateToPool & co.): pool ids and use counts, the routing of a
+// stream's allocations into a pool while a capture may be underway, the work
+// a capture made wait (deferred events, the memory of released pools), and
+// restoring a pool's layout at given addresses (AllocateAt).
+//
+// Part of the cache (see device_allocator.h); kept in its own file so that
+// device_allocator.cc reads as the allocate/free path.
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "allocator/cache/device_allocator.h"
+
+namespace ccalloc {
+namespace {
+
+std::string Hex(std::uint64_t v) { return absl::StrCat("0x", absl::Hex(v)); }
+
+}  // namespace
+
+// ---------------------------------------------------------------------------
+// Private pools
+// ---------------------------------------------------------------------------
+
+PrivatePool* DeviceAllocator::RouteFor(StreamId stream) const {
+  for (const Route& route : routes_) {
+    if (route.filter(stream)) return route.owner;
+  }
+  return nullptr;
+}
+
+PrivatePool* DeviceAllocator::FindPool(PoolId pool) const {
+  if ((pool & kRegionPoolBit) != 0) {
+    auto it = regions_.find(RegionOfPool(pool));
+    return it == regions_.end() ? nullptr : it->second.get();
+  }
+  auto it = pools_.find(pool);
+  return it == pools_.end() ? nullptr : it->second.get();
+}
+
+namespace {
+absl::Status RefuseRegionId(PoolId pool) {
+  if ((pool & kRegionPoolBit) == 0) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat(
+      "pool ", pool, " has the top bit set: such ids name regions (Pause/Resume), not graph "
+      "pools"));
+}
+}  // namespace
+
+PrivatePool* DeviceAllocator::CreateOrIncrefLocked(PoolId pool) {
+  std::unique_ptr<PrivatePool>& slot = pools_[pool];
+  if (slot == nullptr) slot = std::make_unique<PrivatePool>(pool);
+  // A pool revived from 0 keeps what it still owns and is live again.
+  ++slot->use_count;
+  return slot.get();
+}
+
+absl::Status DeviceAllocator::CreateOrIncrefPool(PoolId pool) {
+  if (pool == 0) {
+    return absl::InvalidArgumentError("pool 0 is the default pool, not a private pool");
+  }
+  if (absl::Status s = RefuseRegionId(pool); !s.ok()) return s;
+  FlushedLock lock(this);
+  CreateOrIncrefLocked(pool);
+  DebugCheck();
+  return absl::OkStatus();
+}
+
+absl::Status DeviceAllocator::BeginAllocateToPool(PoolId pool,
+                                                  std::function<bool(StreamId)> filter) {
+  if (pool == 0) {
+    return absl::InvalidArgumentError(
+        "cannot allocate to pool 0: it is the default pool, not a private pool");
+  }
+  if (!filter) return absl::InvalidArgumentError("BeginAllocateToPool: the filter is empty");
+  if (absl::Status s = RefuseRegionId(pool); !s.ok()) return s;
+  FlushedLock lock(this);
+  for (const Route& route : routes_) {
+    if (route.id == pool) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("pool ", pool, " is already being allocated to"));
+    }
+  }
+  // A capture may follow (PyTorch begins it right after): it refuses
+  // unmapping, so unmaps the store deferred are done now, waiting if need
+  // be, before the routing says a capture may be underway.
+  if (routes_.empty()) {
+    if (absl::Status s = store_->Quiesce(Locked()); !s.ok()) return s;
+  }
+  PrivatePool* owner = CreateOrIncrefLocked(pool);
+  routes_.push_back(Route{pool, owner, std::move(filter)});
+  UpdatePoolWork();
+  DebugCheck();
+  return absl::OkStatus();
+}
+
+absl::Status DeviceAllocator::EndAllocateToPool(PoolId pool) {
+  FlushedLock lock(this);
+  auto it = std::find_if(routes_.begin(), routes_.end(),
+                         [pool](const Route& r) { return r.id == pool; });
+  if (it == routes_.end()) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("pool ", pool, " is not being allocated to"));
+  }
+  routes_.erase(it);
+  // Deferred work waits for the next Allocate / Free: PyTorch ends the
+  // routing before it ends the stream capture.
+  UpdatePoolWork();
+  DebugCheck();
+  return absl::OkStatus();
+}
+
+absl::Status DeviceAllocator::ReleasePool(PoolId pool) {
+  if (pool == 0) {
+    return absl::InvalidArgumentError("pool 0 is the default pool: it cannot be released");
+  }
+  if (absl::Status s = RefuseRegionId(pool); !s.ok()) return s;
+  FlushedLock lock(this);
+  PrivatePool* owner = FindPool(pool);
+  if (owner == nullptr) return absl::NotFoundError(absl::StrCat("unknown pool ", pool));
+  if (owner->use_count == 0) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("pool ", pool, " is already released (use count 0)"));
+  }
+  if (owner->use_count == 1 &&
+      std::any_of(routes_.begin(), routes_.end(), [pool](const Route& r) { return r.id == pool; })) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "pool ", pool, " is being allocated to: end that (EndAllocateToPool) before its last "
+        "release"));
+  }
+  if (--owner->use_count == 0) {
+    release_owed_ = true;
+    UpdatePoolWork();
+    // During a capture the memory waits for the next moment none is underway.
+    if (!capturing()) (void)FlushPoolWork();
+    ErasePoolsWithoutMemory();
+  }
+  DebugCheck();
+  return absl::OkStatus();
+}
+
+absl::StatusOr<int> DeviceAllocator::PoolUseCount(PoolId pool) const {
+  absl::MutexLock lock(&mu_);
+  const PrivatePool* owner = FindPool(pool);
+  if (owner == nullptr) return absl::NotFoundError(absl::StrCat("unknown pool ", pool));
+  return owner->use_count;
+}
+
+std::vector<LiveBlock> DeviceAllocator::PoolLiveBlocks(PoolId pool) const {
+  absl::MutexLock lock(&mu_);
+  std::vector<LiveBlock> live;
+  if (pool != 0 && FindPool(pool) == nullptr) return live;
+  for (const auto& [base, segment] : segments_) {
+    if (segment->pool_id() != pool) continue;
+    for (const Block* b = segment->head; b != nullptr; b = b->next) {
+      if (b->state == BlockState::kAllocated) {
+        live.push_back(LiveBlock{b->ptr, b->size, b->requested, b->stream});
+      }
+    }
+  }
+  return live;
+}
+
+absl::StatusOr<DevicePtr> DeviceAllocator::AllocateAt(PoolId pool, DevicePtr ptr,
+                                                      std::size_t size, std::size_t requested,
+                                                      StreamId stream) {
+  const std::string what = absl::StrCat("AllocateAt(pool ", pool, ", ", Hex(ptr), ", ", size,
+                                        " bytes)");
+  if (size == 0 || ptr % kMinBlockSize != 0 || size % kMinBlockSize != 0 || requested > size ||
+      ptr + size < ptr) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        what, ": the range must be non-empty and 512-byte aligned, and requested (",
+        requested, ") at most its size"));
+  }
+  FlushedLock lock(this);
+  PrivatePool* owner = nullptr;
+  if (pool != 0) {
+    owner = FindPool(pool);
+    if (owner == nullptr) return absl::NotFoundError(absl::StrCat(what, ": unknown pool"));
+  }
+  Block* block = nullptr;
+  auto it = segments_.upper_bound(ptr);
+  if (it != segments_.begin()) {
+    --it;
+    Segment* segment = it->second.get();
+    if (ptr < segment->end() && segment->owner == owner) {
+      for (Block* b = segment->head; b != nullptr; b = b->next) {
+        if (ptr >= b->ptr && ptr < b->end()) {
+          block = b;
+          break;
+        }
+      }
+    }
+  }
+  if (block == nullptr || block->state != BlockState::kFree || ptr + size > block->end()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(what, ": the range is not wholly inside one free block of the pool"));
+  }
+  if (block->stream != stream) {
+    return absl::InvalidArgumentError(absl::StrCat(what, ": the free block is on stream ",
+                                                   Hex(block->stream), ", not ", Hex(stream)));
+  }
+  // On failure what the store made usable so far stays cached and no block
+  // changed.
+  ++prepare_epoch_;  // FreeCompleted polls each stream once per Prepare
+  if (absl::Status s = store_->Prepare(Locked(), *block->segment, *block, ptr, size); !s.ok()) {
+    return s;
+  }
+  CarveAt(block, ptr, size, requested);
+  if (recorder_ != nullptr) recorder_->OnAllocate(ptr, requested, stream);
+  DebugCheck();
+  return ptr;
+}
+
+absl::Status DeviceAllocator::EmptyCachePool(PoolId pool) {
+  FlushedLock lock(this);
+  PrivatePool* owner = nullptr;
+  if (pool != 0) {
+    owner = FindPool(pool);
+    if (owner == nullptr) return absl::NotFoundError(absl::StrCat("unknown pool ", pool));
+  }
+  if (capturing()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "empty_cache of pool ", pool, " is not permitted while allocations are routed to a "
+        "private pool (a stream capture may be underway: it would synchronize)"));
+  }
+  if (absl::Status s = FlushPoolWork(); !s.ok()) return s;
+  // A live private pool keeps its memory: a captured graph replays into it.
+  if (owner != nullptr && owner->use_count > 0) return absl::OkStatus();
+  if (absl::Status s = SynchronizePending(); !s.ok()) return s;
+  if (owner == nullptr) {
+    absl::StatusOr<std::size_t> released = ReleaseCached(0);
+    if (!released.ok()) return released.status();
+  }
+  // A released pool's memory goes in the flush (it is owed once any of its
+  // blocks became free).
+  if (absl::Status s = FlushPoolWork(); !s.ok()) return s;
+  DebugCheck();
+  return absl::OkStatus();
+}
+
+absl::Status DeviceAllocator::FlushPoolWork() {
+  absl::Status status;
+  while (!deferred_.empty()) {
+    Block* block = deferred_.back();
+    absl::InlinedVector<EventHandle, 2> events;
+    for (StreamId s : block->stream_uses) {
+      absl::StatusOr<EventHandle> event = backend_->RecordEvent(s);
+      if (!event.ok()) {
+        status = event.status();
+        break;
+      }
+      events.push_back(*event);
+    }
+    if (!status.ok()) {
+      for (EventHandle e : events) backend_->DestroyEvent(e);
+      break;
+    }
+    deferred_.pop_back();
+    block->pending_events = static_cast<int>(events.size());
+    for (std::size_t i = 0; i < events.size(); ++i) {
+      pending_[block->stream_uses[i]].push_back(PendingEvent{events[i], block});
+      ++num_pending_;
+    }
+  }
+  if (release_owed_) {
+    bool all = true;
+    for (auto& [id, pool] : pools_) {
+      if (pool->use_count > 0) continue;
+      absl::StatusOr<std::size_t> released = ReleaseCached(0, pool.get());
+      if (!released.ok()) {
+        status.Update(released.status());
+        all = false;
+      }
+    }
+    if (all) release_owed_ = false;
+    ErasePoolsWithoutMemory();
+  }
+  UpdatePoolWork();
+  return status;
+}
+
+void DeviceAllocator::ErasePoolsWithoutMemory() {
+  for (auto it = pools_.begin(); it != pools_.end();) {
+    if (it->second->use_count == 0 && it->second->segments == 0) {
+      pools_.erase(it++);
+    } else {
+      ++it;
+    }
+  }
+}
+
+}  // namespace ccalloc
