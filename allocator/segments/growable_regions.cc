@@ -154,9 +154,7 @@ bool GrowableSegments::HoldsSlack(CacheLock lock) const {
   // high one the cache is at a peak or trimming to it (memory another
   // stream still uses cannot go back at once), and placements there decide
   // what the next peak can move.
-  const std::size_t peak =
-      std::max(peak_allocated_,
-               static_cast<std::size_t>(cache_.stats().allocated_bytes[kStatAll].peak));
+  const std::size_t peak = KnownPeak();
   const double slack = SlackAt(peak).high;
   const std::size_t mark =
       peak + std::max<std::size_t>(static_cast<std::size_t>(2 * slack * static_cast<double>(peak)),

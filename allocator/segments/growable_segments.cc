@@ -229,14 +229,15 @@ bool GrowableSegments::RoomyAt(std::size_t peak, double hard) const {
 
 bool GrowableSegments::Roomy(CacheLock lock) const {
   AssertHeld(lock);
-  const double hard = std::max(
-      {options_.release_slack, options_.release_slack_max, options_.release_slack_hard});
+  const Slack slack = SlackAt(KnownPeak());
   // Marks set as tight as the tight ones hold memory tight everywhere: no
   // room is left to spend on placements either.
-  if (hard <= kTightSlackHard) return false;
-  return RoomyAt(std::max(peak_allocated_, static_cast<std::size_t>(
-                                               cache_.stats().allocated_bytes[kStatAll].peak)),
-                 hard);
+  return !slack.tight && slack.hard > kTightSlackHard;
+}
+
+std::size_t GrowableSegments::KnownPeak() const {
+  return std::max(peak_allocated_,
+                  static_cast<std::size_t>(cache_.stats().allocated_bytes[kStatAll].peak));
 }
 
 std::size_t GrowableSegments::Mark(std::size_t peak, double slack, bool tight) const {

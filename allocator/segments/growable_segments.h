@@ -341,6 +341,9 @@ class GrowableSegments final : public SegmentStore {
   // The allocation of `bytes` about to be made counted in peak_allocated_
   // (Prepare and Ready); returns it.
   std::size_t NotePeak(std::size_t bytes) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The most allocated at once as known now (peak_allocated_ or the counters'
+  // peak, whichever is higher), without noting a new allocation.
+  std::size_t KnownPeak() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // The fractions of the peak the three marks allow past it (release_slack,
   // release_slack_max, release_slack_hard), as in force at `peak`: the
   // options' own while the cache has room (Roomy), at most the kTight ones

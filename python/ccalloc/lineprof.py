@@ -177,7 +177,8 @@ def _code_of(fn):
 
 
 def _library_dirs():
-    """Folders whose code nested profiling skips by default: the standard
+    """Folders whose code nested profiling skips by default, and whose frames
+    the tensor report looks past for the allocating one: the standard
     library, this package and torch (when imported)."""
     dirs = set()
     for key in ("stdlib", "platstdlib"):

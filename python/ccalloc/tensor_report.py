@@ -34,9 +34,9 @@ import html as _html
 import json
 import os
 import sys
-import sysconfig
 import time
 
+from .lineprof import _library_dirs
 from .memreport import fmt_bytes
 
 __all__ = ["report_tensors", "TensorReport"]
@@ -210,24 +210,11 @@ def _info(name, t, kind):
             "device": str(t.device), "nbytes": t.numel() * t.element_size()}
 
 
-def _skip_dirs():
-    dirs = set()
-    for key in ("stdlib", "platstdlib"):
-        path = sysconfig.get_paths().get(key)
-        if path:
-            dirs.add(os.path.realpath(path))
-    dirs.add(os.path.dirname(os.path.realpath(__file__)))
-    torch = sys.modules.get("torch")
-    if torch is not None and getattr(torch, "__file__", None):
-        dirs.add(os.path.dirname(os.path.realpath(torch.__file__)))
-    return tuple(d.rstrip(os.sep) + os.sep for d in dirs)
-
-
 def allocating_frame(frames, skip=None):
     """"file:line in function" of the innermost Python frame outside the
     standard library, torch and ccalloc (else the innermost Python frame;
     None without any)."""
-    skip = _skip_dirs() if skip is None else skip
+    skip = _library_dirs() if skip is None else skip
     python = [f for f in frames or () if str(f.get("filename", "")).endswith(".py")
               or str(f.get("filename", "")).startswith("<")]
     python = [f for f in python if f.get("filename") != "ccalloc tag"]
@@ -307,7 +294,7 @@ def report_tensors(model=None, optimizer=None, *, device=None, extra=None, pytho
         if frames is True and wanted and not raw:
             raise RuntimeError("ccalloc tensor report: no frames; record PyTorch's memory history "
                                "first (torch.cuda.memory._record_memory_history())")
-        skip = _skip_dirs()
+        skip = _library_dirs()
         frame_of = {a: allocating_frame(f, skip) for a, f in raw.items()}
     for b in blocks:
         b["frame"] = frame_of.get(b["address"])
