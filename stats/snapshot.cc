@@ -71,6 +71,9 @@ std::string SnapshotToJson(const Snapshot& snapshot) {
       absl::StrAppend(&out, j ? "," : "", "{\"address\":", b.address, ",\"size\":", b.size,
                       ",\"requested_size\":", b.requested_size, ",\"state\":\"",
                       BlockStatusName(b.status), "\"");
+      // A block's stream differs from its segment's when it was lent across
+      // streams (cross_stream_reuse) or its growable segment serves several.
+      if (b.status != BlockStatus::kInactive) absl::StrAppend(&out, ",\"stream\":", b.stream);
       if (b.tag != 0) {
         absl::StrAppend(&out, ",\"tag\":", b.tag, ",\"tag_name\":", QuotedTagName(b.tag));
       }

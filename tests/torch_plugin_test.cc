@@ -282,6 +282,21 @@ TEST_F(TorchPluginTest, JsonExportsAreSnprintfLike) {
   ccalloc_torch_free(p, 0, dev, Stream(0));
 }
 
+TEST_F(TorchPluginTest, SnapshotNamesEachLiveBlocksStream) {
+  // What a caller on another library's stream (CuPy, a side stream) checks:
+  // the block, not only its segment, says which stream it was allocated for.
+  const int dev = 9;
+  void* a = ccalloc_torch_malloc(kMiB, dev, Stream(7));
+  size_t need = ccalloc_torch_snapshot_json(dev, nullptr, 0);
+  std::string snap(need, '\0');
+  ccalloc_torch_snapshot_json(dev, snap.data(), snap.size());
+  EXPECT_THAT(snap, HasSubstr(absl::StrCat("{\"address\":", reinterpret_cast<uintptr_t>(a),
+                                           ",\"size\":")));
+  EXPECT_THAT(snap, HasSubstr(absl::StrCat("\"state\":\"active_allocated\",\"stream\":",
+                                           reinterpret_cast<uintptr_t>(Stream(7)))));
+  ccalloc_torch_free(a, kMiB, dev, Stream(7));
+}
+
 TEST_F(TorchPluginTest, ConfigureAppliesToAllocatorsCreatedAfterIt) {
   EXPECT_EQ(ccalloc_torch_configure("expandable_segments:maybe"), CCALLOC_INVALID_ARGUMENT);
   EXPECT_THAT(ccalloc_torch_last_error(), HasSubstr("expandable_segments"));

@@ -4,7 +4,10 @@ transformers Trainer run (GPT-2 from a small GPT2Config, random weights, no
 download), a tiny Lightning fit, and CuPy arrays sharing PyTorch's ccalloc
 cache. Skipped without torch or CUDA, each case without its framework. Each
 case runs in a process of its own (ccalloc.torch.enable() comes before CUDA
-starts there).
+starts there), and the Trainer and Lightning scripts also as a user runs an
+unmodified script: `ccalloc-run python train.py`, `CCALLOC=1 python
+train.py`, and (the Trainer) `torchrun --nproc-per-node 1 --no-python
+ccalloc-run python train.py`; each reports from inside that ccalloc served it.
 
     PYTHONPATH=python CCALLOC_TORCH_LIBRARY=BUILD/allocator/libccalloc_torch.so \\
         python3 -m pytest -v tests/python/test_integrations_gpu.py
@@ -59,10 +62,37 @@ def profile_summary(cb, out):
     }
 
 
-def case_transformers(out):
+def enable_unless_launched():
+    """The case's own enable(), unless a launcher (ccalloc-run, CCALLOC=1,
+    torchrun over ccalloc-run) already made ccalloc PyTorch's allocator: then
+    the script is the unmodified one a user runs, and it only reports."""
+    import ccalloc.torch as ct
+    if os.environ.get("CCALLOC_CASE_LAUNCHED") != "1":
+        ct.enable()
+
+
+def served_by(r):
+    """From inside the script: whether ccalloc served it (its status, the
+    backend PyTorch names, ccalloc's own count against torch's)."""
     import torch
     import ccalloc.torch as ct
-    ct.enable()
+    status = ct.status()
+    r["served"] = {
+        "enabled": status["enabled"], "mode": status["mode"],
+        "backend": torch.cuda.memory.get_allocator_backend(),
+        "ccalloc_allocated": ct.memory_allocated(),
+        "torch_allocated": torch.cuda.memory_allocated(),
+        "ccalloc_peak": ct.max_memory_allocated(),
+        "torch_peak": torch.cuda.max_memory_allocated(),
+        "num_device_alloc": torch.cuda.memory_stats().get("num_device_alloc"),
+        "rank": os.environ.get("RANK"),
+    }
+    return r
+
+
+def case_transformers(out):
+    import torch
+    enable_unless_launched()
     try:
         from transformers import (GPT2Config, GPT2LMHeadModel, Trainer, TrainerCallback,
                                   TrainingArguments)
@@ -105,13 +135,12 @@ def case_transformers(out):
     r["logged_last"] = logged[-1] if logged else None
     r["figures_last"] = cb.figures()
     r.update(checks)
-    return r
+    return served_by(r)
 
 
 def case_lightning(out):
     import torch
-    import ccalloc.torch as ct
-    ct.enable()
+    enable_unless_launched()
     try:
         import lightning.pytorch as pl
         from lightning.pytorch.loggers import CSVLogger
@@ -162,7 +191,7 @@ def case_lightning(out):
     r["csv_rows_with_peak"] = len([row for row in rows if row.get("ccalloc/peak_gib")])
     r["csv_keys"] = sorted({k for row in rows for k in row if k.startswith("ccalloc/")})
     r.update(checks)
-    return r
+    return served_by(r)
 
 
 def case_cupy(out):
@@ -207,8 +236,9 @@ def case_cupy(out):
         total = float(b.sum())
     s.synchronize()
     r["stream_sum"] = total
-    streams = [seg["stream"] for seg in ct.memory_snapshot() for blk in seg["blocks"]
+    streams = [blk.get("stream") for seg in ct.memory_snapshot() for blk in seg["blocks"]
                if blk["address"] == b.data.ptr and blk["state"] == "active_allocated"]
+    r["block_streams"], r["cupy_stream"] = streams, s.ptr
     r["block_stream_is_cupys"] = streams == [s.ptr]
     cc.record_stream(a, s)
     del t, a, b, c
@@ -235,15 +265,52 @@ if __name__ != "__main__":
     if not torch.cuda.is_available():
         pytest.skip("no CUDA device", allow_module_level=True)
 
-    def run_case(case, tmp_path):
+    def launcher(tmp_path):
+        """ccalloc-run: pip's console script after `pip install .`, else the
+        same two lines pip would write, over this checkout."""
+        if os.environ.get("CCALLOC_TEST_INSTALLED"):
+            import shutil
+            path = shutil.which("ccalloc-run")
+            assert path, "CCALLOC_TEST_INSTALLED=1 but no ccalloc-run on PATH"
+            return path
+        path = tmp_path / "ccalloc-run"
+        path.write_text(f"#!{sys.executable}\nimport sys\nfrom ccalloc.run import launch\n"
+                        "sys.exit(launch())\n")
+        path.chmod(0o755)
+        return str(path)
+
+    def run_case(case, tmp_path, launch="enable"):
+        """One case in a process of its own. launch: "enable" (the case calls
+        ccalloc.torch.enable()), or the script left as a user has it and
+        ccalloc enabled from outside: "ccalloc-run" (ccalloc-run python
+        script), "env" (CCALLOC=1 python script, through the .pth hook's
+        sitecustomize), "torchrun" (torchrun --nproc-per-node 1 --no-python
+        ccalloc-run python script)."""
         env = dict(os.environ)
-        for var in ("CCALLOC_TORCH_SIMULATE", "PYTORCH_CUDA_ALLOC_CONF", "CCALLOC_CONF"):
+        for var in ("CCALLOC_TORCH_SIMULATE", "PYTORCH_CUDA_ALLOC_CONF", "CCALLOC_CONF",
+                    "CCALLOC", "CCALLOC_CASE_LAUNCHED"):
             env.pop(var, None)
+        paths = [p for p in [os.environ.get("PYTHONPATH")] if p]
         if not os.environ.get("CCALLOC_TEST_INSTALLED"):
-            env["PYTHONPATH"] = os.pathsep.join(
-                [os.path.join(ROOT, "python")] + [p for p in [os.environ.get("PYTHONPATH")] if p])
-        proc = subprocess.run([sys.executable, os.path.abspath(__file__), case, str(tmp_path)],
-                              env=env, cwd=str(tmp_path), capture_output=True, text=True,
+            paths = [os.path.join(ROOT, "python")] + paths
+            if launch == "env":
+                paths = [os.path.join(ROOT, "python", "ccalloc", "_boot")] + paths
+        if paths:
+            env["PYTHONPATH"] = os.pathsep.join(paths)
+        script = [sys.executable, os.path.abspath(__file__), case, str(tmp_path)]
+        if launch != "enable":
+            env["CCALLOC_CASE_LAUNCHED"] = "1"
+        if launch == "ccalloc-run":
+            cmd = [launcher(tmp_path)] + script
+        elif launch == "env":
+            env["CCALLOC"] = "1"
+            cmd = script
+        elif launch == "torchrun":
+            cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone",
+                   "--nproc-per-node", "1", "--no-python", launcher(tmp_path)] + script
+        else:
+            cmd = script
+        proc = subprocess.run(cmd, env=env, cwd=str(tmp_path), capture_output=True, text=True,
                               timeout=500)
         skipped = [l for l in proc.stdout.splitlines() if l.startswith("SKIP ")]
         if proc.returncode == 0 and skipped:
@@ -252,8 +319,21 @@ if __name__ != "__main__":
         assert proc.returncode == 0 and lines, (
             f"{case} failed (exit {proc.returncode}):\n{proc.stdout[-3000:]}\n{proc.stderr[-6000:]}")
         result = json.loads(lines[-1][len("RESULT "):])
+        print(f"{case} ({launch}: {' '.join(os.path.basename(c) for c in cmd[:6])}): "
+              f"served {json.dumps(result.get('served'))}")
         print(f"{case}: {json.dumps(result)}")
         return result
+
+    def check_served(r, launch):
+        served = r["served"]
+        assert served["enabled"] and served["mode"] == "extension", served
+        assert served["backend"] == "ccalloc", served
+        # Lightning moves the model back to the host when fit ends: compare the
+        # peaks, which ccalloc's counters and torch's (through ccalloc) both keep.
+        assert served["ccalloc_allocated"] == served["torch_allocated"], served
+        assert served["ccalloc_peak"] == served["torch_peak"] > 0, served
+        if launch == "torchrun":
+            assert served["rank"] == "0", served
 
     def check_profile(r, steps):
         assert r["files"] == ["memory.json", "memory.svg", "memory.txt"]
@@ -266,8 +346,10 @@ if __name__ != "__main__":
         # The kinds add up to torch.cuda.memory_allocated() when training ends.
         assert r["final_sum"] == r["final_allocated"] == r["torch_allocated"]
 
-    def test_transformers_trainer(tmp_path):
-        r = run_case("transformers", tmp_path)
+    @pytest.mark.parametrize("launch", ["enable", "ccalloc-run", "env", "torchrun"])
+    def test_transformers_trainer(tmp_path, launch):
+        r = run_case("transformers", tmp_path, launch)
+        check_served(r, launch)
         check_profile(r, 6)
         assert r["optimizer_state_first_at"] == [1, "optimizer"]
         # Every step's log, and the summary Trainer logs at the end (step 6 again).
@@ -282,8 +364,10 @@ if __name__ != "__main__":
         assert sum(fig["kinds"].values()) == fig["allocated"]
         assert any(m.startswith("transformer.h.") for m in r["modules"]), r["modules"]
 
-    def test_lightning_fit(tmp_path):
-        r = run_case("lightning", tmp_path)
+    @pytest.mark.parametrize("launch", ["enable", "ccalloc-run", "env"])
+    def test_lightning_fit(tmp_path, launch):
+        r = run_case("lightning", tmp_path, launch)
+        check_served(r, launch)
         check_profile(r, 5)
         # Forward tagged by module though training_step never calls the
         # module itself; the optimizer phase is the update after Lightning's
