@@ -128,6 +128,26 @@
 #                                              cross_stream_reuse:False, interleaved rounds
 #                                              while 7 minutes last (bench/ddp_step_time.py):
 #                                              OUTDIR/ddp.json and .log
+#   scripts/gpu_round.sh .gpu OUTDIR peer      PyTorch's own test_cuda.py (and
+#                                              test_cuda_expandable_segments.py;
+#                                              test_cuda_multigpu.py on two GPUs or
+#                                              more) under PyTorch's allocator, ccalloc
+#                                              and ccalloc's classic segments in one
+#                                              call, a pytest process per test class
+#                                              (tests/peer/peer_suite.py): the tests
+#                                              that pass natively and fail with ccalloc,
+#                                              OUTDIR/peer.json, peer_summary.txt and
+#                                              peer_logs.tar. The test files: PEER_TESTS
+#                                              (default .scratch/pytorch_tests, from
+#                                              scripts/fetch_peer_tests.sh; carry it);
+#                                              PEER_K (the -k selection; default
+#                                              "memory or snapshot or graph or oom or
+#                                              alloc", empty: every test), PEER_BUDGET
+#                                              (seconds, default 450), PEER_JOBS
+#                                              (processes at once, default 4),
+#                                              PEER_CONFIGS (default
+#                                              native,ccalloc,ccalloc_classic),
+#                                              PEER_FILES
 #   scripts/gpu_round.sh .gpu OUTDIR sleep     sleep and wake acceptance (bench/sleep_wake.py):
 #                                              model A paused with backup while job B
 #                                              uses the memory, bit-identical losses and
@@ -479,6 +499,37 @@ ldd "$L"; ! ldd "$L" | grep -i absl'
       run sleep_wake timeout 300 env "${torch_env[@]}" \
         python3 bench/sleep_wake.py --out "$OUT/sleep.json"
       ;;
+    peer)
+      # PyTorch's own CUDA tests, native against ccalloc (issue 51). ccalloc is
+      # enabled by the CCALLOC=1 hook (python/ccalloc/_boot on PYTHONPATH), so
+      # the tests' own subprocesses get it too; the extension is built first so
+      # that the concurrent processes all start from the cache. Tests that pass
+      # natively and fail with ccalloc fail the part unless docs/pytorch.md's
+      # peer-suite section lists them.
+      peer_tests=${PEER_TESTS:-$ROOT/.scratch/pytorch_tests}
+      if [[ ! -d "$peer_tests" ]]; then
+        echo "=== peer: no test files in $peer_tests (scripts/fetch_peer_tests.sh; carry the folder)" >&2
+        rc=1
+      else
+        peer_files=test_cuda.py,test_cuda_expandable_segments.py
+        (( $(gpu_count) >= 2 )) && peer_files+=,test_cuda_multigpu.py
+        peer_logs="${TMPDIR:-/tmp}/ccalloc-peer-logs"
+        rm -rf "$peer_logs"
+        build_extension peer_build_extension
+        run peer python3 tests/peer/peer_suite.py --tests "$peer_tests" \
+          --files "${PEER_FILES:-$peer_files}" \
+          -k "${PEER_K-memory or snapshot or graph or oom or alloc}" \
+          --budget "${PEER_BUDGET:-450}" --jobs "${PEER_JOBS:-4}" \
+          --configs "${PEER_CONFIGS:-native,ccalloc,ccalloc_classic}" \
+          --ccalloc-path "$ROOT/python/ccalloc/_boot:$ROOT/python" \
+          --ccalloc-env CCALLOC_TORCH_LIBRARY="$BUNDLE/allocator/libccalloc_torch.so" \
+          --ccalloc-env CCALLOC_CACHE="${TMPDIR:-/tmp}/ccalloc-cache" \
+          --out "$OUT/peer.json" --summary "$OUT/peer_summary.txt" --logs "$peer_logs"
+        if [[ -d "$peer_logs" ]]; then
+          tar -C "$peer_logs" -cf "$OUT/peer_logs.tar" . && ls -l "$OUT/peer_logs.tar"
+        fi
+      fi
+      ;;
     profile)
       # The extension is built (and cached) first, in its own step, so the
       # report's time budget goes to the GPU work. Results go to a folder that
@@ -493,7 +544,7 @@ ldd "$L"; ! ldd "$L" | grep -i absl'
       tar -tvf "$OUT/profile.tar"
       ;;
     *)
-      echo "unknown part '$part' (core, bench, torch, compare, training, hostbound, sidebyside, ddp, gpubound, repeat, lockstep, hostprofile, traces, pip, compat, costs, sleep, profile)" >&2
+      echo "unknown part '$part' (core, bench, torch, compare, training, hostbound, sidebyside, ddp, gpubound, repeat, lockstep, hostprofile, traces, pip, compat, costs, sleep, profile, peer)" >&2
       rc=2
       ;;
   esac

@@ -11,6 +11,7 @@ PACKAGES=(
   libabsl-dev zlib1g-dev           # library dependencies
   libgtest-dev googletest          # tests (GTest::gtest, GTest::gmock)
   libbenchmark-dev                 # micro-benchmarks
+  python3-pytest                   # the peer suite's host test (tests/peer/ drives pytest)
 )
 # (and python3 with venv: below)
 
