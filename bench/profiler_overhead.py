@@ -486,6 +486,15 @@ def _close(prof):
     left = prof.leftovers()
     if left:
         raise RuntimeError(f"profiler still attached after close(): {', '.join(left)}")
+    sim = getattr(prof.view, "sim", None)
+    if sim is not None:
+        # The simulated blocks a CPU run's profiler made (one per CPU pointer
+        # it saw): freed, so that the simulated device does not fill up and
+        # slow later blocks' lookups.
+        from profiler_boundary import DEV
+        for ptr in sim.values():
+            sim.plugin.free(ptr, DEV)
+        sim.clear()
 
 
 def _kv(text):

@@ -195,7 +195,7 @@ class _CcallocView:
     def tag_function(self):
         """The address of ccalloc_torch_set_tag (uint32_t(uint32_t): sets
         the calling thread's tag, returns the previous one), for the C
-        forward wrappers (pysrc/tag_forward.cc) to call with no ctypes."""
+        forward wrappers (pysrc/profiler_ext.cc) to call with no ctypes."""
         import ctypes
         return ctypes.cast(self._set_tag, ctypes.c_void_p).value
 

@@ -22,8 +22,8 @@ else is "other". begin_forward()/end_forward() open and close forward for
 loops that never call the model itself.
 
 Module tags ("forward/<module>", set while a submodule's forward runs): each
-submodule's forward attribute is replaced by a C wrapper (_tag_forward.py,
-pysrc/tag_forward.cc) that sets the module's tag id around the call, so a
+submodule's forward attribute is replaced by a C wrapper (_profiler_ext.py,
+pysrc/profiler_ext.cc) that sets the module's tag id around the call, so a
 module call keeps PyTorch's fast path (no hooks) and runs no Python frame of
 the profiler's; the wrappers are removed at close(). Where that cannot be
 used (module_tags="hooks", exact_saved, a view without the C tag function,
@@ -106,7 +106,7 @@ class MemoryProfiler(_Accounting):
     model: the torch.nn.Module trained (its forward opens the forward phase).
     optimizer: its torch.optim.Optimizer (None: no optimizer phase).
     module_tags: tag forward allocations "forward/<module>". True: through
-        a C wrapper of each submodule's forward (_tag_forward.py: no Python
+        a C wrapper of each submodule's forward (_profiler_ext.py: no Python
         frame per module call; where it cannot be built, or the view has no
         C tag function, Python forward hooks); "hooks": Python forward
         pre/post hooks per module (PyTorch's hooked call path, several times
@@ -131,6 +131,10 @@ class MemoryProfiler(_Accounting):
                             f"not {type(optimizer).__name__}")
         self._torch = torch
         self._data_ptr = torch.Tensor.data_ptr
+        # The C loops of the boundaries' scans (_profiler_accounting.py), or
+        # None: the same in Python.
+        from . import _profiler_ext
+        self._ext = _profiler_ext.load()
         self.model = model
         self.optimizer = optimizer
         if module_tags not in (True, False, "hooks"):
@@ -162,7 +166,7 @@ class MemoryProfiler(_Accounting):
         # is forward (one list read per hook call rather than an attribute
         # and a string compare).
         self._tagging = [False]
-        # The same for the C forward wrappers (a _tag_forward Switch), when
+        # The same for the C forward wrappers (a _profiler_ext Switch), when
         # module tags go through them (_attach), else None.
         self._switch = None
         self.host_seconds = 0.0   # time spent at phase boundaries (see bench/memory_report.py)
@@ -293,7 +297,7 @@ class MemoryProfiler(_Accounting):
 
     def _wrap_forwards(self):
         """Module tags through C wrappers of the submodules' forwards
-        (pysrc/tag_forward.cc), all of them or none: False where they cannot
+        (pysrc/profiler_ext.cc), all of them or none: False where they cannot
         be used (module_tags="hooks", exact_saved, whose pack hook reads the
         Python module stack; a view without a C tag function; the wrappers
         not built; a DataParallel in the model, whose replicas copy each
@@ -304,8 +308,7 @@ class MemoryProfiler(_Accounting):
             return False
         if any(isinstance(m, self._torch.nn.DataParallel) for m in self._names):
             return False
-        from . import _tag_forward
-        ext = _tag_forward.load()
+        ext = self._ext
         if ext is None:
             return False
         switch = ext.Switch(address())
@@ -358,7 +361,7 @@ class MemoryProfiler(_Accounting):
                 for h in getattr(module, attr, {}).values():
                     if getattr(h, "__qualname__", "").startswith("MemoryProfiler."):
                         out.append(f"{attr} on {name}")
-            if type(vars(module).get("forward")).__module__ == "_ccalloc_tag_forward":
+            if type(vars(module).get("forward")).__module__ == "_ccalloc_profiler_ext":
                 out.append(f"forward wrapper on {name}")
         b = torch.autograd.backward
         while b is not None:
@@ -399,7 +402,7 @@ class MemoryProfiler(_Accounting):
         # refresh()); their pointers read once per step.
         if self._params is None:
             self.refresh()
-        self._param_ptrs = list(map(self._data_ptr, self._tensors))
+        self._param_ptrs = self._tensor_ptrs(self._tensors)
         self._opt_ptrs = None
         self._grads_unread = True
         self._outer_tag = None

@@ -728,7 +728,7 @@ class TagActivationsTest(PluginTestCase):
     HOOKS_DEV = 15
 
     # The views here have the plugin's tag function: module tags go through
-    # the C forward wrappers (pysrc/tag_forward.cc) unless told otherwise.
+    # the C forward wrappers (pysrc/profiler_ext.cc) unless told otherwise.
 
     def test_activations_are_the_forward_blocks_still_live(self):
         self.run_model(_SimTagView(self.plugin, self.DEV))
@@ -897,23 +897,67 @@ class TagActivationsTest(PluginTestCase):
                 plugin.free(ptr, dev)
 
 
+class _WithoutExtension:
+    """A test class's tests with the profiler's extension taken away (as
+    where it cannot be built): module tags through Python hooks, the
+    boundaries' scans in Python."""
+
+    def setUp(self):
+        from ccalloc import _profiler_ext
+        self._ext_state = dict(_profiler_ext._state)
+        _profiler_ext._state.clear()
+        _profiler_ext._state["module"] = None
+        super().setUp()
+
+    def tearDown(self):
+        from ccalloc import _profiler_ext
+        try:
+            super().tearDown()
+        finally:
+            _profiler_ext._state.clear()
+            _profiler_ext._state.update(self._ext_state)
+
+
+class ProfilerHooksWithoutExtensionTest(_WithoutExtension, ProfilerHooksTest):
+    pass
+
+
+class TagActivationsWithoutExtensionTest(_WithoutExtension, TagActivationsTest):
+    # Per-tag counters are per device: devices of their own.
+    DEV, RAW_DEV, CACHE_DEV, ONE_READ_DEV, ONE_READ_CACHE_DEV, HOOKS_DEV = 20, 21, 22, 23, 24, 25
+
+    def run_model(self, view, **kwargs):
+        super().run_model(view, **dict(kwargs, module_tags="hooks"))   # what it falls back to
+
+    def test_module_tags_fall_back_to_hooks(self):
+        from ccalloc.profiler import MemoryProfiler
+        model = torch.nn.Sequential(torch.nn.Linear(4, 4))
+        prof = MemoryProfiler(model, None, view=_SimOneReadView(self.plugin, 26))
+        try:
+            self.assertIsNone(prof._ext)
+            self.assertEqual(_forward_wrapped(model), [])
+            self.assertIn("_forward_pre_hooks on 0", prof.leftovers())
+        finally:
+            prof.close()
+
+
 def _forward_wrapped(model):
     """Names of the submodules whose forward is a C tag wrapper."""
     return [n for n, m in model.named_modules()
-            if type(vars(m).get("forward")).__module__ == "_ccalloc_tag_forward"]
+            if type(vars(m).get("forward")).__module__ == "_ccalloc_profiler_ext"]
 
 
 @unittest.skipIf(torch is None, "no torch (Debian's python3-torch runs this under /usr/bin/python3)")
 class ForwardWrapperTest(PluginTestCase):
-    """Module tags through the C forward wrappers (pysrc/tag_forward.cc):
+    """Module tags through the C forward wrappers (pysrc/profiler_ext.cc):
     the tag each forward runs under, read back from the plugin."""
 
     DEV = 16
 
     def setUp(self):
-        from ccalloc import _tag_forward
-        if _tag_forward.load() is None:
-            self.skipTest(f"tag wrappers not built: {_tag_forward.error()}")
+        from ccalloc import _profiler_ext
+        if _profiler_ext.load() is None:
+            self.skipTest(f"tag wrappers not built: {_profiler_ext.error()}")
         self.view = _SimOneReadView(self.plugin, self.DEV)
         if self.view.inner.read is None:
             self.skipTest("plugin built without ccalloc_torch_profile_read")

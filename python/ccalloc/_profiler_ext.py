@@ -1,4 +1,4 @@
-"""Builds and loads _ccalloc_tag_forward (pysrc/tag_forward.cc): the memory
+"""Builds and loads _ccalloc_profiler_ext (pysrc/profiler_ext.cc): the memory
 profiler's per-module forward wrappers that set module tags with no Python
 frame per module call (see the source for why and how).
 
@@ -16,8 +16,8 @@ import sys
 
 from . import _build
 
-MODULE = "_ccalloc_tag_forward"
-_SOURCE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "pysrc", "tag_forward.cc")
+MODULE = "_ccalloc_profiler_ext"
+_SOURCE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "pysrc", "profiler_ext.cc")
 _state = {}
 
 
@@ -32,7 +32,7 @@ def load(verbose=False):
         include = _build.python_include()
         if not os.path.isfile(os.path.join(include, "Python.h")):
             raise _build.BuildError(f"the Python headers are not installed ({include}/Python.h missing)")
-        path = _build.build(MODULE, [("tag_forward.cc", source)], ["-isystem", include],
+        path = _build.build(MODULE, [("profiler_ext.cc", source)], ["-isystem", include],
                             [sys.version, include], verbose=verbose, what="the profiler's module tag wrappers")
         if MODULE in sys.modules:
             module = sys.modules[MODULE]
