@@ -10,12 +10,20 @@ activations, temporaries) and activations by module from a boundary's read
 (_derive), or from the blocks autograd saved (exact_saved). Public methods
 reached through MemoryProfiler: refresh(), measure().
 
+The passes over every parameter, gradient or optimizer state value go
+through the C loops of the profiler's extension (self._ext:
+_profiler_ext.py's scan_grads, data_ptrs, state_ids; ids and pointers as
+bytes of uint64s) where it is built, else the same in Python (ids and
+pointers as lists); a profiler keeps to one of the two.
+
 May call: ccalloc.memreport (AccountingError), ccalloc._profiler_view
 (_split), the profiler's view (self.view: blocks, tag_read, tag_usage,
-counters, largest_free) and torch only through self._torch (never imported
-here). Not the hooks or the phase boundaries (ccalloc/profiler.py).
+counters, largest_free), self._ext, and torch only through self._torch
+(never imported here). Not the hooks or the phase boundaries
+(ccalloc/profiler.py).
 """
 
+import array
 import functools
 import itertools
 import operator
@@ -39,6 +47,13 @@ class _Accounting:
         self._tensors = self._params + [b for m in mods for b in m._buffers.values() if b is not None]
         self._grads_unread = True
 
+    def _tensor_ptrs(self, tensors):
+        """The data pointers of a list of tensors (bytes of uint64s with
+        the extension, else a list)."""
+        if self._ext is not None:
+            return self._ext.data_ptrs(tensors)
+        return list(map(self._data_ptr, tensors))
+
     def _optimizer_ptrs(self):
         """Pointers of the optimizer state's device tensors. Checked only
         after the optimizer phase and at each step's start (the state
@@ -54,13 +69,23 @@ class _Accounting:
             ptrs = ()
             if self.optimizer is not None:
                 state = self.optimizer.state
-                values = list(_chain(map(_VALUES, state.values())))
-                ids = list(map(id, values))
+                values = None
+                if self._ext is not None:
+                    ids = self._ext.state_ids(state)
+                else:
+                    values = list(_chain(map(_VALUES, state.values())))
+                    ids = list(map(id, values))
                 f = self._opt_fp
-                if (f is not None and not f[3] and f[0] is state and f[1] == ids
-                        and (not f[2] or all(type(values[i]) is t for i, t in f[2]))):
+                same = f is not None and not f[3] and f[0] is state and f[1] == ids
+                if same and f[2]:
+                    if values is None:
+                        values = list(_chain(map(_VALUES, state.values())))
+                    same = all(type(values[i]) is t for i, t in f[2])
+                if same:
                     ptrs = f[4]
                 else:
+                    if values is None:
+                        values = list(_chain(map(_VALUES, state.values())))
                     tensor = self._torch.Tensor
                     is_tensor = [isinstance(v, tensor) for v in values]
                     # Adam's "step" is a CPU scalar: no device block to look up
@@ -81,6 +106,8 @@ class _Accounting:
         (none: skipped) less those in the dicts of `exclude`, and of those
         the bytes of blocks that carry a forward tag, by module (the block's
         tag ids are looked at only when one of them is a forward tag)."""
+        if type(ptrs) is bytes:
+            ptrs = _uint64s(ptrs)
         r = self.view.blocks(ptrs)
         blocks = dict(zip(r[0], r[1]))
         blocks.pop(0, None)
@@ -138,17 +165,26 @@ class _Accounting:
         if not self._grads_unread and not self._grad_dead:
             return
         self._grads_unread = False
-        grads = list(map(_GRAD, self._params))
-        ids = list(map(id, grads))
-        if ids == self._grad_ids and not self._grad_dead:
-            return
-        live = list(filter(_NOT_NONE, grads))
-        G, owned = self._lookup(list(map(self._data_ptr, live)), (self._P, self._O))
         # The callback is a C list append: no Python frame per gradient freed.
         dead = []
+        if self._ext is not None:
+            r = self._ext.scan_grads(self._params, None if self._grad_dead else self._grad_ids,
+                                     dead.append)
+            if r is None:
+                return
+            ids, ptrs, refs = r
+        else:
+            grads = list(map(_GRAD, self._params))
+            ids = list(map(id, grads))
+            if ids == self._grad_ids and not self._grad_dead:
+                return
+            live = list(filter(_NOT_NONE, grads))
+            ptrs = list(map(self._data_ptr, live))
+            refs = list(map(weakref.ref, live, itertools.repeat(dead.append)))
+        G, owned = self._lookup(ptrs, (self._P, self._O))
         self._grad_ids = ids
         self._grad_dead = dead
-        self._grad_refs = list(map(weakref.ref, live, itertools.repeat(dead.append)))
+        self._grad_refs = refs
         self._G = G
         self._g_total = sum(G.values())
         self._owned_fwd = _add(self._PO_fwd, owned)
@@ -189,7 +225,7 @@ class _Accounting:
         again where pointers or gradients changed)."""
         if self._params is None:  # outside any step so far
             self.refresh()
-            self._param_ptrs = list(map(self._data_ptr, self._tensors))
+            self._param_ptrs = self._tensor_ptrs(self._tensors)
         opt_ptrs = self._opt_ptrs
         if opt_ptrs is None or opt_ptrs is not self._opt_key or self._param_ptrs is not self._param_key:
             self._static_blocks()
@@ -304,6 +340,13 @@ def _add(a, b):
     for k, v in b.items():
         out[k] = out.get(k, 0) + v
     return out
+
+
+def _uint64s(data):
+    """An array('Q') of bytes of uint64s (the extension's scans)."""
+    a = array.array("Q")
+    a.frombytes(data)
+    return a
 
 
 def _read_of(usage):

@@ -192,6 +192,17 @@ class _CcallocView:
         Python frame in between), for the per-module hooks."""
         return self._fast_set_tag
 
+    def tag_function(self):
+        """The address of ccalloc_torch_set_tag (uint32_t(uint32_t): sets
+        the calling thread's tag, returns the previous one), for the C
+        forward wrappers (pysrc/profiler_ext.cc) to call with no ctypes."""
+        import ctypes
+        return ctypes.cast(self._set_tag, ctypes.c_void_p).value
+
+    def current_tag(self):
+        """The calling thread's tag id."""
+        return self.plugin.current_tag()
+
     def set_tag(self, name):
         return self._set_tag(self.tag_token(name))
 

@@ -21,8 +21,17 @@ when the closure, which runs forward and backward, returns); everything
 else is "other". begin_forward()/end_forward() open and close forward for
 loops that never call the model itself.
 
+Module tags ("forward/<module>", set while a submodule's forward runs): each
+submodule's forward attribute is replaced by a C wrapper (_profiler_ext.py,
+pysrc/profiler_ext.cc) that sets the module's tag id around the call, so a
+module call keeps PyTorch's fast path (no hooks) and runs no Python frame of
+the profiler's; the wrappers are removed at close(). Where that cannot be
+used (module_tags="hooks", exact_saved, a view without the C tag function,
+no compiler, a DataParallel), a forward pre and post hook per module does
+the same in Python, at several times a plain module call's cost.
+
 At each phase boundary (never per allocation, so the hot path pays only
-for the tag stores and, with module tags, a hook per module call) it takes
+for the tag stores, one per module call and phase) it takes
 one read of the allocator, one C call (ccalloc_torch_profile_read: the
 counters, the largest free block and every tag's live and peak bytes by tag
 id, into an int64 array kept as it is; the peaks are reset in the same
@@ -96,9 +105,14 @@ class MemoryProfiler(_Accounting):
 
     model: the torch.nn.Module trained (its forward opens the forward phase).
     optimizer: its torch.optim.Optimizer (None: no optimizer phase).
-    module_tags: tag forward allocations "forward/<module>" (pre/post hooks
-        per module: one ctypes call each; off: one tag per phase, and
-        activations are not split by module).
+    module_tags: tag forward allocations "forward/<module>". True: through
+        a C wrapper of each submodule's forward (_profiler_ext.py: no Python
+        frame per module call; where it cannot be built, or the view has no
+        C tag function, Python forward hooks); "hooks": Python forward
+        pre/post hooks per module (PyTorch's hooked call path, several times
+        a plain module call: for code that must see hooks, or replaces or
+        compiles module forwards); False: one tag per phase, and
+        activations are not split by module.
     exact_saved: activations are the blocks holding tensors autograd saved
         for backward (a Python pack hook per saved tensor: costly), instead
         of the default "allocated in forward, still live" read from the
@@ -117,8 +131,14 @@ class MemoryProfiler(_Accounting):
                             f"not {type(optimizer).__name__}")
         self._torch = torch
         self._data_ptr = torch.Tensor.data_ptr
+        # The C loops of the boundaries' scans (_profiler_accounting.py), or
+        # None: the same in Python.
+        from . import _profiler_ext
+        self._ext = _profiler_ext.load()
         self.model = model
         self.optimizer = optimizer
+        if module_tags not in (True, False, "hooks"):
+            raise ValueError(f"ccalloc profiler: module_tags is True, False or \"hooks\", not {module_tags!r}")
         self.module_tags = module_tags
         self.exact_saved = exact_saved
         self.check_torch = check_torch
@@ -146,6 +166,9 @@ class MemoryProfiler(_Accounting):
         # is forward (one list read per hook call rather than an attribute
         # and a string compare).
         self._tagging = [False]
+        # The same for the C forward wrappers (a _profiler_ext Switch), when
+        # module tags go through them (_attach), else None.
+        self._switch = None
         self.host_seconds = 0.0   # time spent at phase boundaries (see bench/memory_report.py)
         self.boundaries = 0
         # The same by the phase each boundary opens ("start": the step's
@@ -220,9 +243,23 @@ class MemoryProfiler(_Accounting):
     # --- attaching -------------------------------------------------------------
     def _attach(self):
         torch = self._torch
-        self._handles.append(self.model.register_forward_pre_hook(self._root_pre))
-        self._handles.append(self.model.register_forward_hook(self._root_post))
-        if self.module_tags or self.exact_saved:
+        # The root's hooks hold the profiler weakly and act for its model
+        # only: copy.deepcopy(model) (an EMA copy, say) shares them (functions
+        # are copied as they are) instead of failing to copy the profiler.
+        ref, model = weakref.ref(self), self.model
+
+        def root_pre(module, args):
+            prof = ref()
+            if prof is not None and module is model:
+                prof._root_pre(module, args)
+
+        def root_post(module, args, output):
+            prof = ref()
+            if prof is not None and module is model:
+                prof._root_post(module, args, output)
+        self._handles.append(self.model.register_forward_pre_hook(root_pre))
+        self._handles.append(self.model.register_forward_hook(root_post))
+        if (self.module_tags or self.exact_saved) and not self._wrap_forwards():
             for module, name in self._names.items():
                 if module is self.model:
                     continue
@@ -258,11 +295,49 @@ class MemoryProfiler(_Accounting):
         backward.__wrapped__ = original_backward
         torch.autograd.backward = backward
 
+    def _wrap_forwards(self):
+        """Module tags through C wrappers of the submodules' forwards
+        (pysrc/profiler_ext.cc), all of them or none: False where they cannot
+        be used (module_tags="hooks", exact_saved, whose pack hook reads the
+        Python module stack; a view without a C tag function; the wrappers
+        not built; a DataParallel in the model, whose replicas copy each
+        module's attributes and would call the original module's forward; a
+        module whose forward cannot be replaced)."""
+        address = getattr(self.view, "tag_function", None)
+        if self.module_tags is not True or self.exact_saved or address is None:
+            return False
+        if any(isinstance(m, self._torch.nn.DataParallel) for m in self._names):
+            return False
+        ext = self._ext
+        if ext is None:
+            return False
+        switch = ext.Switch(address())
+        switch.thread = self._thread
+        done = []
+        # Containers (ModuleList, ModuleDict) have no forward of their own.
+        unimplemented = self._torch.nn.Module.forward
+        try:
+            for module, name in self._names.items():
+                if module is not self.model and type(module).forward is not unimplemented:
+                    wrapper = ext.TagForward(switch, module.forward, self._token(f"forward/{name}"))
+                    done.append(_Restore(module, "forward", wrapper))
+        except (AttributeError, TypeError, RuntimeError):
+            for r in done:
+                r.remove()
+            return False
+        self._handles.extend(done)
+        self._switch = switch
+        return True
+
     def close(self):
-        """Removes every hook and the backward wrapper."""
+        """Removes every hook and wrapper, the backward wrapper too."""
         if self._closed:
             return
         self._closed = True
+        if self._switch is not None:
+            # Inert from now on, also where another wrapper of the forward
+            # (installed after this one) keeps it from being removed.
+            self._switch.on = 0
         for h in self._handles:
             h.remove()
         self._handles.clear()
@@ -286,6 +361,8 @@ class MemoryProfiler(_Accounting):
                 for h in getattr(module, attr, {}).values():
                     if getattr(h, "__qualname__", "").startswith("MemoryProfiler."):
                         out.append(f"{attr} on {name}")
+            if type(vars(module).get("forward")).__module__ == "_ccalloc_profiler_ext":
+                out.append(f"forward wrapper on {name}")
         b = torch.autograd.backward
         while b is not None:
             if getattr(b, "__qualname__", "").startswith("MemoryProfiler."):
@@ -325,7 +402,7 @@ class MemoryProfiler(_Accounting):
         # refresh()); their pointers read once per step.
         if self._params is None:
             self.refresh()
-        self._param_ptrs = list(map(self._data_ptr, self._tensors))
+        self._param_ptrs = self._tensor_ptrs(self._tensors)
         self._opt_ptrs = None
         self._grads_unread = True
         self._outer_tag = None
@@ -356,6 +433,8 @@ class MemoryProfiler(_Accounting):
         # A forward that raised ends its step in the forward phase with its
         # modules on the stack: no module tags outside a step, and no stack.
         self._tagging[0] = False
+        if self._switch is not None:
+            self._switch.on = 0
         self._stack.clear()
         if self._outer_tag is not None:
             self.view.restore_tag(self._outer_tag)
@@ -381,7 +460,9 @@ class MemoryProfiler(_Accounting):
 
     def _enter(self, phase):
         self.phase = phase
-        self._tagging[0] = phase == "forward" and self.module_tags
+        tagging = self._tagging[0] = phase == "forward" and bool(self.module_tags)
+        if self._switch is not None:
+            self._switch.on = tagging
         previous = self._setter(self._phase_tokens[phase])
         if self._outer_tag is None:
             self._outer_tag = previous
@@ -421,7 +502,8 @@ class MemoryProfiler(_Accounting):
         if self._in_step and not self._stack:
             self._boundary("loss")
 
-    # The per-module hooks run on every module call: each is one closure made
+    # The per-module hooks (the Python way of module tags, see _wrap_forwards)
+    # run on every module call: each is one closure made
     # at attach time, doing one thread check, a push or pop of a prebuilt
     # entry and, in forward with module tags, the one C call that sets the
     # tag (no dict lookup, no attribute of the profiler, no tuple built).
@@ -675,6 +757,9 @@ class MemoryProfiler(_Accounting):
         s = self.measure(usage)
         tags = {name: cur for name, (cur, _) in usage.items()}
         module = self._stack[-1][0] if self._stack else None
+        if self._switch is not None and self._switch.on and hasattr(self.view, "current_tag"):
+            # The forward wrappers keep no module stack: the tag set now says.
+            module = self._fwd_tokens.get(self.view.current_tag(), module)
         text = memreport.oom_report(s, tags, phase=self.phase, module=module)
         if error is not None:
             text = f"{error}\n{text}"

@@ -451,7 +451,8 @@ class WheelTest(_TempDirs):
             names = set(zf.namelist())
             dist_info = next(n.split("/")[0] for n in names if n.endswith(".dist-info/RECORD"))
             for name in ("ccalloc-autoload.pth", "ccalloc/_autoload.py", "ccalloc/run.py",
-                         "ccalloc/_boot/sitecustomize.py", f"{dist_info}/entry_points.txt"):
+                         "ccalloc/_boot/sitecustomize.py", f"{dist_info}/entry_points.txt",
+                         "ccalloc/pysrc/profiler_ext.cc"):   # the profiler's wrappers, built at first use
                 self.assertIn(name, names)
             pth = zf.read("ccalloc-autoload.pth").decode()
             with open(os.path.join(PYTHON_DIR, "ccalloc-autoload.pth")) as f:
