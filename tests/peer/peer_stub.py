@@ -34,6 +34,7 @@ _used = []          # "module.name" stood in for, in order
 _wanted = {}        # module -> set of names the files import from it
 _missing_ok = set()  # modules that may be replaced by an empty one when not found
 _finder = None
+_STDLIB = set(getattr(sys, "stdlib_module_names", ())) | set(sys.builtin_module_names)
 
 
 def used():
@@ -220,8 +221,8 @@ def install(test_files):
                 queue.append(helper)
         for module, names in froms.items():
             top = module.split(".")[0]
-            if module == "torch" or top == "tools":
-                continue  # torch itself, the repository's tools/ (tests/peer/stubs)
+            if module == "torch" or top == "tools" or top in _STDLIB:
+                continue  # torch itself, the repository's tools/ (tests/peer/stubs), Python's own
             _wanted.setdefault(module, set()).update(names)
             if top not in local:
                 # A test file is never replaced whole, but one may import a
@@ -231,7 +232,7 @@ def install(test_files):
                 _missing_ok.add(module)
         for module in plain:
             top = module.split(".")[0]
-            if top not in ("torch",) and top not in local:
+            if top != "torch" and top not in local and top not in _STDLIB:
                 _missing_ok.add(module)
     for module in list(_wanted):
         if module in sys.modules:
