@@ -168,12 +168,16 @@ struct Options {
   // covering part of a chunk keeps all of it mapped (the checkpointed LM:
   // 1.0161 reserved/allocated with 16 MiB chunks against 1.0087 with 8 MiB
   // on an H100, tight marks: bench/results/h100_max_map_chunk_sizes.json).
-  // With the room the marks leave, 16 MiB; near the end of memory at most
-  // 4 MiB (kTightChunk). What the 16 MiB chunks mapped while there was room
-  // still pin there: replayed on a card 1.5% larger than each trace's peak,
-  // two of 21 traces are refused memory that 4 MiB chunks throughout would
-  // have found; on one 3% larger, none (docs/steady_state.md).
-  std::size_t max_map_chunk = std::size_t{16} << 20;
+  // Far from the end of memory, 32 MiB; with room but the peak's hard mark
+  // past a quarter of the memory, at most 16 MiB; near the end at most
+  // 4 MiB (GrowableSegments::ChunkCapAt). 32 MiB far from the end halves
+  // the handles a large block moves: the checkpointed LM's replayed driver
+  // time after warm-up fell from 2.15 to 0.84 ms a step, its peak 1.049 ->
+  // 1.048 (docs/steady_state.md). What chunks mapped while there was room
+  // still pin near the end: replayed on a card 1.5% larger than each
+  // trace's peak, two of 21 traces were refused memory that 4 MiB chunks
+  // throughout would have found; on one 3% larger, none.
+  std::size_t max_map_chunk = std::size_t{32} << 20;
 
   std::string ToString() const;
 };

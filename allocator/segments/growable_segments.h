@@ -357,6 +357,11 @@ class GrowableSegments final : public SegmentStore {
   // the cache's memory (the memory limit, else the device's), and the device
   // has never run short of memory for it.
   bool RoomyAt(std::size_t peak, double hard) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The largest chunk a Prepare of `segment` maps at `peak` with `slack`
+  // (SlackAt's): max_map_chunk far from the end of memory, less as the end
+  // comes near, a region's own size always.
+  std::size_t ChunkCapAt(std::size_t peak, const Slack& slack,
+                         const GrowableSegment& segment) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // The most memory the cache holds at `peak` allocated with `slack` (one of
   // SlackAt's), memory held once included (hold_reserved; when tight, only
   // up to the tight hard mark). Prepare's budget and Ready's check.

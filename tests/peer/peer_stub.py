@@ -9,7 +9,8 @@ whole file's collection, under both allocators alike, and hide every test.
 
 install(test_files) reads the files' imports (ast; module level only, and not
 those inside try blocks, which guard themselves), then:
-- for each module that a file imports names from (not `torch` itself), once
+- for each module that a file imports names from (not `torch` itself; the
+  test files themselves too), once
   that module has executed, adds a module-level __getattr__ that answers only
   the names the files ask for and the module lacks, with a stand-in
   (_Missing: false, empty, and as a decorator it skips the test);
@@ -33,6 +34,7 @@ _used = []          # "module.name" stood in for, in order
 _wanted = {}        # module -> set of names the files import from it
 _missing_ok = set()  # modules that may be replaced by an empty one when not found
 _finder = None
+_STDLIB = set(getattr(sys, "stdlib_module_names", ())) | set(sys.builtin_module_names)
 
 
 def used():
@@ -196,23 +198,41 @@ def install(test_files):
     """Reads the imports of test_files and installs the stand-ins (see the
     module's docstring). Safe to call more than once."""
     global _finder
-    local = {os.path.splitext(os.path.basename(f))[0] for f in test_files}
-    for path in test_files:
+    queue = [os.path.abspath(f) for f in test_files]
+    seen = set()
+    local = {os.path.splitext(os.path.basename(f))[0] for f in queue}
+    while queue:
+        path = queue.pop(0)
+        if path in seen:
+            continue
+        seen.add(path)
         try:
             with open(path, encoding="utf-8") as f:
                 tree = ast.parse(f.read(), path)
         except (OSError, SyntaxError):
             continue
         froms, plain = _imports(tree)
+        # the test files' own helpers beside them (test_cuda.py for
+        # test_cuda_expandable_segments.py) import names too
+        for module in list(froms) + list(plain):
+            helper = os.path.join(os.path.dirname(path), module.split(".")[0] + ".py")
+            if "." not in module and os.path.isfile(helper):
+                local.add(module)
+                queue.append(helper)
         for module, names in froms.items():
             top = module.split(".")[0]
-            if module == "torch" or top in local or top == "tools":
-                continue  # torch itself, the tests' own files, the repository's tools/
+            if module == "torch" or top == "tools" or top in _STDLIB:
+                continue  # torch itself, the repository's tools/ (tests/peer/stubs), Python's own
             _wanted.setdefault(module, set()).update(names)
-            _missing_ok.add(module)
+            if top not in local:
+                # A test file is never replaced whole, but one may import a
+                # class another copy lacks (test_cuda_expandable_segments.py
+                # from a newer test_cuda.py): a stand-in is not a class, so
+                # pytest collects nothing for it.
+                _missing_ok.add(module)
         for module in plain:
             top = module.split(".")[0]
-            if top not in ("torch",) and top not in local:
+            if top != "torch" and top not in local and top not in _STDLIB:
                 _missing_ok.add(module)
     for module in list(_wanted):
         if module in sys.modules:

@@ -17,8 +17,8 @@ under DEST/test). The selection (-k, -m) is collected once per file, under
 the reference configuration (the first), then every test class runs in a
 pytest process of its own per configuration, --jobs processes at once on the
 one GPU, so that one crash or hang cannot cascade; the tests PyTorch marks
-`serial` (@serialTest: OOM, memory fraction, large tensors) run first, one
-process at a time. A class whose process would start after --budget seconds
+`serial` (@serialTest: OOM, memory fraction, large tensors) run first, a
+process per file and configuration, one process at a time. A class whose process would start after --budget seconds
 is not started and is listed as skipped; a process is stopped at the budget's
 end and what it finished still counts.
 
@@ -385,11 +385,16 @@ def run(args):
                 return [ids]
             return [ids[i:i + n] for i in range(0, len(ids), n)]
 
+        # The serial tests of a file run in one process per configuration
+        # (they are few, and each such process has the GPU to itself).
         serial_tasks, tasks = [], []
+        serial_by_file = {}
         for g, info in groups.items():
-            if info["serial"]:
+            serial_by_file.setdefault(info["file"], []).extend(info["serial"])
+        for f, ids in serial_by_file.items():
+            if ids:
                 for cfg in names:
-                    serial_tasks.append((g, info["file"], cfg, info["serial"]))
+                    serial_tasks.append((f"{f} (serial)", f, cfg, ids))
         for g, info in sorted(groups.items(), key=lambda kv: -len(kv[1]["ids"])):
             for part in chunks(info["ids"]):
                 if part:

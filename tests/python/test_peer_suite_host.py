@@ -189,7 +189,7 @@ class PeerSuiteTest(unittest.TestCase):
         self.assertEqual(result["counts"]["native"], {"failed": 1, "passed": 7, "skipped": 1})
         self.assertEqual(result["counts"]["ccalloc"], {"failed": 2, "passed": 6, "skipped": 1})
         phases = {(p["group"], p["phase"]) for p in result["processes"]}
-        self.assertIn(("test_fake.py::TestB", "serial"), phases)
+        self.assertIn(("test_fake.py (serial)", "serial"), phases)
         self.assertIn(("test_fake.py::TestA", "parallel"), phases)
         self.assertTrue(all(e["ok"] for e in result["enabled_check"]), result["enabled_check"])
         backends = {e["config"]: e["allocator_backend"] for e in result["enabled_check"]}
@@ -201,6 +201,18 @@ class PeerSuiteTest(unittest.TestCase):
         self.assertIn("fails under FAKE_FAIL", out)
         self.assertIn("peer suite: FAILED", out)
         self.assertEqual(result["skipped"], [])
+
+    def test_missing_class_in_another_test_file(self):
+        # as test_cuda_expandable_segments.py imports a class that its copy
+        # of test_cuda.py lacks: the rest of the file still runs
+        with open(os.path.join(self.tests, "test_fake_reexport.py"), "w") as f:
+            f.write("from test_fake import TestB, TestGone  # noqa: F401\n")
+        proc, result, _ = self.run_suite(
+            "--files", "test_fake_reexport.py", "--configs", "native,ccalloc", "-k", "test_b")
+        self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
+        self.assertEqual(result["collection"][0]["errors"], [])
+        self.assertEqual(result["counts"]["native"], {"passed": 2}, proc.stdout)
+        self.assertIn("test_fake.TestGone", result["stubs"])
 
     def test_enabled_check(self):
         proc, result, _ = self.run_suite(
