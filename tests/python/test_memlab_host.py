@@ -19,7 +19,10 @@ import contextlib
 import io
 import json
 import os
+import shutil
+import subprocess
 import sys
+import tempfile
 import unittest
 import xml.dom.minidom
 
@@ -520,6 +523,82 @@ class RealIPythonTest(unittest.TestCase):
         text = out.getvalue()
         self.assertIn("q = p.malloc(8 * MiB, dev)", text)
         self.assertIn("8.0 MiB", text)
+
+
+PROBE = os.path.join(ROOT, "bench", "probes", "memlab_side_by_side.py")
+FETCH = os.path.join(ROOT, "scripts", "fetch_memlab.sh")
+
+
+class MemlabSideBySideCliTest(unittest.TestCase):
+    """No plugin, torch or memlab needed: the probe parses its arguments
+    before importing any of them."""
+
+    def probe(self, *args):
+        return subprocess.run([sys.executable, PROBE, *args], capture_output=True, text=True,
+                              timeout=60)
+
+    def test_help(self):
+        r = self.probe("--help")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("--memlab DIR", r.stdout)
+        self.assertIn("--out DIR", r.stdout)
+
+    def test_refuses_without_memlab_folder(self):
+        r = self.probe("--out", "x")
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("--memlab DIR is required", r.stderr)
+        self.assertIn("scripts/fetch_memlab.sh", r.stderr)
+        with tempfile.TemporaryDirectory() as empty:
+            r = self.probe("--memlab", empty)
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("no pytorch_memlab/__init__.py there", r.stderr)
+
+
+@unittest.skipIf(shutil.which("git") is None or shutil.which("bash") is None, "no git or bash")
+class FetchMemlabTest(unittest.TestCase):
+    def git(self, repo, *args):
+        subprocess.run(["git", "-C", repo, "-c", "user.name=t", "-c", "user.email=t@t",
+                        "-c", "commit.gpgsign=false", *args], check=True, capture_output=True)
+
+    def make_repo(self, root, package):
+        repo = os.path.join(root, package + "_repo")
+        os.makedirs(os.path.join(repo, package, "sub"))
+        for rel, text in ((f"{package}/__init__.py", "X = 1\n"), (f"{package}/sub/m.py", ""),
+                          ("LICENSE", "MIT\n"), ("setup.py", ""), ("test/t.py", "")):
+            os.makedirs(os.path.dirname(os.path.join(repo, rel)), exist_ok=True)
+            with open(os.path.join(repo, rel), "w") as f:
+                f.write(text)
+        self.git(repo, "init", "-q")
+        self.git(repo, "add", "-A")
+        self.git(repo, "commit", "-q", "-m", "c")
+        return repo
+
+    def test_extracts_only_the_packages(self):
+        with tempfile.TemporaryDirectory() as d:
+            memlab = self.make_repo(d, "pytorch_memlab")
+            calm = self.make_repo(d, "calmsize")
+            dest = os.path.join(d, "out", "memlab")
+            r = subprocess.run(["bash", FETCH, memlab, dest, os.path.join(calm, ".git")],
+                               capture_output=True, text=True, timeout=60)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            got = sorted(os.path.relpath(os.path.join(p, f), dest)
+                         for p, _, fs in os.walk(dest) for f in fs)
+            self.assertEqual(got, ["SOURCE.txt", "calmsize/LICENSE", "calmsize/__init__.py",
+                                   "calmsize/sub/m.py", "pytorch_memlab/LICENSE",
+                                   "pytorch_memlab/__init__.py", "pytorch_memlab/sub/m.py"])
+            with open(os.path.join(dest, "SOURCE.txt")) as f:
+                self.assertEqual([l.split()[0] for l in f], ["pytorch_memlab", "calmsize"])
+
+    def test_refuses_a_repo_without_the_package(self):
+        with tempfile.TemporaryDirectory() as d:
+            other = self.make_repo(d, "calmsize")
+            r = subprocess.run(["bash", FETCH, other, os.path.join(d, "dest")],
+                               capture_output=True, text=True, timeout=60)
+            self.assertEqual(r.returncode, 1)
+            self.assertIn("no pytorch_memlab/__init__.py", r.stderr)
+            r = subprocess.run(["bash", FETCH, other], capture_output=True, text=True, timeout=60)
+            self.assertEqual(r.returncode, 2)
+            self.assertIn("MEMLAB_GIT_DIR DEST", r.stderr)
 
 
 if __name__ == "__main__":
