@@ -112,6 +112,48 @@ def case_graph_shared_pool():
     return {"ok": ok}
 
 
+def case_graph_result_after_destroy():
+    """PyTorch's test_graph_memory_stats_and_use_result_after_destroy_graph,
+    its sizes and its order: a graph's result, used after the graph is gone
+    and the cache emptied; the stat deltas it reads, for comparison."""
+    import gc
+    elem = 4
+    deltas, sums_ok = [], True
+    s = torch.cuda.Stream()
+    gc.collect()
+    torch.cuda.empty_cache()
+    for numel in (512 // elem, MiB // elem, (MiB + 512) // elem, (10 * MiB - 512) // elem,
+                  (10 * MiB + 512) // elem):
+        g = torch.cuda.CUDAGraph()
+        s.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(s):
+            a = torch.ones((numel,), device="cuda")
+            before = torch.cuda.memory_stats()
+            g.capture_begin()
+            b = a.clone()
+            for _ in range(5):
+                b = b.clone() + 1
+            g.capture_end()
+        torch.cuda.current_stream().wait_stream(s)
+        gc.collect()
+        for i in range(2):
+            g.replay()
+            sums_ok = sums_ok and b.sum().item() == 6 * numel
+            if i == 0:
+                torch.cuda.empty_cache()
+        del g
+        gc.collect()
+        torch.cuda.empty_cache()
+        after = torch.cuda.memory_stats()
+        sums_ok = sums_ok and b.sum().item() == 6 * numel  # the result outlives its graph
+        deltas.append({k: after.get(k, 0) - before.get(k, 0)
+                       for k in ("active.all.current", "active_bytes.all.current",
+                                 "allocated_bytes.all.current")})
+        del a, b
+    torch.cuda.synchronize()
+    return {"ok": sums_ok, "sums_ok": sums_ok, "deltas_after_destroy": deltas}
+
+
 def case_compile_reduce_overhead():
     """torch.compile(mode="reduce-overhead") training steps (cudagraph trees)
     against the same steps in eager mode."""
@@ -205,6 +247,8 @@ def case_memory_history():
     path = os.path.join(tempfile.mkdtemp(), "snapshot.pickle")
     torch.cuda.memory._dump_snapshot(path)
     torch.cuda.memory._record_memory_history(enabled=None)
+    # Turned off, the history is gone (PyTorch clears its trace buffer).
+    cleared = not any(len(dev) for dev in torch.cuda.memory._snapshot()["device_traces"])
     with open(path, "rb") as f:
         dumped = pickle.load(f)
     traces = [t for dev in snap["device_traces"] for t in dev]
@@ -214,8 +258,8 @@ def case_memory_history():
     blocks_with_frames = [b for s in snap["segments"] for b in s["blocks"]
                           if b["state"] == "active_allocated" and b.get("frames")]
     ok = (len(named) == 4 and "free_requested" in actions and len(blocks_with_frames) >= 3
-          and len(dumped["segments"]) > 0)
-    return {"ok": ok, "actions": actions, "named_allocs": len(named),
+          and len(dumped["segments"]) > 0 and cleared)
+    return {"ok": ok, "actions": actions, "named_allocs": len(named), "cleared_when_off": cleared,
             "live_blocks_with_frames": len(blocks_with_frames), "dump_bytes": os.path.getsize(path)}
 
 

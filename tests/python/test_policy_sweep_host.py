@@ -28,17 +28,23 @@ class PolicySweepTest(unittest.TestCase):
     # the debug-checks build CI tests.)
     ONLY = "vit,scenario:transformer:1"
 
-    def setUp(self):
-        self.tmp = tempfile.TemporaryDirectory()
-        self.base = os.path.join(self.tmp.name, "base.json")
+    @classmethod
+    def setUpClass(cls):
+        # One sweep of the defaults, which the first two tests share (each
+        # sweep replays under the debug-checks build: seconds, not ms).
+        cls.tmp = tempfile.TemporaryDirectory()
+        cls.defaults = os.path.join(cls.tmp.name, "defaults.json")
+        cls.defaults_run = sweep("--only", cls.ONLY, "--out", cls.defaults)
+        cls.base = os.path.join(cls.tmp.name, "base.json")
 
-    def tearDown(self):
-        self.tmp.cleanup()
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
 
     def test_rows_name_each_workload_once_with_its_unit(self):
-        rc, out, err = sweep("--only", self.ONLY, "--out", self.base)
+        rc, out, err = self.defaults_run
         self.assertEqual(rc, 0, err)
-        rows = json.load(open(self.base))["rows"]
+        rows = json.load(open(self.defaults))["rows"]
         self.assertEqual([r["workload"] for r in rows], ["vit", "scenario:transformer:1"])
         # A trace says its steps: its driver time is per step; a scenario's is a total.
         self.assertTrue(rows[0]["per_step"])
@@ -49,8 +55,8 @@ class PolicySweepTest(unittest.TestCase):
         self.assertIn("worst ratio over the traces", out)
 
     def test_the_defaults_against_themselves_change_nothing(self):
-        self.assertEqual(sweep("--only", self.ONLY, "--out", self.base)[0], 0)
-        rc, out, err = sweep("--only", self.ONLY, "--baseline", self.base)
+        self.assertEqual(self.defaults_run[0], 0, self.defaults_run[2])
+        rc, out, err = sweep("--only", self.ONLY, "--baseline", self.defaults)
         self.assertEqual(rc, 0, err)
         self.assertIn("against the baseline: no change", out)
 

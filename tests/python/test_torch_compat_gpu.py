@@ -62,10 +62,12 @@ def run_case(case, allocator, timeout=400, wrapper=(), extra_env=None):
 MATRIX = [
     ("graph_temporaries", ("ccalloc", "ccalloc-classic"), ("eager_unchanged",)),
     ("graph_shared_pool", ("ccalloc", "ccalloc-classic"), ()),
+    ("graph_result_after_destroy", ("ccalloc", "ccalloc-classic"),
+     ("sums_ok", "deltas_after_destroy")),
     ("compile_reduce_overhead", ("ccalloc",), ("losses",)),
     ("cudnn_benchmark", ("ccalloc",), ()),
     ("ipc_spawn", ("ccalloc", "ccalloc-classic"), ("child_sums", "child_offset", "written_back")),
-    ("memory_history", ("ccalloc",), ("named_allocs",)),
+    ("memory_history", ("ccalloc",), ("named_allocs", "cleared_when_off")),
     ("stats_and_cache", ("ccalloc",), ("keys", "fraction_enforced")),
     ("oom", ("ccalloc",), ("raised",)),
     ("oom_text", ("ccalloc", "ccalloc-classic"), ("begins_as_pytorch", "num_ooms")),

@@ -230,6 +230,59 @@ TYPED_TEST_P(PoolBehaviourTest, ReleasePoolReturnsTheMemoryAsItBecomesFree) {
   EXPECT_TRUE(IsValid(alloc));
 }
 
+// PyTorch's test_graph_memory_stats_and_use_result_after_destroy_graph: a
+// graph's result outlives the graph. Its pool is released with that block
+// live and the cache emptied twice; the block's memory stays where it was,
+// mapped, with what the graph wrote in it, for every size of the test (one
+// below a page, two sharing a page, one past the large-pool step).
+TYPED_TEST_P(PoolBehaviourTest, AResultOutlivesItsReleasedGraphPool) {
+  DeviceAllocator& alloc = this->Make();
+  const StreamId s = this->env_.stream(0);
+  SimBackend* sim = TypeParam::kGrowable ? this->env_.sim() : nullptr;
+  const std::string mark = "graph result";
+  PoolId pool = 40;
+  for (std::size_t numel :
+       {std::size_t{128}, std::size_t{1} << 18, (std::size_t{1} << 18) + 128,
+        (std::size_t{10} << 18) - 128, (std::size_t{10} << 18) + 128}) {
+    SCOPED_TRACE(numel);
+    const std::size_t bytes = 4 * numel;
+    ++pool;
+    CCALLOC_ASSERT_OK_AND_ASSIGN(DevicePtr a, alloc.Allocate(bytes, s));
+    this->BeginCapture(pool, s);
+    // b = a.clone(); five times b = b.clone() + 1: each step's clone and
+    // sum are new blocks, the step before's go.
+    CCALLOC_ASSERT_OK_AND_ASSIGN(DevicePtr b, alloc.Allocate(bytes, s));
+    for (int i = 0; i < 5; ++i) {
+      CCALLOC_ASSERT_OK_AND_ASSIGN(DevicePtr clone, alloc.Allocate(bytes, s));
+      CCALLOC_ASSERT_OK_AND_ASSIGN(DevicePtr sum, alloc.Allocate(bytes, s));
+      ASSERT_TRUE(alloc.Free(b).ok());
+      ASSERT_TRUE(alloc.Free(clone).ok());
+      b = sum;
+    }
+    this->EndCapture(pool, s);
+    ASSERT_TRUE(this->CaptureIntact());
+    if (sim != nullptr) {
+      absl::Status w = sim->WriteBytes(b + bytes - mark.size(), mark);
+      ASSERT_TRUE(w.ok()) << w;
+    }
+    ASSERT_TRUE(alloc.EmptyCache().ok());
+    ASSERT_TRUE(alloc.ReleasePool(pool).ok());  // del g
+    ASSERT_TRUE(alloc.EmptyCache().ok());
+    ASSERT_EQ(this->PoolOfPtr(b), static_cast<std::int64_t>(pool));
+    EXPECT_EQ(alloc.PoolLiveBlocks(pool).size(), 1u);
+    if (sim != nullptr) {
+      absl::StatusOr<std::string> read = sim->ReadBytes(b, bytes);
+      ASSERT_TRUE(read.ok()) << "the result's memory went with its graph: " << read.status();
+      EXPECT_EQ(read->substr(bytes - mark.size()), mark);
+    }
+    EXPECT_TRUE(IsValid(alloc));
+    ASSERT_TRUE(alloc.Free(a).ok());
+    ASSERT_TRUE(alloc.Free(b).ok());
+  }
+  ASSERT_TRUE(alloc.EmptyCache().ok());
+  EXPECT_EQ(this->Reserved(), 0);
+}
+
 // A pool released while another capture is underway keeps its memory until
 // no capture is: releasing it then would invalidate that capture.
 TYPED_TEST_P(PoolBehaviourTest, ReleaseDuringAnotherCaptureWaitsForIt) {
@@ -527,7 +580,8 @@ TYPED_TEST_P(PoolBehaviourTest, SnapshotNamesThePool) {
   EXPECT_TRUE(IsValid(alloc));
 }
 
-REGISTER_TYPED_TEST_SUITE_P(PoolBehaviourTest, CaptureStaysInItsPoolAndIsNeverInvalidated,
+REGISTER_TYPED_TEST_SUITE_P(PoolBehaviourTest, AResultOutlivesItsReleasedGraphPool,
+                            CaptureStaysInItsPoolAndIsNeverInvalidated,
                             SecondCaptureReusesThePoolsFreeBlocks,
                             ReleasePoolReturnsTheMemoryAsItBecomesFree,
                             ReleaseDuringAnotherCaptureWaitsForIt,

@@ -283,10 +283,10 @@ class CcallocAllocator final : public cca::CUDAAllocator {
     max_entries_ = alloc_trace_max_entries > 0 ? alloc_trace_max_entries : 1;
     skip_.clear();
     for (const std::string& action : skip_actions) skip_.insert(action);
-    if (clear_history) {
-      traces_.clear();
-      live_.clear();
-    }
+    // As PyTorch's: turning history off (`_record_memory_history(None)`)
+    // drops the trace too; the live blocks' frames go only when asked.
+    if (!enabled || clear_history) traces_.clear();
+    if (clear_history) live_.clear();
     history_on_ = enabled;
     recording_.store(history_on_ || !trackers_.empty());
   }
