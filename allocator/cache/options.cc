@@ -243,7 +243,10 @@ absl::StatusOr<Options> ParseOptions(absl::string_view conf, const Options& base
       // 0 is a cap too.
       double f = 0;
       if (!absl::SimpleAtod(value, &f) || !(f >= 0.0 && f <= 1.0)) {
-        return BadValue(key, value, "must be in [0, 1]");
+        // PyTorch's words first: scripts and PyTorch's tests match on them.
+        return absl::InvalidArgumentError(absl::StrCat(
+            "per_process_memory_fraction is invalid, set it in [0.0, 1.0] (CCALLOC_CONF: bad "
+            "value '", value, "' for key 'per_process_memory_fraction')"));
       }
       options.per_process_memory_fraction = f;
     } else if (key == "max_map_chunk_mb") {

@@ -49,7 +49,31 @@ class AutoloadError(RuntimeError):
     """enable() failed in a process where CCALLOC=1 asked for ccalloc."""
 
 
+class _StepAside(Exception):
+    """The process itself named another allocator backend: no enable()."""
+
+
+def _other_backend(environ=None):
+    """The backend PyTorch's own setting names when it is not "native"
+    (cudaMallocAsync), else None: PYTORCH_ALLOC_CONF, or when that is unset
+    PYTORCH_CUDA_ALLOC_CONF, as PyTorch reads them."""
+    env = os.environ if environ is None else environ
+    var = "PYTORCH_ALLOC_CONF" if env.get("PYTORCH_ALLOC_CONF") else "PYTORCH_CUDA_ALLOC_CONF"
+    for item in env.get(var, "").split(","):
+        key, _, value = item.partition(":")
+        if key.strip() == "backend" and value.strip() not in ("", "native"):
+            return var, value.strip()
+    return None
+
+
 def _default_enable():
+    # A process that sets PyTorch's backend itself (a test's subprocess that
+    # asks for cudaMallocAsync) chose its allocator more precisely than a
+    # CCALLOC=1 it inherited: PyTorch's choice stands, and stderr says so.
+    # An explicit ccalloc.torch.enable() with that setting still refuses it.
+    other = _other_backend()
+    if other is not None:
+        raise _StepAside(f"{other[0]} names backend:{other[1]}")
     from . import torch as ccalloc_torch
     return ccalloc_torch.enable()
 
@@ -76,6 +100,12 @@ def _run(callback):
         _started = True
     try:
         value = (callback or _default_enable)()
+    except _StepAside as e:
+        _result = ("skipped", str(e))
+        sys.stderr.write(f"ccalloc: {ENV}={os.environ.get(ENV, '')} is set but {e}: PyTorch's "
+                         f"own allocator backend runs this process (pid {os.getpid()}), not "
+                         f"ccalloc\n")
+        return
     except Exception as e:
         _result = ("error", e)
         raise AutoloadError(_message(e)) from e

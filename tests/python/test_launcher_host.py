@@ -242,6 +242,28 @@ class StartupHookTest(_TempDirs):
         self.assertIn("AutoloadError", proc.stderr)
         self.assertIn(missing, proc.stderr)
 
+    def test_a_process_that_names_another_backend_keeps_it(self):
+        # PyTorch's test_allocator_backend: the child sets backend:
+        # cudaMallocAsync itself, after start-up and before importing torch.
+        # CCALLOC=1 (inherited) steps aside, says so on stderr, and never
+        # calls enable() (which would find CUDA "initialised" and fail).
+        for var in ("PYTORCH_ALLOC_CONF", "PYTORCH_CUDA_ALLOC_CONF"):
+            env = self.env([self.fake, PYTHON_DIR, BOOT], CCALLOC="1",
+                           FAKE_TORCH_CUDA_INITIALIZED="1")
+            code = (f"import os; os.environ[{var!r}] = 'max_split_size_mb:20,backend:cudaMallocAsync'; "
+                    "import torch; from ccalloc import _autoload; "
+                    "print('ENABLED', _autoload.status()['enabled'])")
+            proc = self.python(["-c", code], env)
+            self.assertEqual(proc.returncode, 0, proc.stderr)
+            self.assertEqual(proc.stdout.splitlines(), ["fake torch: finished", "ENABLED False"])
+            self.assertIn(f"{var} names backend:cudaMallocAsync", proc.stderr)
+        # backend:native is PyTorch's own caching allocator's name: ccalloc
+        # replaces it as usual (enable() runs, and here refuses).
+        env = self.env([self.fake, PYTHON_DIR, BOOT], CCALLOC="1", FAKE_TORCH_CUDA_INITIALIZED="1",
+                       PYTORCH_CUDA_ALLOC_CONF="backend:native")
+        proc = self.python(["-c", self.CHECK], env)
+        self.assertIn("AutoloadError", proc.stderr)
+
     def test_without_ccalloc_nothing_of_ccalloc_is_imported(self):
         for extra in ({}, {"CCALLOC": "0"}, {"CCALLOC": ""}):
             env = self.env([self.fake, PYTHON_DIR, BOOT], **extra)
