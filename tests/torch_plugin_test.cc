@@ -27,6 +27,10 @@ void ccalloc_torch_empty_cache_hook(void);
 void ccalloc_torch_memory_fraction_hook(double fraction, int device);
 void ccalloc_torch_record_stream_hook(void* ptr, cudaStream_t stream);
 int ccalloc_torch_configure(const char* conf);
+int ccalloc_torch_set_allocator_settings(const char* conf);
+int ccalloc_torch_set_caching(int enabled);
+int ccalloc_torch_caching_enabled(void);
+int ccalloc_torch_free_ptr(void* ptr);
 size_t ccalloc_torch_options(int device, char* buffer, size_t capacity);
 int ccalloc_torch_empty_cache(int device);
 int ccalloc_torch_set_memory_limit(int device, size_t bytes);
@@ -285,7 +289,8 @@ TEST_F(TorchPluginTest, JsonExportsAreSnprintfLike) {
 TEST_F(TorchPluginTest, SnapshotNamesEachLiveBlocksStream) {
   // What a caller on another library's stream (CuPy, a side stream) checks:
   // the block, not only its segment, says which stream it was allocated for.
-  const int dev = 9;
+  // (Device 9 is ConfigureAppliesToAllocatorsCreatedAfterIt's.)
+  const int dev = 15;
   void* a = ccalloc_torch_malloc(kMiB, dev, Stream(7));
   size_t need = ccalloc_torch_snapshot_json(dev, nullptr, 0);
   std::string snap(need, '\0');
@@ -309,6 +314,68 @@ TEST_F(TorchPluginTest, ConfigureAppliesToAllocatorsCreatedAfterIt) {
   EXPECT_THAT(Options(9), HasSubstr("max_split_size_mb:100")) << "existing allocators keep theirs";
   EXPECT_THAT(Options(10), Not(HasSubstr("max_split_size_mb:100")));
   ccalloc_torch_free(p, 0, 9, Stream(0));
+}
+
+// torch.cuda.memory._set_allocator_settings(): PyTorch's per-request keys
+// change on the allocators that exist and on those made later; keys left out
+// go back to PyTorch's defaults; a bad string changes nothing.
+TEST_F(TorchPluginTest, AllocatorSettingsApplyAtRunTime) {
+  const size_t request = 5 * kMiB + 1;
+  auto allocated_for = [&](int dev) {
+    void* p = ccalloc_torch_malloc(request, dev, Stream(0));
+    EXPECT_NE(p, nullptr);
+    const int64_t bytes = Stat(dev, "allocated_bytes.all.current");
+    ccalloc_torch_free(p, request, dev, Stream(0));
+    return bytes;
+  };
+  EXPECT_EQ(allocated_for(20), int64_t{5 * kMiB + 512});
+  ASSERT_EQ(ccalloc_torch_set_allocator_settings(
+                "roundup_power2_divisions:4,max_split_size_mb:40,release_lock_on_cudamalloc:True"),
+            CCALLOC_OK)
+      << ccalloc_torch_last_error();
+  EXPECT_EQ(allocated_for(20), int64_t{6 * kMiB}) << "[4, 8) MiB in quarter steps";
+  EXPECT_EQ(Stat(20, "max_split_size"), int64_t{40 * kMiB});
+  EXPECT_EQ(allocated_for(21), int64_t{6 * kMiB}) << "an allocator made after the call";
+  EXPECT_EQ(ccalloc_torch_set_allocator_settings("max_split_size_mb:abc"),
+            CCALLOC_INVALID_ARGUMENT);
+  EXPECT_EQ(ccalloc_torch_set_allocator_settings(nullptr), CCALLOC_INVALID_ARGUMENT);
+  EXPECT_EQ(allocated_for(20), int64_t{6 * kMiB}) << "a refused string changed nothing";
+  // Keys left out are PyTorch's defaults again.
+  ASSERT_EQ(ccalloc_torch_set_allocator_settings("garbage_collection_threshold:0.5"), CCALLOC_OK);
+  EXPECT_EQ(allocated_for(20), int64_t{5 * kMiB + 512});
+  EXPECT_EQ(Stat(20, "max_split_size"), -1);
+  ASSERT_EQ(ccalloc_torch_set_allocator_settings(""), CCALLOC_OK);
+}
+
+// torch.cuda.caching_allocator_enable(False): each request is a device
+// allocation of its own, outside the cache and its counters, freed at its
+// free, also after caching is back on (PyTorch's test_cachingAllocator_raw_alloc).
+TEST_F(TorchPluginTest, UncachedModeBypassesTheCacheAndItsCounters) {
+  const int dev = 16;
+  ASSERT_EQ(ccalloc_torch_caching_enabled(), 1);
+  void* cached = ccalloc_torch_malloc(kMiB, dev, Stream(0));
+  ASSERT_NE(cached, nullptr);
+  EXPECT_EQ(Stat(dev, "requested_bytes.all.allocated"), int64_t{kMiB});
+  ASSERT_EQ(ccalloc_torch_set_caching(0), CCALLOC_OK);
+  EXPECT_EQ(ccalloc_torch_caching_enabled(), 0);
+  void* a = ccalloc_torch_malloc(kMiB, dev, Stream(0));
+  void* b = ccalloc_torch_malloc(kMiB, dev, Stream(0));
+  ASSERT_NE(a, nullptr);
+  ASSERT_NE(b, nullptr);
+  EXPECT_NE(a, b);
+  EXPECT_EQ(Stat(dev, "requested_bytes.all.allocated"), int64_t{kMiB}) << "not counted";
+  EXPECT_EQ(Stat(dev, "allocated_bytes.all.current"), int64_t{kMiB});
+  ccalloc_torch_free(a, kMiB, dev, Stream(0));
+  // A cached block is freed to the cache even while caching is off.
+  ccalloc_torch_free(cached, kMiB, dev, Stream(0));
+  EXPECT_EQ(Stat(dev, "allocated_bytes.all.current"), 0);
+  ASSERT_EQ(ccalloc_torch_set_caching(1), CCALLOC_OK);
+  // Handed out uncached, freed uncached after caching came back.
+  EXPECT_EQ(ccalloc_torch_free_ptr(b), CCALLOC_OK) << ccalloc_torch_last_error();
+  EXPECT_EQ(ccalloc_torch_free_ptr(b), CCALLOC_INVALID_ARGUMENT) << "a second free";
+  void* c = ccalloc_torch_malloc(kMiB, dev, Stream(0));
+  EXPECT_EQ(Stat(dev, "requested_bytes.all.allocated"), int64_t{2 * kMiB});
+  ccalloc_torch_free(c, kMiB, dev, Stream(0));
 }
 
 TEST_F(TorchPluginTest, BadSimulatedCapacityIsReported) {

@@ -82,6 +82,9 @@ struct Block {
   // the borrower's work.
   bool borrowed = false;
   StreamId borrower = 0;
+  // Allocated blocks: counted in oversize_allocations when handed out (the
+  // threshold can change before the block is freed).
+  bool oversize = false;
 
   bool is_split() const { return prev != nullptr || next != nullptr; }
   DevicePtr end() const { return ptr + size; }
@@ -105,6 +108,8 @@ struct Segment {
   // are indexed in their owner's BlockPools, never in another pool's.
   PrivatePool* owner = nullptr;
   Block* head = nullptr;
+  // Classic segments: counted in oversize_segments when made.
+  bool oversize = false;
 
   DevicePtr end() const { return base + size; }
   inline PoolId pool_id() const;

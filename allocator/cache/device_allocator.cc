@@ -102,6 +102,7 @@ void DeviceAllocator::DeleteBlock(Block* block) {
   block->stream_uses.clear();
   block->borrowed = false;
   block->borrower = 0;
+  block->oversize = false;
   spare_blocks_.push_back(block);
 }
 
@@ -111,11 +112,11 @@ void DeviceAllocator::DeleteBlock(Block* block) {
 
 absl::StatusOr<DevicePtr> DeviceAllocator::Allocate(std::size_t size, StreamId stream) {
   if (size == 0) return DevicePtr{0};
+  absl::MutexLock lock(&mu_);
+  // Under the lock: the rounding can change at run time (SetRuntimeOptions).
   absl::StatusOr<std::size_t> rounded = policy_.RoundSize(size);
   if (!rounded.ok()) return rounded.status();
   const PoolKind pool = SizePolicy::PoolFor(*rounded);
-
-  absl::MutexLock lock(&mu_);
   if (hot_ != nullptr) {
     // The block the last free held aside, if this asks for it again.
     if (Block* hit = TakeHot(*rounded, size, stream, pool); hit != nullptr) {
@@ -519,7 +520,8 @@ void DeviceAllocator::HandOut(Block* block, std::size_t requested) {
   StatAdd(stats_.active, block->pool, 1);
   StatAdd(stats_.active_bytes, block->pool, size);
   StatAdd(stats_.requested_bytes, block->pool, static_cast<std::int64_t>(requested));
-  if (policy_.IsOversize(block->size)) stats_.oversize_allocations.Increase(1);
+  block->oversize = policy_.IsOversize(block->size);
+  if (block->oversize) stats_.oversize_allocations.Increase(1);
   ++stats_.num_allocs;
 }
 
@@ -572,7 +574,8 @@ absl::Status DeviceAllocator::Free(DevicePtr ptr) {
   tags_.Remove(block->tag, static_cast<std::int64_t>(block->size));
   block->tag = kNoTag;
   StatAdd(stats_.requested_bytes, block->pool, -static_cast<std::int64_t>(block->requested));
-  if (policy_.IsOversize(block->size)) stats_.oversize_allocations.Decrease(1);
+  if (block->oversize) stats_.oversize_allocations.Decrease(1);
+  block->oversize = false;
 
   if (defer) {
     block->state = BlockState::kPending;

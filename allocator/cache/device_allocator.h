@@ -229,8 +229,18 @@ class DeviceAllocator final : private SegmentCache {
   // `recorder` (not owned; null stops recording). See stats/trace_recorder.h.
   void SetTraceRecorder(TraceRecorder* recorder) ABSL_LOCKS_EXCLUDED(mu_);
 
+  // PyTorch's settings that torch.cuda.memory._set_allocator_settings()
+  // changes while a program runs (PyTorch's allocator reads them at every
+  // request), taken from `from`: max_split_size, roundup_power2_divisions,
+  // garbage_collection_threshold. They apply to requests from now on;
+  // blocks keep their sizes, and a block or segment counted oversize when
+  // it was made is uncounted as such when it goes. The rest of `from` is
+  // ignored (the segment kind and ccalloc's own settings stay as made).
+  void SetRuntimeOptions(const Options& from) ABSL_LOCKS_EXCLUDED(mu_);
+
   DeviceBackend& backend() { return *backend_; }
-  const Options& options() const { return options_; }
+  // A copy: SetRuntimeOptions may change some of them meanwhile.
+  Options options() const ABSL_LOCKS_EXCLUDED(mu_);
   int device() const { return backend_->device(); }
 
  private:
@@ -278,6 +288,9 @@ class DeviceAllocator final : private SegmentCache {
   absl::Status PollMarks(StreamId stream) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void DestroyMarks() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   MemoryStats& stats() override ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return stats_; }
+  bool IsOversize(std::size_t size) const override ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return policy_.IsOversize(size);
+  }
   // The proof for store calls that mu_ is held.
   CacheLock Locked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return CacheLock::Held(mu_); }
 
@@ -483,8 +496,10 @@ class DeviceAllocator final : private SegmentCache {
   void DebugCheck() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const std::unique_ptr<DeviceBackend> backend_;
-  const Options options_;
-  const SizePolicy policy_;
+  // Set at construction; SetRuntimeOptions changes PyTorch's run-time keys.
+  // (The segment store reads them through a reference, under mu_.)
+  Options options_ ABSL_GUARDED_BY(mu_);
+  SizePolicy policy_ ABSL_GUARDED_BY(mu_);
 
   mutable absl::Mutex mu_;
   // Where blocks live (classic or growable); its state is guarded by mu_.

@@ -326,6 +326,23 @@ double DeviceAllocator::MemoryFraction() const {
   return std::min(1.0, static_cast<double>(limit) / total);
 }
 
+void DeviceAllocator::SetRuntimeOptions(const Options& from) {
+  FlushedLock lock(this);
+  options_.max_split_size = from.max_split_size;
+  options_.roundup_power2_divisions = from.roundup_power2_divisions;
+  options_.garbage_collection_threshold = from.garbage_collection_threshold;
+  policy_ = SizePolicy(options_);
+  stats_.max_split_size = options_.max_split_size == kNoMaxSplit
+                              ? -1
+                              : static_cast<std::int64_t>(options_.max_split_size);
+  DebugCheck();
+}
+
+Options DeviceAllocator::options() const {
+  absl::MutexLock lock(&mu_);
+  return options_;
+}
+
 void DeviceAllocator::SetTraceRecorder(TraceRecorder* recorder) {
   FlushedLock lock(this);
   recorder_ = recorder;

@@ -28,7 +28,8 @@ absl::StatusOr<std::unique_ptr<Segment>> ClassicSegments::Create(CacheLock lock,
   segment->owner = owner;
   MemoryStats& stats = cache_.stats();
   AddReserved(pool, static_cast<std::int64_t>(segment_size));
-  if (policy_.IsOversize(segment_size)) stats.oversize_segments.Increase(1);
+  segment->oversize = cache_.IsOversize(segment_size);
+  if (segment->oversize) stats.oversize_segments.Increase(1);
   ++stats.num_device_alloc;
   return segment;
 }
@@ -38,7 +39,7 @@ absl::Status ClassicSegments::Release(CacheLock lock, Segment& segment) {
   if (absl::Status s = backend_.Deallocate(segment.base, segment.size); !s.ok()) return s;
   MemoryStats& stats = cache_.stats();
   AddReserved(segment.pool, -static_cast<std::int64_t>(segment.size));
-  if (policy_.IsOversize(segment.size)) stats.oversize_segments.Decrease(1);
+  if (segment.oversize) stats.oversize_segments.Decrease(1);
   ++stats.num_device_free;
   return absl::OkStatus();
 }

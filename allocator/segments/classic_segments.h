@@ -32,7 +32,7 @@ class ClassicSegments final : public SegmentStore {
  public:
   ClassicSegments(absl::Mutex& mu, SegmentCache& cache, DeviceBackend& backend,
                   const Options& options)
-      : SegmentStore(mu, cache, backend, options), policy_(options) {}
+      : SegmentStore(mu, cache, backend, options) {}
 
   bool growable() const override { return false; }
   absl::StatusOr<std::unique_ptr<Segment>> Create(CacheLock lock, std::size_t rounded,
@@ -95,7 +95,6 @@ class ClassicSegments final : public SegmentStore {
   }
 
  private:
-  const SizePolicy policy_;
 };
 
 }  // namespace ccalloc

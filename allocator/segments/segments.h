@@ -83,6 +83,9 @@ class SegmentCache {
   // The counters the store keeps current (reserved_bytes, num_device_alloc,
   // num_device_free, num_maps, num_unmaps, oversize_segments).
   virtual MemoryStats& stats() = 0;
+  // Whether a segment of `size` bytes is oversize (max_split_size), by the
+  // settings in force now (they can change while the program runs).
+  virtual bool IsOversize(std::size_t size) const = 0;
 
  protected:
   ~SegmentCache() = default;

@@ -59,6 +59,7 @@
 #include "allocator/backends/sim_backend.h"
 #include "allocator/cache/size_policy.h"
 #include "allocator/cache/status_code.h"
+#include "allocator/torch/uncached.h"
 #include "ccalloc/ccalloc.h"
 #include "ccalloc_torch.h"
 #include "stats/counters.h"
@@ -86,6 +87,10 @@ absl::Mutex creation_mu(absl::kConstInit);
 // Set by ccalloc_torch_configure; unset means "read CCALLOC_CONF". On the heap
 // and never freed, like the allocators: no destructor of ours runs at exit.
 std::optional<std::string>* conf_override ABSL_GUARDED_BY(creation_mu) = nullptr;
+
+// PyTorch's run-time settings (ccalloc_torch_set_allocator_settings), for
+// allocators created after the call; unset until the first call.
+std::optional<Options>* runtime_options ABSL_GUARDED_BY(creation_mu) = nullptr;
 
 thread_local std::string last_error;
 thread_local int last_error_code = CCALLOC_OK;
@@ -184,6 +189,12 @@ absl::StatusOr<DeviceAllocator*> GetOrCreate(int device) {
   if (!options.ok()) return options.status();
   absl::StatusOr<std::unique_ptr<DeviceBackend>> backend = MakeBackend(device);
   if (!backend.ok()) return backend.status();
+  if (runtime_options != nullptr && runtime_options->has_value()) {
+    const Options& now = **runtime_options;
+    options->max_split_size = now.max_split_size;
+    options->roundup_power2_divisions = now.roundup_power2_divisions;
+    options->garbage_collection_threshold = now.garbage_collection_threshold;
+  }
   // Deliberately leaked (see the banner).
   auto* created = new DeviceAllocator(std::move(*backend), *options);
   AttachTraceRecorder(device, created);
@@ -260,6 +271,19 @@ CCALLOC_TORCH_API int ccalloc_torch_try_malloc(size_t size, int device, void* st
     return Report(absl::ResourceExhaustedError(
         "CUDA out of memory. Tried to allocate more than 1EB memory."));
   }
+  if (ABSL_PREDICT_FALSE(!ccalloc::uncached::CachingEnabled())) {
+    if (size == 0) return CCALLOC_OK;
+    absl::StatusOr<ccalloc::DevicePtr> ptr =
+        ccalloc::uncached::Allocate((*allocator)->backend(), size);
+    if (!ptr.ok()) {
+      return Report(absl::ResourceExhaustedError(absl::StrCat(
+          "CUDA out of memory. Tried to allocate ", size, " bytes with the caching allocator "
+          "off (torch.cuda.caching_allocator_enable(False) or PYTORCH_NO_CUDA_MEMORY_CACHING): ",
+          ptr.status().message())));
+    }
+    *out = reinterpret_cast<void*>(*ptr);
+    return CCALLOC_OK;
+  }
   absl::StatusOr<ccalloc::DevicePtr> ptr =
       (*allocator)->Allocate(size, reinterpret_cast<ccalloc::StreamId>(stream));
   if (!ptr.ok() && absl::IsInvalidArgument(ptr.status()) && size > ccalloc::kMaxRequest) {
@@ -290,6 +314,14 @@ CCALLOC_TORCH_API void* ccalloc_torch_malloc(size_t size, int device, cudaStream
 CCALLOC_TORCH_API void ccalloc_torch_free(void* ptr, size_t size, int device,
                                           cudaStream_t stream) noexcept {
   if (ptr == nullptr) return;
+  if (absl::Status s = ccalloc::uncached::FreeIfOurs(reinterpret_cast<ccalloc::DevicePtr>(ptr));
+      !absl::IsNotFound(s)) {
+    if (!s.ok()) {
+      Report(s);
+      std::fprintf(stderr, "%s\n", ccalloc::last_error.c_str());
+    }
+    return;
+  }
   ccalloc::DeviceAllocator* allocator = ccalloc::Existing(device);
   absl::Status status =
       allocator == nullptr
@@ -350,6 +382,38 @@ CCALLOC_TORCH_API int ccalloc_torch_configure(const char* conf) {
     *ccalloc::conf_override = std::string(conf);
   }
   return CCALLOC_OK;
+}
+
+// torch.cuda.memory._set_allocator_settings(conf): PyTorch's keys that its
+// allocator reads at every request (max_split_size_mb,
+// roundup_power2_divisions, garbage_collection_threshold) take their value
+// from `conf`, or PyTorch's default where `conf` leaves them out (PyTorch
+// resets the keys it is not given), on every allocator and on those created
+// later. The other keys of `conf` change nothing here. A string ccalloc's
+// parser refuses is an InvalidArgument and changes nothing.
+CCALLOC_TORCH_API int ccalloc_torch_set_allocator_settings(const char* conf) {
+  if (conf == nullptr) return Report(absl::InvalidArgumentError("conf is NULL"));
+  absl::StatusOr<ccalloc::Options> parsed = ccalloc::ParseOptions(conf, ccalloc::Options());
+  if (!parsed.ok()) return Report(parsed.status());
+  absl::MutexLock lock(&ccalloc::creation_mu);
+  if (ccalloc::runtime_options == nullptr) {
+    ccalloc::runtime_options = new std::optional<ccalloc::Options>();
+  }
+  *ccalloc::runtime_options = *parsed;
+  for (int device = 0; device < ccalloc::kMaxDevices; ++device) {
+    if (ccalloc::DeviceAllocator* a = ccalloc::Existing(device)) a->SetRuntimeOptions(*parsed);
+  }
+  return CCALLOC_OK;
+}
+
+// torch.cuda.caching_allocator_enable(enabled) (allocator/torch/uncached.h).
+CCALLOC_TORCH_API int ccalloc_torch_set_caching(int enabled) {
+  ccalloc::uncached::SetCachingEnabled(enabled != 0);
+  return CCALLOC_OK;
+}
+// 1 while requests go through the cache; 0 in the uncached mode.
+CCALLOC_TORCH_API int ccalloc_torch_caching_enabled(void) {
+  return ccalloc::uncached::CachingEnabled() ? 1 : 0;
 }
 
 // The options of the device's allocator, or the ones a new allocator would get.
@@ -678,6 +742,7 @@ namespace {
 absl::Status FreeAnywhere(void* ptr) {
   if (ptr == nullptr) return absl::OkStatus();
   const DevicePtr p = reinterpret_cast<DevicePtr>(ptr);
+  if (absl::Status s = uncached::FreeIfOurs(p); !absl::IsNotFound(s)) return s;
   absl::Status first;
   for (int d = 0; d < kMaxDevices; ++d) {
     DeviceAllocator* a = Existing(d);

@@ -99,6 +99,7 @@ class Plugin:
                                                         ctypes.POINTER(ctypes.c_void_p)]),
             "ccalloc_torch_free": (None, [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_void_p]),
             "ccalloc_torch_configure": (ctypes.c_int, [ctypes.c_char_p]),
+            "ccalloc_torch_set_allocator_settings": (ctypes.c_int, [ctypes.c_char_p]),
             "ccalloc_torch_options": (ctypes.c_size_t, [ctypes.c_int, ctypes.c_char_p, ctypes.c_size_t]),
             "ccalloc_torch_empty_cache": (ctypes.c_int, [ctypes.c_int]),
             "ccalloc_torch_set_memory_fraction": (ctypes.c_int, [ctypes.c_int, ctypes.c_double]),
@@ -185,6 +186,9 @@ class Plugin:
     # --- control ------------------------------------------------------------
     def configure(self, conf):
         self._check(self.lib.ccalloc_torch_configure(None if conf is None else conf.encode()))
+
+    def set_allocator_settings(self, conf):
+        self._check(self.lib.ccalloc_torch_set_allocator_settings(conf.encode()))
 
     def options(self, device=0):
         return self._text(self.lib.ccalloc_torch_options, device)

@@ -192,6 +192,7 @@ def enable(conf=None, library=None, *, mode="auto", patch_torch=True, oom_error=
             ext.install()
             state.extension = ext
             state.oom_error = "torch.OutOfMemoryError"
+            _patch_allocator_settings(torch, state)
             with _lock:
                 _state = state
             return status()
@@ -234,6 +235,7 @@ def enable(conf=None, library=None, *, mode="auto", patch_torch=True, oom_error=
     state.allocator = allocator
     for what in missing:
         _wrap_missing_hook(torch, state, what)
+    _patch_allocator_settings(torch, state)
     if patch_torch:
         _patch_torch_stats(torch, state)
     with _lock:
@@ -458,6 +460,54 @@ def memory_snapshot(mempool_id=None, include_traces=True):
 def memory_summary(device=None, abbreviated=False):
     """ccalloc's summary table (counters, retries, OOMs, fragmentation)."""
     return _require_plugin().summary(_device_index(device))
+
+
+def set_allocator_settings(settings):
+    """torch.cuda.memory._set_allocator_settings(settings) for ccalloc; enable()
+    makes PyTorch's own call this after PyTorch has read the string.
+
+    As in PyTorch, the keys its allocator reads at every request
+    (max_split_size_mb, roundup_power2_divisions,
+    garbage_collection_threshold) apply from now on, on every device, and
+    those the string leaves out go back to PyTorch's defaults. The pinned
+    memory keys are PyTorch's host allocator's, which PyTorch applies itself.
+    ccalloc's segments keep the kind they were enabled with: an
+    expandable_segments value that differs is named in a RuntimeWarning."""
+    plugin = _require_plugin()
+    plugin.set_allocator_settings(settings)
+    for item in _split_conf(settings):
+        key, _, value = item.partition(":")
+        if key.strip() != "expandable_segments":
+            continue
+        asked = value.strip() in ("True", "true", "1")
+        growable = "expandable_segments:True" in plugin.options(0)
+        if asked != growable:
+            kind = "growable" if growable else "classic"
+            warnings.warn(f"ccalloc: expandable_segments:{value.strip()} set at run time; "
+                          f"ccalloc's segments stay {kind}, as enable() made them "
+                          f"(set the kind before enable(): CCALLOC_CONF or "
+                          f"PYTORCH_CUDA_ALLOC_CONF)", RuntimeWarning, stacklevel=3)
+
+
+# torch.cuda.memory._set_allocator_settings() reaches PyTorch's C++ through
+# one of these, by version (2.9 on: the first); the wrapper lets PyTorch read
+# the string first (its checks, its errors, its host allocator's keys).
+_SETTINGS_ENTRY_POINTS = ("_accelerator_setAllocatorSettings",
+                          "_cuda_cudaCachingAllocator_set_allocator_settings")
+
+
+def _patch_allocator_settings(torch, state):
+    for name in _SETTINGS_ENTRY_POINTS:
+        original = getattr(torch._C, name, None)
+        if original is None:
+            continue
+
+        def settings_wrapper(env, _original=original):
+            result = _original(env)
+            set_allocator_settings(env)
+            return result
+        _replace(state, torch._C, name, settings_wrapper)
+        state.hooks["allocator_settings"] = f"wrapped torch._C.{name}"
 
 
 def set_per_process_memory_fraction(fraction, device=None):

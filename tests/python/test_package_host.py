@@ -383,8 +383,19 @@ FAKE_TORCH_INIT = """
 import ctypes, types
 
 __version__ = "0.0+fake"
-_C = types.SimpleNamespace(_GLIBCXX_USE_CXX11_ABI=True)
-state = {"current": None, "initialized": False}
+_C = types.ModuleType("torch._C")
+_C._GLIBCXX_USE_CXX11_ABI = True
+state = {"current": None, "initialized": False, "settings": []}
+
+
+def _set_allocator_settings(env):
+    # PyTorch's own parser: refuses what it does not know, keeps the rest.
+    if "foo" in env:
+        raise ValueError("Unrecognized key 'foo' in Accelerator allocator config.")
+    state["settings"].append(env)
+
+
+_C._cuda_cudaCachingAllocator_set_allocator_settings = _set_allocator_settings
 
 
 class _Handle:
@@ -502,6 +513,26 @@ out["reserved_after_reset"] = ct.memory_reserved()
 FRACTION(hooks["fraction"])(0.25, 0)
 out["fraction"] = torch.cuda.get_per_process_memory_fraction()
 out["options"] = info["options"]
+# torch.cuda.memory._set_allocator_settings() at run time: PyTorch's parser
+# first, then ccalloc's per-request keys; a kind of segment ccalloc cannot
+# switch to is named in a warning.
+torch._C._cuda_cudaCachingAllocator_set_allocator_settings("roundup_power2_divisions:4")
+q = MALLOC(alloc.malloc)((5 << 20) + 1, 0, None)
+out["allocated_quarter_steps"] = torch.cuda.memory_allocated()
+FREE(alloc.free)(q, 0, 0, None)
+try:
+    torch._C._cuda_cudaCachingAllocator_set_allocator_settings("foo:1")
+    out["refused_by_pytorch"] = None
+except ValueError as e:
+    out["refused_by_pytorch"] = str(e)
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    torch._C._cuda_cudaCachingAllocator_set_allocator_settings("expandable_segments:True")
+out["kind_warnings"] = [str(w.message) for w in caught]
+q = MALLOC(alloc.malloc)((5 << 20) + 1, 0, None)
+out["allocated_defaults_again"] = torch.cuda.memory_allocated()
+FREE(alloc.free)(q, 0, 0, None)
+out["pytorch_saw"] = torch.state["settings"]
 out["again"] = ct.enable()["enabled"]
 try:
     ct.enable(conf="expandable_segments:True")
@@ -558,7 +589,17 @@ class EnableWiringTest(unittest.TestCase):
                 self.assertTrue(r["info"]["enabled"])
                 self.assertTrue(r["hooks_match"], r)
                 self.assertEqual(set(r["info"]["hooks"]),
-                                 {"empty_cache", "set_per_process_memory_fraction", "record_stream"})
+                                 {"empty_cache", "set_per_process_memory_fraction", "record_stream",
+                                  "allocator_settings"})
+                self.assertIn("torch._C._cuda_cudaCachingAllocator_set_allocator_settings",
+                              r["info"]["patched"])
+                self.assertEqual(r["allocated_quarter_steps"], 6 << 20)
+                self.assertIn("Unrecognized key 'foo'", r["refused_by_pytorch"])
+                self.assertEqual(len(r["kind_warnings"]), 1, r["kind_warnings"])
+                self.assertIn("segments stay classic", r["kind_warnings"][0])
+                self.assertEqual(r["allocated_defaults_again"], (5 << 20) + 512)
+                self.assertEqual(r["pytorch_saw"],
+                                 ["roundup_power2_divisions:4", "expandable_segments:True"])
                 self.assertIn("torch.cuda.memory_stats", r["info"]["patched"])
                 self.assertIn("expandable_segments:False", r["options"])
                 if shim_possible:
@@ -615,6 +656,45 @@ class TraceRecordingTest(unittest.TestCase):
         # use), one accepted free; the refused interior free is not there.
         self.assertEqual(lines, [["a", "0", str(3 << 20), "0"], ["a", "1", "4096", "1"],
                                  ["f", "0"]])
+
+UNCACHED_CHILD = r"""
+import ctypes, json, sys
+lib = ctypes.CDLL(sys.argv[1])
+lib.ccalloc_torch_malloc.restype = ctypes.c_void_p
+lib.ccalloc_torch_malloc.argtypes = [ctypes.c_size_t, ctypes.c_int, ctypes.c_void_p]
+lib.ccalloc_torch_free.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_void_p]
+lib.ccalloc_torch_stats_json.restype = ctypes.c_size_t
+lib.ccalloc_torch_stats_json.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_size_t]
+def stats():
+    buf = ctypes.create_string_buffer(1 << 16)
+    lib.ccalloc_torch_stats_json(0, buf, len(buf))
+    return json.loads(buf.value.decode())
+p = lib.ccalloc_torch_malloc(3 << 20, 0, None)
+out = {"caching": lib.ccalloc_torch_caching_enabled(),
+       "allocated": stats()["allocated_bytes.all.current"]}
+lib.ccalloc_torch_free(p, 3 << 20, 0, None)
+print("RESULT " + json.dumps(out))
+"""
+
+
+class UncachedModeTest(unittest.TestCase):
+    def test_pytorchs_no_caching_variable_starts_the_process_uncached(self):
+        # PYTORCH_NO_CUDA_MEMORY_CACHING=1 (what compute-sanitizer users set):
+        # requests bypass the cache and its counters from the first one on.
+        import json
+        import subprocess
+        for value, caching in (("1", 0), ("true", 0), ("0", 1), (None, 1)):
+            env = dict(os.environ, CCALLOC_TORCH_SIMULATE=str(CAPACITY))
+            env.pop("PYTORCH_NO_CUDA_MEMORY_CACHING", None)
+            if value is not None:
+                env["PYTORCH_NO_CUDA_MEMORY_CACHING"] = value
+            proc = subprocess.run([sys.executable, "-c", UNCACHED_CHILD, ccalloc.find_library()],
+                                  env=env, capture_output=True, text=True, timeout=60)
+            self.assertEqual(proc.returncode, 0, proc.stderr)
+            out = json.loads(proc.stdout.split("RESULT ", 1)[1])
+            self.assertEqual(out["caching"], caching, value)
+            self.assertEqual(out["allocated"], 0 if caching == 0 else 3 << 20, value)
+
 
 class EnvironmentConfTest(unittest.TestCase):
     """enable() without conf reads PyTorch's setting, then CCALLOC_CONF."""

@@ -356,6 +356,50 @@ TYPED_TEST_P(AllocatorBehaviourTest, MaxSplitSizeKeepsOversizeBlocksWhole) {
   this->FreeOk(p30);
 }
 
+// torch.cuda.memory._set_allocator_settings() while the program runs
+// (SetRuntimeOptions): the rounding and the oversize limit apply to the
+// requests after the call, blocks made before keep their sizes, and a block
+// or segment counted oversize when made is uncounted when it goes, whatever
+// the limit is by then (the counters end at 0, not below or above).
+TYPED_TEST_P(AllocatorBehaviourTest, RuntimeSettingsApplyToRequestsFromThenOn) {
+  DeviceAllocator& alloc = this->Make();
+  const StreamId s = this->env_.stream(0);
+  const std::size_t request = 5 * kMiB + 1;
+  auto block_size = [&](DevicePtr p) -> std::size_t {
+    const Snapshot snap = alloc.TakeSnapshot();
+    const BlockInfo* block = BlockAt(snap, p);
+    return block == nullptr ? 0 : block->size;
+  };
+  CCALLOC_ASSERT_OK_AND_ASSIGN(DevicePtr before, alloc.Allocate(request, s));
+  EXPECT_EQ(block_size(before), request + 511 - (request + 511) % 512);
+  absl::StatusOr<Options> quarter =
+      ParseOptions("roundup_power2_divisions:4,max_split_size_mb:40", this->env_.BaseOptions());
+  ASSERT_TRUE(quarter.ok()) << quarter.status();
+  alloc.SetRuntimeOptions(*quarter);
+  EXPECT_EQ(alloc.options().max_split_size, 40 * kMiB);
+  EXPECT_EQ(alloc.GetStats().max_split_size, static_cast<std::int64_t>(40 * kMiB));
+  CCALLOC_ASSERT_OK_AND_ASSIGN(DevicePtr after, alloc.Allocate(request, s));
+  EXPECT_EQ(block_size(after), 6 * kMiB) << "[4, 8) MiB in quarter steps";
+  EXPECT_EQ(block_size(before), request + 511 - (request + 511) % 512) << "kept its size";
+  // 80 MiB is oversize now; then the limit goes (the defaults again) before
+  // it is freed: the counters still come back to 0.
+  CCALLOC_ASSERT_OK_AND_ASSIGN(DevicePtr big, alloc.Allocate(80 * kMiB, s));
+  EXPECT_EQ(alloc.GetStats().oversize_allocations.current, 1);
+  const std::int64_t oversize_segments = alloc.GetStats().oversize_segments.current;
+  EXPECT_EQ(oversize_segments, TypeParam::kGrowable ? 0 : 1);
+  alloc.SetRuntimeOptions(this->env_.BaseOptions());
+  EXPECT_EQ(alloc.GetStats().max_split_size, -1);
+  CCALLOC_ASSERT_OK_AND_ASSIGN(DevicePtr plain, alloc.Allocate(request, s));
+  EXPECT_EQ(block_size(plain), request + 511 - (request + 511) % 512);
+  for (DevicePtr p : {before, after, big, plain}) this->FreeOk(p);
+  ASSERT_TRUE(alloc.EmptyCache().ok());
+  const MemoryStats stats = alloc.GetStats();
+  EXPECT_EQ(stats.oversize_allocations.current, 0);
+  EXPECT_EQ(stats.oversize_segments.current, 0);
+  EXPECT_EQ(stats.allocated_bytes[kStatAll].current, 0);
+  EXPECT_TRUE(IsValid(alloc));
+}
+
 // ---------------------------------------------------------------------------
 // Streams
 // ---------------------------------------------------------------------------
@@ -888,6 +932,7 @@ TYPED_TEST_P(AllocatorBehaviourTest, RandomOperationsMatchReferenceModel) {
 REGISTER_TYPED_TEST_SUITE_P(
     AllocatorBehaviourTest, SplitsAndCoalescesNeighbours, ChoosesPoolBySize, SegmentSizes,
     RoundsTo512Bytes, RoundupPower2Divisions, MaxSplitSizeKeepsOversizeBlocksWhole,
+                            RuntimeSettingsApplyToRequestsFromThenOn,
     FreedBlockIsReusedOnItsStreamOnly, RecordStreamDefersReuseUntilStreamCompletes,
     OomLadderReleasesCachedMemoryAndRetries, OomLadderRetriesAfterInjectedFailure,
     OomLadderSynchronizesAndFreesPendingBlocks, OomLadderFailsWithReportAndKeepsLiveBlocks,

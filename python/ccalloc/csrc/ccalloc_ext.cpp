@@ -158,10 +158,10 @@ class CcallocAllocator final : public cca::CUDAAllocator {
     // them; ccalloc's growable ranges need no hint.
     return {};
   }
-  void enable(bool value) override {
-    TORCH_CHECK(value, "ccalloc: the allocator cannot be switched off once installed");
-  }
-  bool isEnabled() const override { return true; }
+  // torch.cuda.caching_allocator_enable(False): requests bypass the cache,
+  // as with PyTorch's allocator (allocator/torch/uncached.h).
+  void enable(bool value) override { Check(ccalloc_torch_set_caching(value ? 1 : 0), "enable"); }
+  bool isEnabled() const override { return ccalloc_torch_caching_enabled() != 0; }
   std::string name() override { return "ccalloc"; }
 
   // --- cache ----------------------------------------------------------------

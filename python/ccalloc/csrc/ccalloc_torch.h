@@ -37,6 +37,11 @@ int ccalloc_torch_memory_fraction(int device, double* fraction);
 int ccalloc_torch_device_memory(int device, size_t* free_bytes, size_t* total_bytes);
 int ccalloc_torch_reset_peak_stats(int device);
 int ccalloc_torch_reset_accumulated_stats(int device);
+/* torch.cuda.caching_allocator_enable(): 0 makes every request a device
+ * allocation of its own outside the cache (PYTORCH_NO_CUDA_MEMORY_CACHING=1
+ * starts so); ccalloc_torch_caching_enabled says which is in force. */
+int ccalloc_torch_set_caching(int enabled);
+int ccalloc_torch_caching_enabled(void);
 const char* ccalloc_torch_last_error(void);
 int ccalloc_torch_last_error_code(void);
 
