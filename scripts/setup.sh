@@ -12,7 +12,6 @@ PACKAGES=(
   libgtest-dev googletest          # tests (GTest::gtest, GTest::gmock)
   libbenchmark-dev                 # micro-benchmarks
   python3-pytest                   # the peer suite's host test (tests/peer/ drives pytest)
-  python3-ipython                  # the notebook runner's and the magics' host tests (IPython, no Jupyter)
 )
 # (and python3 with venv: below)
 

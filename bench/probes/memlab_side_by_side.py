@@ -241,12 +241,16 @@ def main(argv=None):
     torch.cuda.synchronize()
 
     # memlab first, then ccalloc, each on one step with the same inputs.
+    def timed(profiler):
+        """One profiled step, to the end of its GPU work: its wall seconds."""
+        t0 = time.perf_counter()
+        with profiler:
+            train_step(model, opt, x, target, w)
+            torch.cuda.synchronize()
+        return time.perf_counter() - t0
+
     lp = memlab.LineProfiler(train_step)
-    t0 = time.perf_counter()
-    with lp:
-        train_step(model, opt, x, target, w)
-        torch.cuda.synchronize()
-    memlab_seconds = time.perf_counter() - t0
+    memlab_seconds = timed(lp)
     default_cols = ("active_bytes.all.peak", "reserved_bytes.all.peak")
     more_cols = ("allocated_bytes.all.peak", "allocated_bytes.all.current",
                  "allocated_bytes.all.allocated", "allocated_bytes.all.freed")
@@ -257,11 +261,7 @@ def main(argv=None):
     # both profiled steps start from the same cache (their times are indicative).
     torch.cuda.empty_cache()
     prof = ct.line_profiler(train_step)
-    t0 = time.perf_counter()
-    with prof:
-        train_step(model, opt, x, target, w)
-        torch.cuda.synchronize()
-    ccalloc_seconds = time.perf_counter() - t0
+    ccalloc_seconds = timed(prof)
     ccalloc_lines = str(prof.report())
 
     # The line numbers of the big line, and each profiler's figure for it.

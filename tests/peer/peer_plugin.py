@@ -129,6 +129,12 @@ def pytest_collection_finish(session):
     _write_marker()
 
 
+def _skipped(entry, report, xfail):
+    """A skip (or an expected failure) in setup or in the call."""
+    entry["outcome"] = "xfailed" if xfail else "skipped"
+    entry["message"] = _message(report) or str(getattr(report, "wasxfail", ""))
+
+
 def pytest_runtest_logreport(report):
     entry = _reports.setdefault(report.nodeid, {"seconds": 0.0, "outcome": None, "message": ""})
     entry["seconds"] += getattr(report, "duration", 0.0) or 0.0
@@ -137,16 +143,14 @@ def pytest_runtest_logreport(report):
         if report.failed:
             entry["outcome"], entry["message"] = "error", _message(report)
         elif report.skipped:
-            entry["outcome"] = "xfailed" if xfail else "skipped"
-            entry["message"] = _message(report) or str(getattr(report, "wasxfail", ""))
+            _skipped(entry, report, xfail)
     elif report.when == "call":
         if report.passed:
             entry["outcome"] = "xpassed" if xfail else "passed"
         elif report.failed:
             entry["outcome"], entry["message"] = "failed", _message(report)
         elif report.skipped:
-            entry["outcome"] = "xfailed" if xfail else "skipped"
-            entry["message"] = _message(report) or str(getattr(report, "wasxfail", ""))
+            _skipped(entry, report, xfail)
     elif report.when == "teardown":
         if report.failed and entry["outcome"] in (None, "passed", "skipped"):
             entry["outcome"] = "error"
