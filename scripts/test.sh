@@ -109,11 +109,11 @@ configure_build() {
 do_setup() { bash scripts/setup.sh; }
 
 do_normal_build() { configure_build debug-checks; }
-# (The debug-checks test preset leaves out the replays of whole traces that
-# compare policies, repeat a lagging replay or hold every bundled trace to its
-# driver time: with every structure validated after every call they took
-# from 80 s to past the 600 s timeout each on CI's 2 cores; the asan step runs
-# them. Its build makes no fuzzer: the corpus runs through
+# (The debug-checks test preset leaves out the replays of whole traces: those
+# that compare policies, lag the GPU, price the events or hold each bundled
+# trace to its marks and its driver time. With every structure validated
+# after every call they took from 10 s to past the 600 s timeout each on
+# CI's 2 cores; the asan step runs them. Its build makes no fuzzer: the corpus runs through
 # allocator_fuzz_corpus_runner against the ordinary library.)
 do_normal_test() { ctest --preset debug-checks -j "$JOBS"; }
 

@@ -61,13 +61,15 @@ class PolicySweepTest(unittest.TestCase):
         self.assertIn("against the baseline: no change", out)
 
     def test_a_policy_past_the_memory_target_is_flagged(self):
-        # Chunks of up to 64 MiB pin the checkpointed LM's peak past 1.01
-        # (bench/driver_costs/README.md) while mapping far fewer of them.
-        self.assertEqual(sweep("--only", "ckpt_lm", "--out", self.base)[0], 0)
-        rc, out, err = sweep("--only", "ckpt_lm", "--baseline", self.base,
+        # Chunks of up to 64 MiB pin more of the GNN's peak (1.046 -> 1.056 of
+        # its peak allocated) while mapping fewer of them. (The GNN replays in
+        # 2 s under the debug-checks build; the checkpointed LM, which shows the
+        # same, in 11.)
+        self.assertEqual(sweep("--only", "gnn", "--out", self.base)[0], 0)
+        rc, out, err = sweep("--only", "gnn", "--baseline", self.base,
                              "--conf", "max_map_chunk_mb:64")
         self.assertEqual(rc, 0, err)
-        flagged = [line for line in out.splitlines() if line.startswith("! ckpt_lm:")]
+        flagged = [line for line in out.splitlines() if line.startswith("! gnn:")]
         self.assertEqual(len(flagged), 1, out)
 
     def test_an_unknown_workload_is_an_error(self):
