@@ -5,14 +5,14 @@
 # The library carries the whole allocator (the static ccalloc library) and
 # exports only the ccalloc_torch_* C functions: it is loaded into processes
 # full of other libraries, and none of them should bind to our C++ symbols (or
-# we to theirs). -fvisibility=hidden covers torch_plugin.cc; the version
+# we to theirs). -fvisibility=hidden covers the plugin's own files; the version
 # script also hides what comes from the static library.
 set(CCALLOC_TORCH_VERSION_SCRIPT ${CMAKE_CURRENT_BINARY_DIR}/ccalloc_torch.map)
 file(WRITE ${CCALLOC_TORCH_VERSION_SCRIPT}
   "{\n  global:\n    ccalloc_torch_*;\n  local:\n    *;\n};\n")
 
 add_library(ccalloc_torch SHARED ${CMAKE_CURRENT_LIST_DIR}/torch_plugin.cc
-  ${CMAKE_CURRENT_LIST_DIR}/uncached.cc)
+  ${CMAKE_CURRENT_LIST_DIR}/torch_ext_api.cc ${CMAKE_CURRENT_LIST_DIR}/uncached.cc)
 target_compile_options(ccalloc_torch PRIVATE ${CCALLOC_WARNINGS})
 target_include_directories(ccalloc_torch PRIVATE ${PROJECT_SOURCE_DIR}
   # The C contract with the PyTorch extension, shipped in the Python package.
