@@ -112,10 +112,7 @@ def case_graph_shared_pool():
     return {"ok": ok}
 
 
-def case_graph_result_after_destroy():
-    """PyTorch's test_graph_memory_stats_and_use_result_after_destroy_graph,
-    its sizes and its order: a graph's result, used after the graph is gone
-    and the cache emptied; the stat deltas it reads, for comparison."""
+def _graph_result_after_destroy_steps():
     import gc
     elem = 4
     deltas, sums_ok = [], True
@@ -150,8 +147,28 @@ def case_graph_result_after_destroy():
                        for k in ("active.all.current", "active_bytes.all.current",
                                  "allocated_bytes.all.current")})
         del a, b
+        torch.cuda.synchronize()
+        torch.cuda.empty_cache()
+    return sums_ok, deltas
+
+
+def case_graph_result_after_destroy():
+    """PyTorch's test_graph_memory_stats_and_use_result_after_destroy_graph,
+    its sizes and its order: a graph's result, used after the graph is gone
+    and the cache emptied; the stat deltas it reads, for comparison. Once on
+    the default stream, once with a side stream current, as PyTorch's TestCuda
+    runs every test (_do_cuda_non_default_stream)."""
+    sums_default, deltas = _graph_result_after_destroy_steps()
+    previous = torch.cuda.current_stream()
+    torch.cuda.set_stream(torch.cuda.Stream())
+    try:
+        sums_side, deltas_side = _graph_result_after_destroy_steps()
+    finally:
+        torch.cuda.set_stream(previous)
     torch.cuda.synchronize()
-    return {"ok": sums_ok, "sums_ok": sums_ok, "deltas_after_destroy": deltas}
+    ok = sums_default and sums_side
+    return {"ok": ok, "sums_ok": [sums_default, sums_side], "deltas_after_destroy": deltas,
+            "deltas_after_destroy_side_stream": deltas_side}
 
 
 def case_compile_reduce_overhead():

@@ -63,7 +63,7 @@ MATRIX = [
     ("graph_temporaries", ("ccalloc", "ccalloc-classic"), ("eager_unchanged",)),
     ("graph_shared_pool", ("ccalloc", "ccalloc-classic"), ()),
     ("graph_result_after_destroy", ("ccalloc", "ccalloc-classic"),
-     ("sums_ok", "deltas_after_destroy")),
+     ("sums_ok", "deltas_after_destroy", "deltas_after_destroy_side_stream")),
     ("compile_reduce_overhead", ("ccalloc",), ("losses",)),
     ("cudnn_benchmark", ("ccalloc",), ()),
     ("ipc_spawn", ("ccalloc", "ccalloc-classic"), ("child_sums", "child_offset", "written_back")),
