@@ -283,6 +283,88 @@ TYPED_TEST_P(PoolBehaviourTest, AResultOutlivesItsReleasedGraphPool) {
   EXPECT_EQ(this->Reserved(), 0);
 }
 
+// A live graph's free blocks are its temporaries: every replay writes them.
+// Eager work on other streams and on the capture's stream, on a device with
+// little room left (so that free pages would rather move than be mapped
+// anew, and the marks are tight), empty_cache, and a second capture into
+// another pool never take their pages away while the pool is live: the
+// temporaries stay mapped with what the graph wrote in them.
+TYPED_TEST_P(PoolBehaviourTest, ALiveGraphsTemporariesKeepTheirPagesUnderPressure) {
+  if (!TypeParam::kGrowable || !this->env_.is_sim()) {
+    GTEST_SKIP() << "reads the simulated device's mappings";
+  }
+  DeviceAllocator& alloc = this->Make(this->env_.BaseOptions(), 160 * kMiB);
+  SimBackend* sim = this->env_.sim();
+  const StreamId s = this->env_.stream(0);
+  const StreamId x = this->env_.stream(1);
+  const std::string mark(64, 'g');
+  // Eager memory freed on both streams first: free pages a later request
+  // could take instead of mapping.
+  std::vector<DevicePtr> early;
+  for (StreamId st : {s, x, s, x}) {
+    CCALLOC_ASSERT_OK_AND_ASSIGN(DevicePtr p, alloc.Allocate(12 * kMiB, st));
+    early.push_back(p);
+  }
+  for (DevicePtr p : early) ASSERT_TRUE(alloc.Free(p).ok());
+  this->env_.sim()->CompleteAll();
+  this->BeginCapture(50, s);
+  std::vector<std::pair<DevicePtr, std::size_t>> temporaries;
+  std::vector<DevicePtr> outputs;
+  for (std::size_t size : {std::size_t{3} << 20, std::size_t{10} << 20, std::size_t{1} << 19}) {
+    CCALLOC_ASSERT_OK_AND_ASSIGN(DevicePtr t, alloc.Allocate(size, s));
+    CCALLOC_ASSERT_OK_AND_ASSIGN(DevicePtr o, alloc.Allocate(size, s));
+    ASSERT_TRUE(alloc.Free(t).ok());
+    temporaries.emplace_back(t, size);
+    outputs.push_back(o);
+  }
+  this->EndCapture(50, s);
+  ASSERT_TRUE(this->CaptureIntact());
+  for (const auto& [t, size] : temporaries) {
+    ASSERT_TRUE(sim->WriteBytes(t + size - mark.size(), mark).ok());
+  }
+  auto temporaries_intact = [&]() -> ::testing::AssertionResult {
+    for (const auto& [t, size] : temporaries) {
+      absl::StatusOr<std::string> read = sim->ReadBytes(t + size - mark.size(), mark.size());
+      if (!read.ok()) return ::testing::AssertionFailure() << "unmapped: " << read.status();
+      if (*read != mark) return ::testing::AssertionFailure() << "overwritten";
+    }
+    return ::testing::AssertionSuccess();
+  };
+  // Eager churn on both streams, as close to the device's end as it goes.
+  for (int round = 0; round < 4; ++round) {
+    SCOPED_TRACE(round);
+    std::vector<DevicePtr> live;
+    for (StreamId st : {x, s, x, s, x}) {
+      absl::StatusOr<DevicePtr> p = alloc.Allocate((round % 2 == 0 ? 20 : 7) * kMiB, st);
+      if (p.ok()) live.push_back(*p);
+      ASSERT_TRUE(temporaries_intact());
+    }
+    for (DevicePtr p : live) ASSERT_TRUE(alloc.Free(p).ok());
+    this->env_.sim()->CompleteAll();
+    ASSERT_TRUE(alloc.EmptyCache().ok());
+    ASSERT_TRUE(temporaries_intact());
+  }
+  {
+    // The pressure was real: memory moved, was lent or went back meanwhile.
+    const MemoryStats stats = alloc.GetStats();
+    EXPECT_GT(stats.num_unmaps + stats.num_returns + stats.num_cross_stream_reuses, 0)
+        << "maps " << stats.num_maps;
+  }
+  // Another graph into another pool on the other stream.
+  this->BeginCapture(51, x);
+  CCALLOC_ASSERT_OK_AND_ASSIGN(DevicePtr other, alloc.Allocate(24 * kMiB, x));
+  ASSERT_TRUE(alloc.Free(other).ok());
+  this->EndCapture(51, x);
+  EXPECT_TRUE(temporaries_intact());
+  EXPECT_TRUE(IsValid(alloc));
+  ASSERT_TRUE(alloc.ReleasePool(51).ok());
+  ASSERT_TRUE(alloc.ReleasePool(50).ok());
+  for (DevicePtr o : outputs) ASSERT_TRUE(alloc.Free(o).ok());
+  this->env_.sim()->CompleteAll();
+  ASSERT_TRUE(alloc.EmptyCache().ok());
+  EXPECT_EQ(this->Reserved(), 0);
+}
+
 // A pool released while another capture is underway keeps its memory until
 // no capture is: releasing it then would invalidate that capture.
 TYPED_TEST_P(PoolBehaviourTest, ReleaseDuringAnotherCaptureWaitsForIt) {
@@ -581,6 +663,7 @@ TYPED_TEST_P(PoolBehaviourTest, SnapshotNamesThePool) {
 }
 
 REGISTER_TYPED_TEST_SUITE_P(PoolBehaviourTest, AResultOutlivesItsReleasedGraphPool,
+                            ALiveGraphsTemporariesKeepTheirPagesUnderPressure,
                             CaptureStaysInItsPoolAndIsNeverInvalidated,
                             SecondCaptureReusesThePoolsFreeBlocks,
                             ReleasePoolReturnsTheMemoryAsItBecomesFree,
