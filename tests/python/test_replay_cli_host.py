@@ -17,7 +17,7 @@ REPLAY = os.environ.get("CCALLOC_REPLAY",
 GIB = 1 << 30
 
 # Two 1 GiB blocks, the first freed, then 1.5 GiB, twice: PyTorch's native
-# policy holds 3.5 GiB for 2.5 GiB in use (tests/replay_test.cc, FragmentingTrace).
+# policy holds 3.5 GiB for 2.5 GiB in use (tests/replay_report_test.cc, FragmentingTrace).
 FRAG = "\n".join([
     "# caching-allocator trace v1: a <id> <bytes> <stream> | f <id>",
     "# steps: 2",
