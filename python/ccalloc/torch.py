@@ -462,6 +462,18 @@ def memory_summary(device=None, abbreviated=False):
     return _require_plugin().summary(_device_index(device))
 
 
+# What set_allocator_settings applies: the keys PyTorch's allocator reads at
+# every request. The rest of a run-time setting is PyTorch's own business
+# (its host allocator's pinned_* keys, release_lock_on_cudamalloc, backend)
+# or fixed at enable() (expandable_segments, per_process_memory_fraction:
+# set_per_process_memory_fraction changes the fraction).
+_RUNTIME_KEYS = ("max_split_size_mb", "roundup_power2_divisions", "garbage_collection_threshold")
+_PYTORCH_ONLY_KEYS = ("release_lock_on_cudamalloc", "pinned_use_cuda_host_register",
+                      "pinned_num_register_threads", "pinned_use_background_threads",
+                      "pinned_reserve_segment_size_mb", "backend", "per_process_memory_fraction")
+_warned_keys = set()
+
+
 def set_allocator_settings(settings):
     """torch.cuda.memory._set_allocator_settings(settings) for ccalloc; enable()
     makes PyTorch's own call this after PyTorch has read the string.
@@ -472,21 +484,29 @@ def set_allocator_settings(settings):
     those the string leaves out go back to PyTorch's defaults. The pinned
     memory keys are PyTorch's host allocator's, which PyTorch applies itself.
     ccalloc's segments keep the kind they were enabled with: an
-    expandable_segments value that differs is named in a RuntimeWarning."""
+    expandable_segments value that differs is named in a RuntimeWarning, and
+    so, once, is a key of PyTorch's allocator that ccalloc has no use for
+    (graph_capture_record_stream_reuse: ccalloc keeps such blocks until the
+    capture ends, which is always safe)."""
     plugin = _require_plugin()
-    plugin.set_allocator_settings(settings)
-    for item in _split_conf(settings):
-        key, _, value = item.partition(":")
-        if key.strip() != "expandable_segments":
-            continue
-        asked = value.strip() in ("True", "true", "1")
-        growable = "expandable_segments:True" in plugin.options(0)
-        if asked != growable:
-            kind = "growable" if growable else "classic"
-            warnings.warn(f"ccalloc: expandable_segments:{value.strip()} set at run time; "
-                          f"ccalloc's segments stay {kind}, as enable() made them "
-                          f"(set the kind before enable(): CCALLOC_CONF or "
-                          f"PYTORCH_CUDA_ALLOC_CONF)", RuntimeWarning, stacklevel=3)
+    items = _split_conf(settings)
+    plugin.set_allocator_settings(",".join(
+        item for item in items if item.partition(":")[0].strip() in _RUNTIME_KEYS))
+    for item in items:
+        key, _, value = (part.strip() for part in item.partition(":"))
+        if key == "expandable_segments":
+            asked = value in ("True", "true", "1")
+            growable = "expandable_segments:True" in plugin.options(0)
+            if asked != growable:
+                kind = "growable" if growable else "classic"
+                warnings.warn(f"ccalloc: expandable_segments:{value} set at run time; "
+                              f"ccalloc's segments stay {kind}, as enable() made them "
+                              f"(set the kind before enable(): CCALLOC_CONF or "
+                              f"PYTORCH_CUDA_ALLOC_CONF)", RuntimeWarning, stacklevel=3)
+        elif key not in _RUNTIME_KEYS and key not in _PYTORCH_ONLY_KEYS and key not in _warned_keys:
+            _warned_keys.add(key)
+            warnings.warn(f"ccalloc: {key} (set at run time) is a setting of PyTorch's own "
+                          f"allocator; ccalloc does not apply it", RuntimeWarning, stacklevel=3)
 
 
 # torch.cuda.memory._set_allocator_settings() reaches PyTorch's C++ through

@@ -529,6 +529,14 @@ with warnings.catch_warnings(record=True) as caught:
     warnings.simplefilter("always")
     torch._C._cuda_cudaCachingAllocator_set_allocator_settings("expandable_segments:True")
 out["kind_warnings"] = [str(w.message) for w in caught]
+# A key of PyTorch's own allocator that ccalloc has no use for (PyTorch's
+# test_graph_capture_reclaim_2_streams sets it): accepted, named once.
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    for _ in range(2):
+        torch._C._cuda_cudaCachingAllocator_set_allocator_settings(
+            "graph_capture_record_stream_reuse:True,pinned_use_cuda_host_register:True")
+out["other_key_warnings"] = [str(w.message) for w in caught]
 q = MALLOC(alloc.malloc)((5 << 20) + 1, 0, None)
 out["allocated_defaults_again"] = torch.cuda.memory_allocated()
 FREE(alloc.free)(q, 0, 0, None)
@@ -598,8 +606,12 @@ class EnableWiringTest(unittest.TestCase):
                 self.assertEqual(len(r["kind_warnings"]), 1, r["kind_warnings"])
                 self.assertIn("segments stay classic", r["kind_warnings"][0])
                 self.assertEqual(r["allocated_defaults_again"], (5 << 20) + 512)
+                self.assertEqual(len(r["other_key_warnings"]), 1, r["other_key_warnings"])
+                self.assertIn("graph_capture_record_stream_reuse", r["other_key_warnings"][0])
+                other = "graph_capture_record_stream_reuse:True,pinned_use_cuda_host_register:True"
                 self.assertEqual(r["pytorch_saw"],
-                                 ["roundup_power2_divisions:4", "expandable_segments:True"])
+                                 ["roundup_power2_divisions:4", "expandable_segments:True",
+                                  other, other])
                 self.assertIn("torch.cuda.memory_stats", r["info"]["patched"])
                 self.assertIn("expandable_segments:False", r["options"])
                 if shim_possible:
