@@ -184,6 +184,55 @@ CCALLOC_TORCH_API size_t ccalloc_torch_tag_name(uint32_t tag, char* buffer, size
   return name.size();
 }
 
+namespace {
+
+// One segment of the visit: all of a classic segment (or of a paused
+// region's, whose blocks keep their addresses over memory given back), or
+// one contiguous mapped range [begin, end) of a growable one with the blocks
+// over it, free blocks cut at its ends. PyTorch reports its expandable
+// segments so, a segment per mapped range: memory_viz draws them, and the
+// segments' total_size adds up to memory_reserved().
+void VisitPart(const ccalloc::SegmentInfo& s, std::uint64_t begin, std::uint64_t end, bool whole,
+               void (*on_segment)(void*, const ccalloc_torch_segment*),
+               void (*on_block)(void*, const ccalloc_torch_block*), void* ctx) {
+  ccalloc_torch_segment seg{};
+  seg.address = begin;
+  seg.total_size = end - begin;
+  seg.mapped_size = whole ? s.mapped_size : end - begin;
+  seg.stream = reinterpret_cast<void*>(s.stream);
+  seg.pool = s.pool_id;
+  seg.is_large = s.small_pool ? 0 : 1;
+  seg.is_expandable = s.expandable ? 1 : 0;
+  std::vector<ccalloc_torch_block> blocks;
+  for (const ccalloc::BlockInfo& b : s.blocks) {
+    const std::uint64_t lo = std::max(b.address, begin);
+    const std::uint64_t hi = std::min(b.address + b.size, end);
+    if (lo >= hi) continue;
+    ccalloc_torch_block block{};
+    block.address = lo;
+    block.size = hi - lo;
+    // (A block handed out is mapped whole, so only free blocks are cut.)
+    block.requested_size = lo == b.address && hi == b.address + b.size ? b.requested_size : 0;
+    block.allocated = b.status == ccalloc::BlockStatus::kActiveAllocated;
+    block.active = b.status != ccalloc::BlockStatus::kInactive;
+    if (block.allocated) {
+      seg.allocated_size += block.size;
+      seg.requested_size += block.requested_size;
+    }
+    if (block.active) seg.active_size += block.size;
+    blocks.push_back(block);
+  }
+  if (whole) {
+    seg.allocated_size = s.allocated_size;
+    seg.active_size = s.active_size;
+    seg.requested_size = s.requested_size;
+  }
+  on_segment(ctx, &seg);
+  for (const ccalloc_torch_block& block : blocks) on_block(ctx, &block);
+}
+
+}  // namespace
+
 CCALLOC_TORCH_API int ccalloc_torch_visit_snapshot(
     int device, void (*on_segment)(void*, const ccalloc_torch_segment*),
     void (*on_block)(void*, const ccalloc_torch_block*), void* ctx) {
@@ -196,26 +245,14 @@ CCALLOC_TORCH_API int ccalloc_torch_visit_snapshot(
   // Visited from a copy, so the callbacks run without the allocator's lock.
   const ccalloc::Snapshot snapshot = a->TakeSnapshot();
   for (const ccalloc::SegmentInfo& s : snapshot.segments) {
-    ccalloc_torch_segment seg{};
-    seg.address = s.address;
-    seg.total_size = s.total_size;
-    seg.mapped_size = s.mapped_size;
-    seg.allocated_size = s.allocated_size;
-    seg.active_size = s.active_size;
-    seg.requested_size = s.requested_size;
-    seg.stream = reinterpret_cast<void*>(s.stream);
-    seg.pool = s.pool_id;
-    seg.is_large = s.small_pool ? 0 : 1;
-    seg.is_expandable = s.expandable ? 1 : 0;
-    on_segment(ctx, &seg);
-    for (const ccalloc::BlockInfo& b : s.blocks) {
-      ccalloc_torch_block block{};
-      block.address = b.address;
-      block.size = b.size;
-      block.requested_size = b.requested_size;
-      block.allocated = b.status == ccalloc::BlockStatus::kActiveAllocated;
-      block.active = b.status != ccalloc::BlockStatus::kInactive;
-      on_block(ctx, &block);
+    if (!s.expandable || s.paused) {
+      VisitPart(s, s.address, s.address + s.total_size, /*whole=*/true, on_segment, on_block, ctx);
+      continue;
+    }
+    std::vector<std::pair<std::uint64_t, std::uint64_t>> runs = s.mapped_ranges;
+    std::sort(runs.begin(), runs.end());
+    for (const auto& [begin, end] : runs) {
+      VisitPart(s, begin, end, /*whole=*/false, on_segment, on_block, ctx);
     }
   }
   return CCALLOC_OK;

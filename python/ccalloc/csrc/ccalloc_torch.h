@@ -96,7 +96,9 @@ typedef struct ccalloc_torch_block {
 } ccalloc_torch_block;
 
 /* Calls on_segment for each segment of `device`, then on_block for each of
- * its blocks, under the allocator's snapshot (a consistent copy). */
+ * its blocks, under the allocator's snapshot (a consistent copy). As PyTorch
+ * reports expandable segments, a growable segment is one segment per
+ * contiguous mapped range, its free blocks cut at the range's ends. */
 int ccalloc_torch_visit_snapshot(int device,
                                  void (*on_segment)(void* ctx, const ccalloc_torch_segment*),
                                  void (*on_block)(void* ctx, const ccalloc_torch_block*),
