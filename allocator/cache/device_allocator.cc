@@ -24,6 +24,12 @@ int PoolIndex(PoolKind pool) { return pool == PoolKind::kSmall ? 1 : 2; }
 
 }  // namespace
 
+std::int64_t DeviceAllocator::MaxSplitStat(const Options& options) {
+  // PyTorch's statistic reads -1 for no limit.
+  return options.max_split_size == kNoMaxSplit ? -1
+                                               : static_cast<std::int64_t>(options.max_split_size);
+}
+
 DeviceAllocator::DeviceAllocator(std::unique_ptr<DeviceBackend> backend,
                                  const Options& options)
     : backend_(std::move(backend)),
@@ -40,9 +46,7 @@ DeviceAllocator::DeviceAllocator(std::unique_ptr<DeviceBackend> backend,
   absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
 #endif
   absl::MutexLock lock(&mu_);
-  stats_.max_split_size = options_.max_split_size == kNoMaxSplit
-                              ? -1
-                              : static_cast<std::int64_t>(options_.max_split_size);
+  stats_.max_split_size = MaxSplitStat(options_);
   if (options_.memory_limit > 0) memory_limit_ = options_.memory_limit;
   if (options_.per_process_memory_fraction >= 0) {
     if (absl::StatusOr<DeviceMemoryInfo> info = backend_->MemoryInfo(); info.ok()) {

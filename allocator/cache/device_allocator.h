@@ -268,6 +268,8 @@ class DeviceAllocator final : private SegmentCache {
   // indexed in its pool.
   Segment* AddSegment(std::unique_ptr<Segment> segment) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status SynchronizeStream(StreamId stream) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The max_split_size statistic for `options`.
+  static std::int64_t MaxSplitStat(const Options& options);
 
   // --- What the segment store asks of the cache (SegmentCache) --------------
   // Called only from inside store calls, so with mu_ held (capturing() is

@@ -328,13 +328,9 @@ double DeviceAllocator::MemoryFraction() const {
 
 void DeviceAllocator::SetRuntimeOptions(const Options& from) {
   FlushedLock lock(this);
-  options_.max_split_size = from.max_split_size;
-  options_.roundup_power2_divisions = from.roundup_power2_divisions;
-  options_.garbage_collection_threshold = from.garbage_collection_threshold;
+  CopyRuntimeKeys(from, options_);
   policy_ = SizePolicy(options_);
-  stats_.max_split_size = options_.max_split_size == kNoMaxSplit
-                              ? -1
-                              : static_cast<std::int64_t>(options_.max_split_size);
+  stats_.max_split_size = MaxSplitStat(options_);
   DebugCheck();
 }
 

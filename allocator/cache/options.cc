@@ -192,6 +192,12 @@ std::vector<absl::string_view> SplitItems(absl::string_view conf) {
 
 }  // namespace
 
+void CopyRuntimeKeys(const Options& from, Options& to) {
+  to.max_split_size = from.max_split_size;
+  to.roundup_power2_divisions = from.roundup_power2_divisions;
+  to.garbage_collection_threshold = from.garbage_collection_threshold;
+}
+
 absl::StatusOr<Options> ParseOptions(absl::string_view conf, const Options& base) {
   Options options = base;
   for (absl::string_view item : SplitItems(conf)) {

@@ -188,6 +188,12 @@ Options DefaultOptions();
 // settings; the baseline every other policy is judged against.
 Options PytorchNativeOptions();
 
+// PyTorch's keys that torch.cuda.memory._set_allocator_settings() changes
+// while a program runs (its allocator reads them at every request):
+// max_split_size, roundup_power2_divisions, garbage_collection_threshold,
+// copied from `from` into `to`; the rest of `to` stays.
+void CopyRuntimeKeys(const Options& from, Options& to);
+
 // Parses `conf` on top of `base`. Empty `conf` returns `base`.
 absl::StatusOr<Options> ParseOptions(absl::string_view conf,
                                      const Options& base = DefaultOptions());

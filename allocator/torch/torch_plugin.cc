@@ -84,8 +84,8 @@ namespace {
 std::optional<std::string>* conf_override ABSL_GUARDED_BY(creation_mu) = nullptr;
 
 // PyTorch's run-time settings (ccalloc_torch_set_allocator_settings), for
-// allocators created after the call; unset until the first call.
-std::optional<Options>* runtime_options ABSL_GUARDED_BY(creation_mu) = nullptr;
+// allocators created after the call; null until the first call.
+Options* runtime_options ABSL_GUARDED_BY(creation_mu) = nullptr;
 
 }  // namespace
 
@@ -188,12 +188,7 @@ absl::StatusOr<DeviceAllocator*> GetOrCreate(int device) {
   if (!options.ok()) return options.status();
   absl::StatusOr<std::unique_ptr<DeviceBackend>> backend = MakeBackend(device);
   if (!backend.ok()) return backend.status();
-  if (runtime_options != nullptr && runtime_options->has_value()) {
-    const Options& now = **runtime_options;
-    options->max_split_size = now.max_split_size;
-    options->roundup_power2_divisions = now.roundup_power2_divisions;
-    options->garbage_collection_threshold = now.garbage_collection_threshold;
-  }
+  if (runtime_options != nullptr) CopyRuntimeKeys(*runtime_options, *options);
   // Deliberately leaked (see the banner).
   auto* created = new DeviceAllocator(std::move(*backend), *options);
   AttachTraceRecorder(device, created);
@@ -396,9 +391,7 @@ CCALLOC_TORCH_API int ccalloc_torch_set_allocator_settings(const char* conf) {
   absl::StatusOr<ccalloc::Options> parsed = ccalloc::ParseOptions(conf, ccalloc::Options());
   if (!parsed.ok()) return Report(parsed.status());
   absl::MutexLock lock(&ccalloc::creation_mu);
-  if (ccalloc::runtime_options == nullptr) {
-    ccalloc::runtime_options = new std::optional<ccalloc::Options>();
-  }
+  if (ccalloc::runtime_options == nullptr) ccalloc::runtime_options = new ccalloc::Options();
   *ccalloc::runtime_options = *parsed;
   for (int device = 0; device < ccalloc::kMaxDevices; ++device) {
     if (ccalloc::DeviceAllocator* a = ccalloc::Existing(device)) a->SetRuntimeOptions(*parsed);

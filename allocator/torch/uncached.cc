@@ -33,8 +33,8 @@ absl::Mutex mu(absl::kConstInit);
 // On the heap and never freed, like the plugin's allocators: tensors are
 // freed during PyTorch's static destruction, after ours would have run.
 absl::flat_hash_map<DevicePtr, Live>* live ABSL_GUARDED_BY(mu) = nullptr;
+// How many are live: free checks it before taking the lock.
 std::atomic<std::size_t> live_count{0};
-std::atomic<std::size_t> live_bytes{0};
 
 }  // namespace
 
@@ -57,7 +57,6 @@ absl::StatusOr<DevicePtr> Allocate(DeviceBackend& backend, std::size_t size) {
   if (live == nullptr) live = new absl::flat_hash_map<DevicePtr, Live>();
   live->emplace(*ptr, Live{&backend, size});
   live_count.fetch_add(1);
-  live_bytes.fetch_add(size);
   return ptr;
 }
 
@@ -81,11 +80,7 @@ absl::Status FreeIfOurs(DevicePtr ptr) {
     return status;
   }
   live_count.fetch_sub(1);
-  live_bytes.fetch_sub(entry.size);
   return status;
 }
-
-std::size_t LiveBytes() { return live_bytes.load(); }
-std::size_t LiveCount() { return live_count.load(); }
 
 }  // namespace ccalloc::uncached

@@ -31,10 +31,6 @@ absl::StatusOr<DevicePtr> Allocate(DeviceBackend& backend, std::size_t size);
 // cost of one atomic load while no uncached allocation is live.
 absl::Status FreeIfOurs(DevicePtr ptr);
 
-// Bytes and allocations handed out uncached and not yet freed.
-std::size_t LiveBytes();
-std::size_t LiveCount();
-
 }  // namespace ccalloc::uncached
 
 #endif  // CCALLOC_ALLOCATOR_TORCH_UNCACHED_H_

@@ -53,28 +53,17 @@ class _StepAside(Exception):
     """The process itself named another allocator backend: no enable()."""
 
 
-def _other_backend(environ=None):
-    """The backend PyTorch's own setting names when it is not "native"
-    (cudaMallocAsync), else None: PYTORCH_ALLOC_CONF, or when that is unset
-    PYTORCH_CUDA_ALLOC_CONF, as PyTorch reads them."""
-    env = os.environ if environ is None else environ
-    var = "PYTORCH_ALLOC_CONF" if env.get("PYTORCH_ALLOC_CONF") else "PYTORCH_CUDA_ALLOC_CONF"
-    for item in env.get(var, "").split(","):
-        key, _, value = item.partition(":")
-        if key.strip() == "backend" and value.strip() not in ("", "native"):
-            return var, value.strip()
-    return None
-
-
 def _default_enable():
+    from . import torch as ccalloc_torch
     # A process that sets PyTorch's backend itself (a test's subprocess that
     # asks for cudaMallocAsync) chose its allocator more precisely than a
     # CCALLOC=1 it inherited: PyTorch's choice stands, and stderr says so.
     # An explicit ccalloc.torch.enable() with that setting still refuses it.
-    other = _other_backend()
-    if other is not None:
-        raise _StepAside(f"{other[0]} names backend:{other[1]}")
-    from . import torch as ccalloc_torch
+    var, setting = ccalloc_torch.pytorch_setting()
+    for item in setting:
+        key, _, value = (part.strip() for part in item.partition(":"))
+        if key == "backend" and value not in ("", "native"):
+            raise _StepAside(f"{var} names backend:{value}")
     return ccalloc_torch.enable()
 
 

@@ -87,6 +87,15 @@ _PYTORCH_KEYS = ("max_split_size_mb", "roundup_power2_divisions", "garbage_colle
                  "pinned_num_register_threads", "pinned_use_background_threads")
 
 
+def pytorch_setting(environ=None):
+    """(variable, its items) of PyTorch's own allocator setting, as PyTorch
+    reads it: PYTORCH_ALLOC_CONF, or when that is unset its older name
+    PYTORCH_CUDA_ALLOC_CONF; the items split on the commas outside brackets."""
+    env = os.environ if environ is None else environ
+    var = "PYTORCH_ALLOC_CONF" if env.get("PYTORCH_ALLOC_CONF") else "PYTORCH_CUDA_ALLOC_CONF"
+    return var, _split_conf(env.get(var, ""))
+
+
 def conf_from_environment(environ=None):
     """The settings enable() uses when given none.
 
@@ -98,9 +107,9 @@ def conf_from_environment(environ=None):
     None when neither is set.
     """
     env = os.environ if environ is None else environ
-    var = "PYTORCH_ALLOC_CONF" if env.get("PYTORCH_ALLOC_CONF") else "PYTORCH_CUDA_ALLOC_CONF"
+    var, setting = pytorch_setting(env)
     items, dropped = [], []
-    for item in _split_conf(env.get(var, "")):
+    for item in setting:
         key = item.split(":", 1)[0].strip()
         (items if key in _PYTORCH_KEYS else dropped).append(item)
     if dropped:
