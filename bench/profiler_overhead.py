@@ -49,6 +49,8 @@ torch.cuda.memory_allocated(), in one more untimed step). Models:
   lm       a GPT-style decoder LM (6 layers, causal attention), AdamW
   seq2seq  a GRU encoder, a GRU-cell decoder with attention run once per
            target token (hundreds of module calls a step), Adam
+  unet     a conv UNet (four levels, GroupNorm, SiLU, transposed convs,
+           skips concatenated), Adam: no host synchronization in a step
 
 --device cpu runs the models on the CPU with the profiler reading the
 plugin's simulated device (CCALLOC_TORCH_SIMULATE; bench/profiler_boundary.py's
@@ -285,7 +287,54 @@ def _seq2seq(torch, dev, tiny):
         torch.nn.functional.cross_entropy
 
 
-MODELS = {"deep": _deep, "moe": _moe, "conv": _conv, "lm": _lm, "seq2seq": _seq2seq}
+def _unet(torch, dev, tiny):
+    nn = torch.nn
+    base, batch, side = (4, 2, 16) if tiny else (32, 16, 128)
+
+    def block(cin, cout):
+        return nn.Sequential(nn.Conv2d(cin, cout, 3, 1, 1), nn.GroupNorm(4, cout), nn.SiLU(),
+                             nn.Conv2d(cout, cout, 3, 1, 1), nn.GroupNorm(4, cout), nn.SiLU())
+
+    class UNet(nn.Module):
+        # Encoder and decoder of four levels, skip connections concatenated
+        # on the way up: activations of every level live until the decoder.
+        def __init__(self):
+            super().__init__()
+            widths = [base * m for m in (1, 2, 4, 8)]
+            self.down = nn.ModuleList()
+            c = 3
+            for w in widths:
+                self.down.append(block(c, w))
+                c = w
+            self.pool = nn.MaxPool2d(2)
+            self.mid = block(c, 2 * c)
+            c *= 2
+            self.up = nn.ModuleList()
+            self.fuse = nn.ModuleList()
+            for w in reversed(widths):
+                self.up.append(nn.ConvTranspose2d(c, w, 2, 2))
+                self.fuse.append(block(2 * w, w))
+                c = w
+            self.head = nn.Conv2d(c, 3, 1)
+
+        def forward(self, x):
+            skips = []
+            for d in self.down:
+                x = d(x)
+                skips.append(x)
+                x = self.pool(x)
+            x = self.mid(x)
+            for up, fuse in zip(self.up, self.fuse):
+                x = fuse(torch.cat([up(x), skips.pop()], dim=1))
+            return self.head(x)
+
+    model = UNet().to(dev)
+    opt = torch.optim.Adam(model.parameters(), lr=1e-4)
+    x = torch.randn(batch, 3, side, side, device=dev)
+    return model, opt, (x, torch.randn(batch, 3, side, side, device=dev)), torch.nn.functional.mse_loss
+
+
+MODELS = {"deep": _deep, "moe": _moe, "conv": _conv, "lm": _lm, "seq2seq": _seq2seq, "unet": _unet}
 
 
 # --- measuring -----------------------------------------------------------------------
@@ -312,6 +361,14 @@ class Bench:
         self.cuda = args.device == "cuda"
         self.dev = torch.device(args.device)
         self.profile_kwargs = dict(_kv(x) for x in args.profile)
+        # ccalloc's driver calls on the allocating thread, read around each
+        # timed block (CUDA with ccalloc enabled only): a time is reported
+        # with the driver work beside it.
+        self.driver_calls = None
+        if self.cuda and not args.no_enable:
+            import ccalloc.torch as ct
+            self.driver_calls = lambda: ct.ccalloc_counters().get("driver_calls", 0)
+        self.calls = {"plain": 0, "profiled": 0}
 
     def sync(self):
         if self.cuda:
@@ -350,6 +407,7 @@ class Bench:
         self.sync()
         if clock is not None:
             clock.mode = "plain" if prof is None else "profiled"
+        calls0 = self.driver_calls() if self.driver_calls is not None else 0
         t0 = time.perf_counter()
         if prof is None:
             for _ in range(n):
@@ -361,6 +419,8 @@ class Bench:
             len(prof.samples)      # what the boundaries left for the report
         self.sync()
         dt = (time.perf_counter() - t0) / n
+        if self.driver_calls is not None:
+            self.calls["plain" if prof is None else "profiled"] += self.driver_calls() - calls0
         if clock is not None:
             clock.mode = None
         if prof is None:
@@ -417,6 +477,7 @@ class Bench:
             _close(prof)
         from gc_clock import GcClock
         plain, profiled, boundary, boundaries, problems = [], [], [], 0, []
+        self.calls = {"plain": 0, "profiled": 0}
         clock = GcClock()
         for pair in range(a.blocks):
             for kind in (("plain", "profiled") if pair % 2 == 0 else ("profiled", "plain")):
@@ -454,6 +515,8 @@ class Bench:
             "boundary_us_per_step": sum(boundary) / len(boundary) * 1e6,
             "boundaries_per_step": boundaries,
             "module_call_us": call_us, "module_call_ci95_us": call_ci,
+            "driver_calls_per_step": ({k: v / (a.blocks * a.steps) for k, v in self.calls.items()}
+                                      if self.driver_calls is not None else None),
             "gc_per_100_steps": {k: 100 * clock.count.get(k, 0) / (a.blocks * a.steps)
                                  for k in ("plain", "profiled")},
             "full_gc_per_100_steps": {k: 100 * clock.full.get(k, 0) / (a.blocks * a.steps)
@@ -504,16 +567,19 @@ def _kv(text):
 
 def table(results):
     head = (f"{'model':<8} {'modules':>7} {'calls/step':>10} {'plain ms/step':>13} {'overhead %':>16} "
-            f"{'boundary us/step':>16} {'us/module call':>15} {'full gc/100 steps':>17}")
+            f"{'boundary us/step':>16} {'us/module call':>15} {'full gc/100 steps':>17} "
+            f"{'driver calls/step':>19}")
     lines = [head]
     for r in results:
         over = f"{r['overhead_pct']:+.2f} ± {r['overhead_ci95_pct']:.2f}"
         call = f"{r['module_call_us']:.2f} ± {r['module_call_ci95_us']:.2f}"
         full = r["full_gc_per_100_steps"]
         gcs = f"{full['plain']:.0f} plain, {full['profiled']:.0f} prof."
+        dc = r.get("driver_calls_per_step")
+        calls = f"{dc['plain']:.1f} plain, {dc['profiled']:.1f} prof." if dc else "-"
         lines.append(f"{r['model']:<8} {r['modules']:>7} {r['module_calls_per_step']:>10} "
                      f"{r['plain_ms']:>13.2f} {over:>16} {r['boundary_us_per_step']:>16.0f} {call:>15} "
-                     f"{gcs:>17}")
+                     f"{gcs:>17} {calls:>19}")
     return "\n".join(lines)
 
 

@@ -628,6 +628,10 @@ class DeviceAllocator final : private SegmentCache {
   std::vector<Block*> deferred_ ABSL_GUARDED_BY(mu_);
   // A pool with use count 0 may hold wholly free memory not yet released.
   bool release_owed_ ABSL_GUARDED_BY(mu_) = false;
+  // Whether a released pool (not a region) holds memory ReleaseCached can
+  // give back (a wholly free segment, or a free block of a growable one),
+  // outside a capture: FlushPoolWork synchronizes the device first.
+  bool ReleasedPoolHasFreeMemory() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Routing is active or a capture left work: the one flag the hot path reads.
   bool pool_work_ ABSL_GUARDED_BY(mu_) = false;
   MemoryStats stats_ ABSL_GUARDED_BY(mu_);

@@ -265,6 +265,22 @@ absl::Status DeviceAllocator::FlushPoolWork() {
       ++num_pending_;
     }
   }
+  if (release_owed_ && ReleasedPoolHasFreeMemory()) {
+    // A graph's pool is written by the graph's replays, on whatever stream
+    // replays it, and no event of its blocks' own streams covers that work:
+    // a replay queued just before the graph was destroyed may still be
+    // running. Its memory goes back only once the device has finished
+    // (PyTorch gives such memory back only in empty_cache, after a device
+    // synchronize); on growable segments an unmap under a running replay
+    // is an illegal memory access (PyTorch's TestCuda, run as
+    // test_cuda_expandable_segments.py, hit it). A failed synchronize
+    // keeps the memory until the next try.
+    if (absl::Status s = SynchronizeAndFreeEvents(); !s.ok()) {
+      status.Update(s);
+      UpdatePoolWork();
+      return status;
+    }
+  }
   if (release_owed_) {
     bool all = true;
     for (auto& [id, pool] : pools_) {
@@ -280,6 +296,21 @@ absl::Status DeviceAllocator::FlushPoolWork() {
   }
   UpdatePoolWork();
   return status;
+}
+
+bool DeviceAllocator::ReleasedPoolHasFreeMemory() const {
+  if (capturing()) return false;  // ReleaseCached gives nothing back then
+  for (const auto& [base, segment] : segments_) {
+    const PrivatePool* owner = segment->owner;
+    if (owner == nullptr || owner->use_count > 0 || owner->region) continue;
+    // A classic segment goes back only whole; a growable one page by page.
+    if (segment->wholly_free()) return true;
+    if (!segment->expandable) continue;
+    for (const Block* b = segment->head; b != nullptr; b = b->next) {
+      if (b->state == BlockState::kFree) return true;
+    }
+  }
+  return false;
 }
 
 void DeviceAllocator::ErasePoolsWithoutMemory() {

@@ -347,9 +347,11 @@ def main(argv=None):
     if engine == "ipython":
         try:
             import IPython  # noqa: F401
-        except ImportError:
+        except ImportError as e:
+            # The import's own words too: an IPython that is there but lacks
+            # a dependency (or its package metadata) says which.
             print("ccalloc.notebook_run: needs IPython (or nbclient, nbformat and ipykernel); "
-                  "neither is importable", file=sys.stderr)
+                  f"neither is importable (import IPython: {e})", file=sys.stderr)
             return 2
     t0 = time.perf_counter()
     nb = run_notebook(nb, cwd=cwd, engine=engine, timeout=args.timeout,
