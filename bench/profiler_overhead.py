@@ -365,7 +365,7 @@ class Bench:
         # timed block (CUDA with ccalloc enabled only): a time is reported
         # with the driver work beside it.
         self.driver_calls = None
-        if self.cuda and not args.no_enable:
+        if self.cuda:
             import ccalloc.torch as ct
             self.driver_calls = lambda: ct.ccalloc_counters().get("driver_calls", 0)
         self.calls = {"plain": 0, "profiled": 0}
@@ -594,12 +594,11 @@ def main(argv=None):
     ap.add_argument("--tiny", action="store_true", help="small widths and lengths (same module counts)")
     ap.add_argument("--profile", action="append", default=[], metavar="KEY=VALUE",
                     help="a keyword of ct.profile (module_tags=False, exact_saved=True); repeatable")
-    ap.add_argument("--no-enable", action="store_true", help="CUDA without ccalloc.torch.enable() first")
     ap.add_argument("--out", help="write the results as JSON here")
     a = ap.parse_args(argv)
     if a.device == "cpu":
         os.environ.setdefault("CCALLOC_TORCH_SIMULATE", str(4 << 30))
-    elif not a.no_enable:
+    else:  # the profiler reads ccalloc's own counters and tags
         import ccalloc.torch as ct
         ct.enable()
     import torch
