@@ -308,10 +308,13 @@ class PluginBlocksTest(PluginTestCase):
 
 class FakeView:
     """The allocator as the profiler sees it, for CPU tensors: each distinct
-    storage is a block of its size; allocated is their sum plus temporaries."""
+    storage is a block of its size; allocated is the sum of every block looked
+    up so far (the profiler looks parameters, optimizer state and gradients up
+    in separate calls) plus temporaries."""
 
     def __init__(self):
         self.extra = 1 << 20
+        self.seen = {}          # ptr -> size of each block looked up
         self.tags = []          # (thread id, name)
         self.device = "cpu"
         self.known_sizes = {}
@@ -324,7 +327,8 @@ class FakeView:
         for p in ptrs:
             size = self.known_sizes.get(p, 0)
             out.append((p, size) if size else (0, 0))
-        self.allocated = sum({p: s for p, s in out if p}.values()) + self.extra
+        self.seen.update((p, s) for p, s in out if p)
+        self.allocated = sum(self.seen.values()) + self.extra
         return [p for p, _ in out], [s for _, s in out]
 
     def largest_free(self):
