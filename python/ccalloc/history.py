@@ -8,7 +8,8 @@ lists on top of the Python frames, and the snapshot stays a plain dict that
 `python -m torch.cuda._memory_viz` and the web page load unchanged.
 
 Where the tags come from: trace entries carry the allocating thread's tag in
-compile_context ("ccalloc tag: <name>", set by ccalloc's extension while
+compile_context (after PyTorch's own text: "N/A; ccalloc tag: <name>", or
+"ccalloc tag: <name>" from an older extension; set by ccalloc's extension while
 history is recorded); live blocks get theirs from ccalloc's own snapshot, by
 address. Pure Python on dicts: tested without torch.
 """
@@ -48,8 +49,12 @@ def add_tag_frames(snapshot, block_tags):
             context = entry.get("compile_context") or ""
             action = entry.get("action")
             name = None
-            if context.startswith(_PREFIX):
-                name = context[len(_PREFIX):]
+            # PyTorch's own compile context comes first ("N/A" or the
+            # compiled region's name), ccalloc's tag after it; an entry of
+            # an older extension holds the tag alone.
+            at = context.find(_PREFIX)
+            if at >= 0:
+                name = context[at + len(_PREFIX):]
                 if action == "alloc":
                     live[entry.get("addr")] = name
             elif action in ("free_requested", "free_completed"):

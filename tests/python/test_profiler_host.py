@@ -158,7 +158,12 @@ class HistoryTagsTest(unittest.TestCase):
                 {"action": "alloc", "addr": 4096, "compile_context": "ccalloc tag: forward/enc",
                  "frames": [frame]},
                 {"action": "alloc", "addr": 5120, "compile_context": "", "frames": []},
-                {"action": "free_requested", "addr": 4096, "frames": []}]],
+                {"action": "free_requested", "addr": 4096, "frames": []},
+                # The extension's form now: PyTorch's compile context first.
+                {"action": "alloc", "addr": 6144, "compile_context": "N/A; ccalloc tag: loss",
+                 "frames": []},
+                {"action": "alloc", "addr": 6656, "compile_context": "Torch-Compiled Region: 0/0",
+                 "frames": []}]],
         }
 
     def test_tags_become_first_frames_of_entries_and_live_blocks(self):
@@ -169,13 +174,17 @@ class HistoryTagsTest(unittest.TestCase):
             {"address": 5120}]}]}])
         self.assertEqual(tags, {4096: "forward/enc", 4608: "x"})
         _, entries, blocks = history.add_tag_frames(snap, tags)
-        # The alloc of 4096 and its free (which names no tag) are tagged.
-        self.assertEqual((entries, blocks), (2, 1))
+        # The alloc of 4096 and its free (which names no tag) are tagged, and
+        # the alloc whose tag follows PyTorch's compile context.
+        self.assertEqual((entries, blocks), (3, 1))
         trace = snap["device_traces"][0]
         self.assertEqual(trace[0]["frames"][0], {"filename": "ccalloc tag", "line": 0, "name": "forward/enc"})
         self.assertEqual(trace[0]["frames"][1]["filename"], "train.py")
         self.assertEqual(trace[1]["frames"], [])
-        self.assertEqual(trace[2]["frames"], [{"filename": "ccalloc tag", "line": 0, "name": "forward/enc"}])
+        self.assertEqual(trace[2]["frames"],
+                         [{"filename": "ccalloc tag", "line": 0, "name": "forward/enc"}])
+        self.assertEqual(trace[3]["frames"], [{"filename": "ccalloc tag", "line": 0, "name": "loss"}])
+        self.assertEqual(trace[4]["frames"], [])   # a compiled region's name is not a tag
         b = snap["segments"][0]["blocks"]
         self.assertEqual(b[0]["frames"][0]["name"], "forward/enc")
         self.assertEqual(b[1]["frames"], [])   # free memory has no tag
