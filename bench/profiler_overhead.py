@@ -369,6 +369,7 @@ class Bench:
             import ccalloc.torch as ct
             self.driver_calls = lambda: ct.ccalloc_counters().get("driver_calls", 0)
         self.calls = {"plain": 0, "profiled": 0}
+        self.by_boundary = {}   # profiled blocks' boundary seconds by the phase each opens
 
     def sync(self):
         if self.cuda:
@@ -403,6 +404,7 @@ class Bench:
             with prof.step():      # the first step: attaching's lookups
                 step()
             h0 = prof.host_seconds
+            by0 = dict(prof.host_seconds_by_boundary)
             sim0 = _sim_seconds(prof)
         self.sync()
         if clock is not None:
@@ -428,6 +430,8 @@ class Bench:
         # On the CPU the simulated device's block mallocs (a new CPU pointer
         # each) are the bench's, not the profiler's: out of both figures.
         sim = (_sim_seconds(prof) - sim0) / n
+        for k, v in prof.host_seconds_by_boundary.items():
+            self.by_boundary[k] = self.by_boundary.get(k, 0.0) + v - by0.get(k, 0.0)
         return dt - sim, (prof.host_seconds - h0) / n - sim
 
     def call_cost(self, model, opt, args, calls, rounds):
@@ -478,6 +482,7 @@ class Bench:
         from gc_clock import GcClock
         plain, profiled, boundary, boundaries, problems = [], [], [], 0, []
         self.calls = {"plain": 0, "profiled": 0}
+        self.by_boundary = {}
         clock = GcClock()
         for pair in range(a.blocks):
             for kind in (("plain", "profiled") if pair % 2 == 0 else ("profiled", "plain")):
@@ -514,6 +519,11 @@ class Bench:
             "pairs": len(plain), "steps_per_block": a.steps,
             "boundary_us_per_step": sum(boundary) / len(boundary) * 1e6,
             "boundaries_per_step": boundaries,
+            # Where the boundary time goes, by the phase each boundary opens
+            # ("end": the step's last), us a step (the simulated device's
+            # block mallocs included on --device cpu).
+            "boundary_us_by_opening": {k: v / (a.blocks * a.steps) * 1e6
+                                       for k, v in sorted(self.by_boundary.items())},
             "module_call_us": call_us, "module_call_ci95_us": call_ci,
             "driver_calls_per_step": ({k: v / (a.blocks * a.steps) for k, v in self.calls.items()}
                                       if self.driver_calls is not None else None),
