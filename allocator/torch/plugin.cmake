@@ -12,7 +12,8 @@ file(WRITE ${CCALLOC_TORCH_VERSION_SCRIPT}
   "{\n  global:\n    ccalloc_torch_*;\n  local:\n    *;\n};\n")
 
 add_library(ccalloc_torch SHARED ${CMAKE_CURRENT_LIST_DIR}/torch_plugin.cc
-  ${CMAKE_CURRENT_LIST_DIR}/torch_ext_api.cc ${CMAKE_CURRENT_LIST_DIR}/uncached.cc)
+  ${CMAKE_CURRENT_LIST_DIR}/torch_ext_api.cc ${CMAKE_CURRENT_LIST_DIR}/uncached.cc
+  ${CMAKE_CURRENT_LIST_DIR}/source_pools.cc)
 target_compile_options(ccalloc_torch PRIVATE ${CCALLOC_WARNINGS})
 target_include_directories(ccalloc_torch PRIVATE ${PROJECT_SOURCE_DIR}
   # The C contract with the PyTorch extension, shipped in the Python package.

@@ -8,6 +8,7 @@
 #define CCALLOC_ALLOCATOR_TORCH_PLUGIN_INTERNAL_H_
 
 #include <cstddef>
+#include <memory>
 #include <string>
 
 #include "absl/status/status.h"
@@ -38,6 +39,10 @@ absl::Status CheckDevice(int device);
 DeviceAllocator* Existing(int device);
 // The allocator of `device`, created with the configured options on first use.
 absl::StatusOr<DeviceAllocator*> GetOrCreate(int device);
+// A new backend of `device` (CUDA, or the simulated device under
+// CCALLOC_TORCH_SIMULATE), as the device's allocator has: for the events of
+// a MemPool with an allocator of its own (source_pools.h).
+absl::StatusOr<std::unique_ptr<DeviceBackend>> NewBackend(int device);
 // snprintf-like: copies at most capacity - 1 bytes and a NUL, returns the
 // length the whole text needs including the NUL.
 std::size_t CopyOut(const std::string& text, char* buffer, std::size_t capacity);

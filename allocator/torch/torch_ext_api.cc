@@ -19,6 +19,7 @@
 #include "allocator/cache/device_allocator.h"
 #include "allocator/cache/ipc.h"
 #include "allocator/torch/plugin_internal.h"
+#include "allocator/torch/source_pools.h"
 #include "allocator/torch/uncached.h"
 #include "ccalloc/ccalloc.h"
 #include "ccalloc_torch.h"
@@ -37,6 +38,7 @@ absl::Status FreeAnywhere(void* ptr) {
   if (ptr == nullptr) return absl::OkStatus();
   const DevicePtr p = reinterpret_cast<DevicePtr>(ptr);
   if (absl::Status s = uncached::FreeIfOurs(p); !absl::IsNotFound(s)) return s;
+  if (absl::Status s = source_pools::FreeIfOurs(p); !absl::IsNotFound(s)) return s;
   absl::Status first;
   for (int d = 0; d < kMaxDevices; ++d) {
     DeviceAllocator* a = Existing(d);
@@ -62,14 +64,36 @@ absl::StatusOr<DeviceAllocator*> Owner(void* ptr) {
       absl::StrCat("0x", absl::Hex(p), " was not allocated by ccalloc on any device"));
 }
 
-void CopyStat(const Stat& in, ccalloc_torch_stat& out) {
-  out.current = in.current;
-  out.peak = in.peak;
-  out.allocated = in.allocated;
-  out.freed = in.freed;
+// Adds `in` to `out`: a device's figures are its allocator's plus its
+// MemPool-allocator pools' (source_pools.h). A sum of peaks is an upper
+// bound of the peak of the sum; the pools are few and their peaks are
+// PyTorch's too only where one pool is live at a time.
+void AddStat(const Stat& in, ccalloc_torch_stat& out) {
+  out.current += in.current;
+  out.peak += in.peak;
+  out.allocated += in.allocated;
+  out.freed += in.freed;
 }
-void CopyStats(const StatArray& in, ccalloc_torch_stat* out) {
-  for (std::size_t i = 0; i < in.size(); ++i) CopyStat(in[i], out[i]);
+void AddStats(const StatArray& in, ccalloc_torch_stat* out) {
+  for (std::size_t i = 0; i < in.size(); ++i) AddStat(in[i], out[i]);
+}
+void AddAll(const MemoryStats& s, ccalloc_torch_stats* out) {
+  AddStats(s.allocation, out->allocation);
+  AddStats(s.segment, out->segment);
+  AddStats(s.active, out->active);
+  AddStats(s.inactive_split, out->inactive_split);
+  AddStats(s.allocated_bytes, out->allocated_bytes);
+  AddStats(s.reserved_bytes, out->reserved_bytes);
+  AddStats(s.active_bytes, out->active_bytes);
+  AddStats(s.inactive_split_bytes, out->inactive_split_bytes);
+  AddStats(s.requested_bytes, out->requested_bytes);
+  AddStat(s.oversize_allocations, out->oversize_allocations);
+  AddStat(s.oversize_segments, out->oversize_segments);
+  out->num_alloc_retries += s.num_alloc_retries;
+  out->num_ooms += s.num_ooms;
+  out->num_sync_all_streams += s.num_sync_all_streams;
+  out->num_device_alloc += s.num_device_alloc;
+  out->num_device_free += s.num_device_free;
 }
 
 // One importer per device, created with the device's allocator and, like it,
@@ -120,25 +144,13 @@ CCALLOC_TORCH_API int ccalloc_torch_get_stats(int device, ccalloc_torch_stats* o
   if (out == nullptr) return Report(absl::InvalidArgumentError("out is NULL"));
   if (absl::Status s = ccalloc::CheckDevice(device); !s.ok()) return Report(s);
   *out = ccalloc_torch_stats{};
+  for (const ccalloc::MemoryStats& pool : ccalloc::source_pools::StatsOf(device)) {
+    ccalloc::AddAll(pool, out);
+  }
   ccalloc::DeviceAllocator* a = ccalloc::Existing(device);
   if (a == nullptr) return CCALLOC_OK;
   const ccalloc::MemoryStats s = a->GetStats();
-  ccalloc::CopyStats(s.allocation, out->allocation);
-  ccalloc::CopyStats(s.segment, out->segment);
-  ccalloc::CopyStats(s.active, out->active);
-  ccalloc::CopyStats(s.inactive_split, out->inactive_split);
-  ccalloc::CopyStats(s.allocated_bytes, out->allocated_bytes);
-  ccalloc::CopyStats(s.reserved_bytes, out->reserved_bytes);
-  ccalloc::CopyStats(s.active_bytes, out->active_bytes);
-  ccalloc::CopyStats(s.inactive_split_bytes, out->inactive_split_bytes);
-  ccalloc::CopyStats(s.requested_bytes, out->requested_bytes);
-  ccalloc::CopyStat(s.oversize_allocations, out->oversize_allocations);
-  ccalloc::CopyStat(s.oversize_segments, out->oversize_segments);
-  out->num_alloc_retries = s.num_alloc_retries;
-  out->num_ooms = s.num_ooms;
-  out->num_sync_all_streams = s.num_sync_all_streams;
-  out->num_device_alloc = s.num_device_alloc;
-  out->num_device_free = s.num_device_free;
+  ccalloc::AddAll(s, out);
   out->max_split_size = s.max_split_size;
   return CCALLOC_OK;
 }
@@ -231,19 +243,12 @@ void VisitPart(const ccalloc::SegmentInfo& s, std::uint64_t begin, std::uint64_t
   for (const ccalloc_torch_block& block : blocks) on_block(ctx, &block);
 }
 
-}  // namespace
-
-CCALLOC_TORCH_API int ccalloc_torch_visit_snapshot(
-    int device, void (*on_segment)(void*, const ccalloc_torch_segment*),
-    void (*on_block)(void*, const ccalloc_torch_block*), void* ctx) {
-  if (on_segment == nullptr || on_block == nullptr) {
-    return Report(absl::InvalidArgumentError("a visitor is NULL"));
-  }
-  if (absl::Status s = ccalloc::CheckDevice(device); !s.ok()) return Report(s);
-  ccalloc::DeviceAllocator* a = ccalloc::Existing(device);
-  if (a == nullptr) return CCALLOC_OK;
-  // Visited from a copy, so the callbacks run without the allocator's lock.
-  const ccalloc::Snapshot snapshot = a->TakeSnapshot();
+// Every segment of `a`, visited from a copy, so the callbacks run without
+// the allocator's lock.
+void VisitAllocator(ccalloc::DeviceAllocator& a,
+                    void (*on_segment)(void*, const ccalloc_torch_segment*),
+                    void (*on_block)(void*, const ccalloc_torch_block*), void* ctx) {
+  const ccalloc::Snapshot snapshot = a.TakeSnapshot();
   for (const ccalloc::SegmentInfo& s : snapshot.segments) {
     if (!s.expandable || s.paused) {
       VisitPart(s, s.address, s.address + s.total_size, /*whole=*/true, on_segment, on_block, ctx);
@@ -255,6 +260,19 @@ CCALLOC_TORCH_API int ccalloc_torch_visit_snapshot(
       VisitPart(s, begin, end, /*whole=*/false, on_segment, on_block, ctx);
     }
   }
+}
+
+}  // namespace
+
+CCALLOC_TORCH_API int ccalloc_torch_visit_snapshot(
+    int device, void (*on_segment)(void*, const ccalloc_torch_segment*),
+    void (*on_block)(void*, const ccalloc_torch_block*), void* ctx) {
+  if (on_segment == nullptr || on_block == nullptr) {
+    return Report(absl::InvalidArgumentError("a visitor is NULL"));
+  }
+  if (absl::Status s = ccalloc::CheckDevice(device); !s.ok()) return Report(s);
+  ccalloc::DeviceAllocator* a = ccalloc::Existing(device);
+  if (a != nullptr) VisitAllocator(*a, on_segment, on_block, ctx);
   return CCALLOC_OK;
 }
 
@@ -319,6 +337,57 @@ CCALLOC_TORCH_API int ccalloc_torch_allocate_at(int device, uint64_t pool, void*
                     reinterpret_cast<ccalloc::StreamId>(stream))
         .status();
   });
+}
+
+CCALLOC_TORCH_API int ccalloc_torch_source_pool_create(
+    int device, void* (*alloc)(void*, size_t, void*), void (*free)(void*, void*, size_t, void*),
+    void* ctx, uint64_t* handle) {
+  if (handle == nullptr) return Report(absl::InvalidArgumentError("handle is NULL"));
+  absl::StatusOr<std::unique_ptr<ccalloc::DeviceBackend>> events = ccalloc::NewBackend(device);
+  if (!events.ok()) return Report(events.status());
+  ccalloc::source_pools::Source source;
+  source.alloc = alloc;
+  source.free = free;
+  source.ctx = ctx;
+  absl::StatusOr<std::uint64_t> h =
+      ccalloc::source_pools::Create(device, source, std::move(*events));
+  if (!h.ok()) return Report(h.status());
+  *handle = *h;
+  return CCALLOC_OK;
+}
+
+CCALLOC_TORCH_API int ccalloc_torch_source_pool_malloc(uint64_t handle, size_t size,
+                                                       void* stream, void** out) {
+  if (out == nullptr) return Report(absl::InvalidArgumentError("out is NULL"));
+  *out = nullptr;
+  absl::StatusOr<ccalloc::DevicePtr> ptr = ccalloc::source_pools::Allocate(
+      handle, size, reinterpret_cast<ccalloc::StreamId>(stream));
+  if (!ptr.ok()) return Report(ptr.status());
+  *out = reinterpret_cast<void*>(*ptr);
+  return CCALLOC_OK;
+}
+
+CCALLOC_TORCH_API int ccalloc_torch_source_pool_empty_cache(uint64_t handle) {
+  return Report(ccalloc::source_pools::EmptyCache(handle));
+}
+
+CCALLOC_TORCH_API int ccalloc_torch_source_pool_release(uint64_t handle) {
+  return Report(ccalloc::source_pools::Release(handle));
+}
+
+CCALLOC_TORCH_API int ccalloc_torch_source_pool_visit_snapshot(
+    uint64_t handle, void (*on_segment)(void*, const ccalloc_torch_segment*),
+    void (*on_block)(void*, const ccalloc_torch_block*), void* ctx) {
+  if (on_segment == nullptr || on_block == nullptr) {
+    return Report(absl::InvalidArgumentError("a visitor is NULL"));
+  }
+  std::shared_ptr<ccalloc::DeviceAllocator> a = ccalloc::source_pools::Get(handle);
+  if (a == nullptr) {
+    return Report(absl::NotFoundError(absl::StrCat("MemPool allocator pool ", handle,
+                                                   " is unknown")));
+  }
+  VisitAllocator(*a, on_segment, on_block, ctx);
+  return CCALLOC_OK;
 }
 
 CCALLOC_TORCH_API int ccalloc_torch_base_allocation(void* ptr, void** base, size_t* size) {

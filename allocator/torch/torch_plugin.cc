@@ -177,6 +177,11 @@ DeviceAllocator* Existing(int device) {
   return allocators[device].load(std::memory_order_acquire);
 }
 
+absl::StatusOr<std::unique_ptr<DeviceBackend>> NewBackend(int device) {
+  if (absl::Status s = CheckDevice(device); !s.ok()) return s;
+  return MakeBackend(device);
+}
+
 absl::StatusOr<DeviceAllocator*> GetOrCreate(int device) {
   if (absl::Status s = CheckDevice(device); !s.ok()) return s;
   if (DeviceAllocator* a = allocators[device].load(std::memory_order_acquire)) return a;

@@ -125,6 +125,28 @@ int ccalloc_torch_pool_live_blocks(int device, uint64_t pool,
 int ccalloc_torch_allocate_at(int device, uint64_t pool, void* ptr, size_t size,
                               size_t requested, void* stream);
 
+/* --- MemPools with an allocator of their own ----------------------------- */
+/* MemPool(allocator=CUDAPluggableAllocator(...)): a pool whose segments come
+ * from `alloc` (one call per segment, PyTorch's segment sizes; NULL when it
+ * has no memory) and go back through `free`, its blocks carved and cached as
+ * PyTorch's allocator does (allocator/torch/source_pools.h). Both callbacks
+ * run with the pools' lock held and must not call into these functions.
+ * *handle names the pool below; ccalloc_torch_free_ptr frees its blocks, and
+ * ccalloc_torch_get_stats counts it in its device's figures. */
+int ccalloc_torch_source_pool_create(int device,
+                                     void* (*alloc)(void* ctx, size_t bytes, void* stream),
+                                     void (*free)(void* ctx, void* ptr, size_t bytes,
+                                                  void* stream),
+                                     void* ctx, uint64_t* handle);
+int ccalloc_torch_source_pool_malloc(uint64_t handle, size_t size, void* stream, void** out);
+int ccalloc_torch_source_pool_empty_cache(uint64_t handle);
+/* The pool's last user is gone: its memory goes back once no block is live. */
+int ccalloc_torch_source_pool_release(uint64_t handle);
+/* As ccalloc_torch_visit_snapshot, for the pool's segments (pool.snapshot()). */
+int ccalloc_torch_source_pool_visit_snapshot(
+    uint64_t handle, void (*on_segment)(void* ctx, const ccalloc_torch_segment*),
+    void (*on_block)(void* ctx, const ccalloc_torch_block*), void* ctx);
+
 /* --- IPC and peers --------------------------------------------------------- */
 /* The allocation ptr lies in (what IPC exports). */
 int ccalloc_torch_base_allocation(void* ptr, void** base, size_t* size);
