@@ -186,9 +186,4 @@ std::vector<MemoryStats> StatsOf(int device) {
   return out;
 }
 
-std::size_t Count() {
-  absl::MutexLock lock(&mu);
-  return pools == nullptr ? 0 : pools->size();
-}
-
 }  // namespace ccalloc::source_pools

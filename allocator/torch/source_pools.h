@@ -75,9 +75,6 @@ std::shared_ptr<DeviceAllocator> Get(std::uint64_t handle);
 // main allocator's plus these).
 std::vector<MemoryStats> StatsOf(int device);
 
-// How many pools exist (released ones with live blocks included).
-std::size_t Count();
-
 }  // namespace ccalloc::source_pools
 
 #endif  // CCALLOC_ALLOCATOR_TORCH_SOURCE_POOLS_H_
