@@ -13,32 +13,14 @@
 
 #include "gtest/gtest.h"
 #include "python/ccalloc/csrc/ccalloc_torch.h"
+#include "tests/support/fake_pool_allocator.h"
 
 namespace {
 
+using ccalloc::test::FakeAllocator;
+
 constexpr std::size_t kMiB = std::size_t{1} << 20;
 constexpr int kOutOfMemory = 1;  // CCALLOC_OUT_OF_MEMORY
-
-// A pool allocator standing in for a CUDAPluggableAllocator: host memory,
-// each call counted, and a switch to refuse.
-struct FakeAllocator {
-  std::vector<std::size_t> allocs;  // bytes of each alloc call
-  std::vector<std::size_t> frees;   // bytes of each free call
-  std::vector<void*> streams;       // the stream of each alloc call
-  bool refuse = false;
-
-  static void* Alloc(void* ctx, std::size_t bytes, void* stream) {
-    auto* self = static_cast<FakeAllocator*>(ctx);
-    if (self->refuse) return nullptr;
-    self->allocs.push_back(bytes);
-    self->streams.push_back(stream);
-    return std::aligned_alloc(4096, bytes);
-  }
-  static void Free(void* ctx, void* ptr, std::size_t bytes, void*) {
-    static_cast<FakeAllocator*>(ctx)->frees.push_back(bytes);
-    std::free(ptr);
-  }
-};
 
 struct Visit {
   std::vector<ccalloc_torch_segment> segments;
