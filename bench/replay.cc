@@ -279,6 +279,29 @@ absl::StatusOr<Trace> LoadTrace(const std::string& spec) {
 
 namespace {
 
+// ReplayResult::page_floor_bytes of a snapshot: a classic segment whole, and
+// of a growable one each page that a live or pending block overlaps, once.
+std::uint64_t PageFloorBytes(const Snapshot& snap, std::uint64_t page) {
+  std::uint64_t bytes = 0;
+  for (const SegmentInfo& seg : snap.segments) {
+    if (!seg.expandable) {
+      bytes += seg.total_size;
+      continue;
+    }
+    // Blocks are in address order: a page shared by neighbours counts once.
+    std::uint64_t counted_to = 0;  // the end of the last page counted
+    for (const BlockInfo& b : seg.blocks) {
+      if (b.status == BlockStatus::kInactive || b.size == 0) continue;
+      std::uint64_t lo = b.address / page * page;
+      const std::uint64_t hi = (b.address + b.size + page - 1) / page * page;
+      lo = std::max(lo, counted_to);
+      if (hi > lo) bytes += hi - lo;
+      counted_to = std::max(counted_to, hi);
+    }
+  }
+  return bytes;
+}
+
 // ReplayConfig::layout_at: the free blocks that hold memory (at least one
 // page's worth), by address within their segment, before `e`.
 std::string DescribeLayoutBefore(const DeviceAllocator& allocator, const TraceEvent& e,
@@ -432,6 +455,7 @@ absl::StatusOr<ReplayResult> Replay(const Trace& trace, const Policy& policy,
       r.timeline_device_ops.reserve(n);
     }
     std::int64_t max_reserved = -1;
+    std::int64_t max_allocated = -1;
     MemoryStats last = (*allocator)->GetStats();  // record_events: before the event
     DriverCallCounts half_calls, half_background;
     std::uint64_t half_waited = 0;
@@ -465,6 +489,11 @@ absl::StatusOr<ReplayResult> Replay(const Trace& trace, const Policy& policy,
       if (reserved > max_reserved) {
         max_reserved = reserved;
         r.peak_reserved_event = static_cast<std::int64_t>(i);
+      }
+      const std::int64_t allocated = stats.allocated_bytes[kStatAll].current;
+      if (allocated > max_allocated) {
+        max_allocated = allocated;
+        r.peak_allocated_event = static_cast<std::int64_t>(i);
       }
       if (config.record_timeline) {
         r.timeline_allocated.push_back(stats.allocated_bytes[kStatAll].current);
@@ -557,6 +586,22 @@ absl::StatusOr<ReplayResult> Replay(const Trace& trace, const Policy& policy,
       if (absl::Status s = player.Step(i); !s.ok()) return s;
     }
     r.fragmentation_at_peak = (*allocator)->Fragmentation().ratio;
+  }
+
+  // --- The page floor at the allocated peak (ReplayResult::page_floor_*). --
+  if (r.peak_allocated_event >= 0 && r.peak_allocated_bytes > 0) {
+    SimBackend* sim = nullptr;
+    absl::StatusOr<std::unique_ptr<DeviceAllocator>> allocator =
+        MakeAllocator(policy, config, nullptr, &sim);
+    if (!allocator.ok()) return allocator.status();
+    Player player(trace, **allocator, single_stream, sim, /*settle=*/true);
+    for (std::size_t i = 0; i <= static_cast<std::size_t>(r.peak_allocated_event); ++i) {
+      if (absl::Status s = player.Step(i); !s.ok()) return s;
+    }
+    r.page_floor_bytes = static_cast<std::int64_t>(
+        PageFloorBytes((*allocator)->TakeSnapshot(), (*allocator)->backend().PageSize()));
+    r.page_floor_ratio = static_cast<double>(r.page_floor_bytes) /
+                         static_cast<double>(r.peak_allocated_bytes);
   }
 
   // --- Timed passes: allocator calls only, on a fresh allocator each. ------

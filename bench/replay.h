@@ -150,6 +150,16 @@ struct ReplayResult {
   std::int64_t peak_reserved_event = -1;
   double fragmentation_at_peak = 0;
   double fragmentation_at_end = 0;
+  // The event after which allocated first reached its peak, and the memory
+  // then under the pages that live (or pending) blocks touch: a growable
+  // segment's pages overlapping them, a classic segment whole. No policy of
+  // giving pages back can hold less with the blocks where this one put
+  // them, so page_floor_ratio (that over the allocated peak) is the floor
+  // of `ratio` for this placement: the rest of the way to 1.000 is where
+  // blocks are placed (sub-page pieces), not what is unmapped.
+  std::int64_t peak_allocated_event = -1;
+  std::int64_t page_floor_bytes = 0;
+  double page_floor_ratio = 0;
 
   std::int64_t device_allocs = 0;  // num_device_alloc (segments or pages)
   std::int64_t device_frees = 0;

@@ -320,7 +320,10 @@ std::string ResultsToJson(const std::vector<ReplayResult>& results) {
                     ", \"run_fragmentation\": ", JsonNumber(r.run_fragmentation),
                     ", \"peak_reserved_event\": ", r.peak_reserved_event,
                     ", \"fragmentation_at_peak\": ", JsonNumber(r.fragmentation_at_peak),
-                    ", \"fragmentation_at_end\": ", JsonNumber(r.fragmentation_at_end), ",\n   ");
+                    ", \"fragmentation_at_end\": ", JsonNumber(r.fragmentation_at_end),
+                    ", \"peak_allocated_event\": ", r.peak_allocated_event,
+                    ", \"page_floor_bytes\": ", r.page_floor_bytes,
+                    ", \"page_floor_ratio\": ", JsonNumber(r.page_floor_ratio), ",\n   ");
     absl::StrAppend(&out, "\"device_allocs\": ", r.device_allocs,
                     ", \"device_frees\": ", r.device_frees, ", \"maps\": ", r.maps,
                     ", \"unmaps\": ", r.unmaps,

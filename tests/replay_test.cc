@@ -87,6 +87,36 @@ TEST(ReplayTest, CountsEventsAndTracksPeaks) {
   }
 }
 
+// The page floor at the allocated peak: the pages under live blocks then.
+// A classic segment counts whole (so it is reserved at that event); growable
+// pages under the two blocks hold at least what they hold and at most what
+// is reserved then; the floor of the ratio is never above the ratio.
+TEST(ReplayTest, PageFloorIsThePagesUnderLiveBlocksAtTheAllocatedPeak) {
+  const Trace t = Handmade("floor", {{true, 0, 3 * kMiBytes},
+                                     {true, 1, 5 * kMiBytes + 4096},
+                                     {false, 0, 0},
+                                     {true, 2, 512 * 1024},
+                                     {false, 1, 0},
+                                     {false, 2, 0}});
+  for (absl::string_view policy : {"pytorch-native", "ccalloc"}) {
+    SCOPED_TRACE(policy);
+    ReplayConfig config;
+    config.record_timeline = true;
+    const ReplayResult r = ReplayWith(t, policy, config);
+    EXPECT_EQ(r.peak_allocated_event, 1);
+    EXPECT_GE(r.page_floor_bytes, r.peak_allocated_bytes);
+    EXPECT_LE(r.page_floor_bytes, r.timeline_reserved[1]);
+    EXPECT_LE(r.page_floor_ratio, r.ratio + 1e-12);
+    if (policy == "pytorch-native") {
+      EXPECT_EQ(r.page_floor_bytes, r.timeline_reserved[1]) << "classic segments count whole";
+    } else {
+      // 8 MiB + 4 KiB over 2 MiB pages: at least five pages.
+      EXPECT_GE(r.page_floor_bytes, 10 * kMiBytes);
+      EXPECT_EQ(r.page_floor_bytes % (2 * kMiBytes), 0);
+    }
+  }
+}
+
 TEST(ReplayTest, ReadsRmmCsv) {
   const std::filesystem::path path =
       std::filesystem::temp_directory_path() / absl::StrCat("replay_test_", getpid(), ".csv");
@@ -426,7 +456,8 @@ TEST(ReplayTest, JsonHasOneObjectPerPolicyWithTheRequiredKeys) {
     for (const char* key : {"\"ns_per_op\": ", "\"ratio\": ", "\"run_fragmentation\": ",
                             "\"fragmentation_at_peak\": ", "\"fragmentation_at_end\": ",
                             "\"maps\": ", "\"unmaps\": ", "\"maps_per_1k_allocs\": ",
-                            "\"retries\": ", "\"free_alls\": ", "\"ooms\": ", "\"fits\": "}) {
+                            "\"retries\": ", "\"free_alls\": ", "\"ooms\": ", "\"fits\": ",
+                            "\"page_floor_bytes\": ", "\"page_floor_ratio\": "}) {
       EXPECT_THAT(obj, HasSubstr(key));
     }
   }
