@@ -586,6 +586,8 @@ absl::StatusOr<ReplayResult> Replay(const Trace& trace, const Policy& policy,
       if (absl::Status s = player.Step(i); !s.ok()) return s;
     }
     r.fragmentation_at_peak = (*allocator)->Fragmentation().ratio;
+    r.page_floor_at_reserved_peak_bytes = static_cast<std::int64_t>(
+        PageFloorBytes((*allocator)->TakeSnapshot(), (*allocator)->backend().PageSize()));
   }
 
   // --- The page floor at the allocated peak (ReplayResult::page_floor_*). --

@@ -160,6 +160,9 @@ struct ReplayResult {
   std::int64_t peak_allocated_event = -1;
   std::int64_t page_floor_bytes = 0;
   double page_floor_ratio = 0;
+  // The same when reserved first peaked (peak_reserved_event): what no
+  // policy could have given back at the moment that sets `ratio`.
+  std::int64_t page_floor_at_reserved_peak_bytes = 0;
 
   std::int64_t device_allocs = 0;  // num_device_alloc (segments or pages)
   std::int64_t device_frees = 0;

@@ -323,7 +323,9 @@ std::string ResultsToJson(const std::vector<ReplayResult>& results) {
                     ", \"fragmentation_at_end\": ", JsonNumber(r.fragmentation_at_end),
                     ", \"peak_allocated_event\": ", r.peak_allocated_event,
                     ", \"page_floor_bytes\": ", r.page_floor_bytes,
-                    ", \"page_floor_ratio\": ", JsonNumber(r.page_floor_ratio), ",\n   ");
+                    ", \"page_floor_ratio\": ", JsonNumber(r.page_floor_ratio),
+                    ", \"page_floor_at_reserved_peak_bytes\": ",
+                    r.page_floor_at_reserved_peak_bytes, ",\n   ");
     absl::StrAppend(&out, "\"device_allocs\": ", r.device_allocs,
                     ", \"device_frees\": ", r.device_frees, ", \"maps\": ", r.maps,
                     ", \"unmaps\": ", r.unmaps,
