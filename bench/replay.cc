@@ -279,6 +279,33 @@ absl::StatusOr<Trace> LoadTrace(const std::string& spec) {
 
 namespace {
 
+// ReplayResult::chunk_floor_bytes of a snapshot: a classic segment whole,
+// and of a growable one each chunk that a live or pending block overlaps.
+std::uint64_t ChunkFloorBytes(const Snapshot& snap) {
+  std::uint64_t bytes = 0;
+  for (const SegmentInfo& seg : snap.segments) {
+    if (!seg.expandable) {
+      bytes += seg.total_size;
+      continue;
+    }
+    // Blocks and chunks are both in address order: one pass over each.
+    std::size_t c = 0;
+    std::uint64_t counted_to = 0;  // the end of the last chunk counted
+    for (const BlockInfo& b : seg.blocks) {
+      if (b.status == BlockStatus::kInactive || b.size == 0) continue;
+      const std::uint64_t end = b.address + b.size;
+      while (c < seg.chunks.size() && seg.chunks[c].second <= b.address) ++c;
+      for (std::size_t k = c; k < seg.chunks.size() && seg.chunks[k].first < end; ++k) {
+        if (seg.chunks[k].first >= counted_to) {
+          bytes += seg.chunks[k].second - seg.chunks[k].first;
+          counted_to = seg.chunks[k].second;
+        }
+      }
+    }
+  }
+  return bytes;
+}
+
 // ReplayResult::page_floor_bytes of a snapshot: a classic segment whole, and
 // of a growable one each page that a live or pending block overlaps, once.
 std::uint64_t PageFloorBytes(const Snapshot& snap, std::uint64_t page) {
@@ -586,8 +613,10 @@ absl::StatusOr<ReplayResult> Replay(const Trace& trace, const Policy& policy,
       if (absl::Status s = player.Step(i); !s.ok()) return s;
     }
     r.fragmentation_at_peak = (*allocator)->Fragmentation().ratio;
-    r.page_floor_at_reserved_peak_bytes = static_cast<std::int64_t>(
-        PageFloorBytes((*allocator)->TakeSnapshot(), (*allocator)->backend().PageSize()));
+    const Snapshot snap = (*allocator)->TakeSnapshot();
+    r.page_floor_at_reserved_peak_bytes =
+        static_cast<std::int64_t>(PageFloorBytes(snap, (*allocator)->backend().PageSize()));
+    r.chunk_floor_at_reserved_peak_bytes = static_cast<std::int64_t>(ChunkFloorBytes(snap));
   }
 
   // --- The page floor at the allocated peak (ReplayResult::page_floor_*). --
@@ -600,8 +629,10 @@ absl::StatusOr<ReplayResult> Replay(const Trace& trace, const Policy& policy,
     for (std::size_t i = 0; i <= static_cast<std::size_t>(r.peak_allocated_event); ++i) {
       if (absl::Status s = player.Step(i); !s.ok()) return s;
     }
-    r.page_floor_bytes = static_cast<std::int64_t>(
-        PageFloorBytes((*allocator)->TakeSnapshot(), (*allocator)->backend().PageSize()));
+    const Snapshot snap = (*allocator)->TakeSnapshot();
+    r.page_floor_bytes =
+        static_cast<std::int64_t>(PageFloorBytes(snap, (*allocator)->backend().PageSize()));
+    r.chunk_floor_bytes = static_cast<std::int64_t>(ChunkFloorBytes(snap));
     r.page_floor_ratio = static_cast<double>(r.page_floor_bytes) /
                          static_cast<double>(r.peak_allocated_bytes);
   }

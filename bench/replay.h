@@ -163,6 +163,11 @@ struct ReplayResult {
   // The same when reserved first peaked (peak_reserved_event): what no
   // policy could have given back at the moment that sets `ratio`.
   std::int64_t page_floor_at_reserved_peak_bytes = 0;
+  // The same two counts by chunks instead of pages: every chunk (one
+  // physical handle, given back only whole) that a live block overlaps.
+  // Between the page floor and this is what chunk size pins.
+  std::int64_t chunk_floor_bytes = 0;
+  std::int64_t chunk_floor_at_reserved_peak_bytes = 0;
 
   std::int64_t device_allocs = 0;  // num_device_alloc (segments or pages)
   std::int64_t device_frees = 0;

@@ -325,7 +325,10 @@ std::string ResultsToJson(const std::vector<ReplayResult>& results) {
                     ", \"page_floor_bytes\": ", r.page_floor_bytes,
                     ", \"page_floor_ratio\": ", JsonNumber(r.page_floor_ratio),
                     ", \"page_floor_at_reserved_peak_bytes\": ",
-                    r.page_floor_at_reserved_peak_bytes, ",\n   ");
+                    r.page_floor_at_reserved_peak_bytes,
+                    ", \"chunk_floor_bytes\": ", r.chunk_floor_bytes,
+                    ", \"chunk_floor_at_reserved_peak_bytes\": ",
+                    r.chunk_floor_at_reserved_peak_bytes, ",\n   ");
     absl::StrAppend(&out, "\"device_allocs\": ", r.device_allocs,
                     ", \"device_frees\": ", r.device_frees, ", \"maps\": ", r.maps,
                     ", \"unmaps\": ", r.unmaps,

@@ -76,14 +76,18 @@ class TextTable {
 // ---------------------------------------------------------------------------
 
 std::string FormatTable(const std::vector<ReplayResult>& results) {
-  TextTable table({"policy", "peak alloc MiB", "peak rsv MiB", "ratio", "page floor", "frag run",
-                   "frag@peak",
+  TextTable table({"policy", "peak alloc MiB", "peak rsv MiB", "ratio", "page floor",
+                   "chunk floor", "frag run", "frag@peak",
                    "frag@end", "dev allocs", "dev frees", "maps", "unmaps", "(un)maps/1k",
                    "retries", "free-alls", "OOMs", "ns/op"});
   for (const ReplayResult& r : results) {
     table.Add({r.policy, Grouped(ToMiB(r.peak_allocated_bytes)),
                Grouped(ToMiB(r.peak_reserved_bytes)), absl::StrFormat("%.3f", r.ratio),
                r.page_floor_ratio > 0 ? absl::StrFormat("%.3f", r.page_floor_ratio) : "-",
+               r.page_floor_ratio > 0
+                   ? absl::StrFormat("%.3f", static_cast<double>(r.chunk_floor_bytes) /
+                                                 static_cast<double>(r.peak_allocated_bytes))
+                   : "-",
                Percent(r.run_fragmentation), Percent(r.fragmentation_at_peak),
                Percent(r.fragmentation_at_end), Grouped(r.device_allocs), Grouped(r.device_frees),
                Grouped(r.maps), Grouped(r.unmaps),
@@ -98,7 +102,8 @@ std::string FormatTable(const std::vector<ReplayResult>& results) {
       const double ratio =
           static_cast<double>(ref.peak_reserved_mib) / static_cast<double>(ref.peak_allocated_mib);
       table.Add({ref.label, Grouped(ref.peak_allocated_mib), Grouped(ref.peak_reserved_mib),
-                 absl::StrFormat("%.3f", ratio), "-", Percent(1.0 - 1.0 / ratio), "-", "-", "-", "-",
+                 absl::StrFormat("%.3f", ratio), "-", "-", Percent(1.0 - 1.0 / ratio), "-", "-",
+                 "-", "-",
                  "-", "-", "-", "-", "-", "-", "-"});
     }
   }

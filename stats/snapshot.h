@@ -50,6 +50,9 @@ struct SegmentInfo {
   std::vector<BlockInfo> blocks;
   // Growable segments: [begin, end) address ranges that are mapped.
   std::vector<std::pair<std::uint64_t, std::uint64_t>> mapped_ranges;
+  // Growable segments: [begin, end) of each chunk mapped there (one physical
+  // handle each, whose memory goes back only whole), by address.
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> chunks;
 };
 
 // Fragmentation now: (free - largest free block) / free over cached memory.

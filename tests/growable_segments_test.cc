@@ -95,6 +95,10 @@ TEST_F(GrowableSegmentsTest, ReservedCountsMappedPages) {
   EXPECT_EQ(seg.mapped_size, 3 * kPage);
   EXPECT_GT(seg.total_size, seg.mapped_size) << "the range reserves more than it maps";
   EXPECT_THAT(seg.mapped_ranges, ElementsAre(Pair(seg.address, seg.address + 3 * kPage)));
+  // Three maps, three handles: a chunk of one page each, in address order.
+  EXPECT_THAT(seg.chunks, ElementsAre(Pair(seg.address, seg.address + kPage),
+                                      Pair(seg.address + kPage, seg.address + 2 * kPage),
+                                      Pair(seg.address + 2 * kPage, seg.address + 3 * kPage)));
 
   FreeOk(a);
   FreeOk(b);

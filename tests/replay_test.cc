@@ -109,6 +109,11 @@ TEST(ReplayTest, PageFloorIsThePagesUnderLiveBlocksAtTheAllocatedPeak) {
     EXPECT_LE(r.page_floor_ratio, r.ratio + 1e-12);
     EXPECT_GT(r.page_floor_at_reserved_peak_bytes, 0);
     EXPECT_LE(r.page_floor_at_reserved_peak_bytes, r.peak_reserved_bytes);
+    // Chunks hold whole pages: between the page floor and what is reserved.
+    EXPECT_GE(r.chunk_floor_bytes, r.page_floor_bytes);
+    EXPECT_LE(r.chunk_floor_bytes, r.timeline_reserved[1]);
+    EXPECT_GE(r.chunk_floor_at_reserved_peak_bytes, r.page_floor_at_reserved_peak_bytes);
+    EXPECT_LE(r.chunk_floor_at_reserved_peak_bytes, r.peak_reserved_bytes);
     if (policy == "pytorch-native") {
       EXPECT_EQ(r.page_floor_bytes, r.timeline_reserved[1]) << "classic segments count whole";
     } else {

@@ -174,6 +174,13 @@ void GrowableSegments::Describe(CacheLock lock, const Segment& range,
     } else {
       info->mapped_ranges.emplace_back(lo, lo + page_size_);
     }
+    // A chunk is a run of pages holding one handle.
+    if (i > 0 && segment.pages[i - 1] == segment.pages[i] && !info->chunks.empty() &&
+        info->chunks.back().second == lo) {
+      info->chunks.back().second = lo + page_size_;
+    } else {
+      info->chunks.emplace_back(lo, lo + page_size_);
+    }
   }
 }
 
