@@ -368,8 +368,6 @@ class Bench:
         if self.cuda:
             import ccalloc.torch as ct
             self.driver_calls = lambda: ct.ccalloc_counters().get("driver_calls", 0)
-        self.calls = {"plain": 0, "profiled": 0}
-        self.by_boundary = {}   # profiled blocks' boundary seconds by the phase each opens
 
     def sync(self):
         if self.cuda:
@@ -481,6 +479,8 @@ class Bench:
             _close(prof)
         from gc_clock import GcClock
         plain, profiled, boundary, boundaries, problems = [], [], [], 0, []
+        # Per model, what block() adds up: driver calls by kind of block, and
+        # the profiled blocks' boundary seconds by the phase each opens.
         self.calls = {"plain": 0, "profiled": 0}
         self.by_boundary = {}
         clock = GcClock()

@@ -279,54 +279,42 @@ absl::StatusOr<Trace> LoadTrace(const std::string& spec) {
 
 namespace {
 
-// ReplayResult::chunk_floor_bytes of a snapshot: a classic segment whole,
-// and of a growable one each chunk that a live or pending block overlaps.
-std::uint64_t ChunkFloorBytes(const Snapshot& snap) {
-  std::uint64_t bytes = 0;
+// ReplayResult's page and chunk floors of a snapshot: a classic segment
+// whole; of a growable one each page, and each chunk, that a live or pending
+// block overlaps, once (blocks and chunks are both in address order, so a
+// page or chunk shared by neighbours is counted by the first).
+struct Floors {
+  std::int64_t pages = 0;
+  std::int64_t chunks = 0;
+};
+Floors FloorsOf(const Snapshot& snap, std::uint64_t page) {
+  std::uint64_t pages = 0, chunks = 0;
   for (const SegmentInfo& seg : snap.segments) {
     if (!seg.expandable) {
-      bytes += seg.total_size;
+      pages += seg.total_size;
+      chunks += seg.total_size;
       continue;
     }
-    // Blocks and chunks are both in address order: one pass over each.
     std::size_t c = 0;
-    std::uint64_t counted_to = 0;  // the end of the last chunk counted
+    std::uint64_t pages_to = 0;   // the end of the last page counted
+    std::uint64_t chunks_to = 0;  // the end of the last chunk counted
     for (const BlockInfo& b : seg.blocks) {
       if (b.status == BlockStatus::kInactive || b.size == 0) continue;
       const std::uint64_t end = b.address + b.size;
+      const std::uint64_t lo = std::max(b.address / page * page, pages_to);
+      const std::uint64_t hi = (end + page - 1) / page * page;
+      if (hi > lo) pages += hi - lo;
+      pages_to = std::max(pages_to, hi);
       while (c < seg.chunks.size() && seg.chunks[c].second <= b.address) ++c;
       for (std::size_t k = c; k < seg.chunks.size() && seg.chunks[k].first < end; ++k) {
-        if (seg.chunks[k].first >= counted_to) {
-          bytes += seg.chunks[k].second - seg.chunks[k].first;
-          counted_to = seg.chunks[k].second;
+        if (seg.chunks[k].first >= chunks_to) {
+          chunks += seg.chunks[k].second - seg.chunks[k].first;
+          chunks_to = seg.chunks[k].second;
         }
       }
     }
   }
-  return bytes;
-}
-
-// ReplayResult::page_floor_bytes of a snapshot: a classic segment whole, and
-// of a growable one each page that a live or pending block overlaps, once.
-std::uint64_t PageFloorBytes(const Snapshot& snap, std::uint64_t page) {
-  std::uint64_t bytes = 0;
-  for (const SegmentInfo& seg : snap.segments) {
-    if (!seg.expandable) {
-      bytes += seg.total_size;
-      continue;
-    }
-    // Blocks are in address order: a page shared by neighbours counts once.
-    std::uint64_t counted_to = 0;  // the end of the last page counted
-    for (const BlockInfo& b : seg.blocks) {
-      if (b.status == BlockStatus::kInactive || b.size == 0) continue;
-      std::uint64_t lo = b.address / page * page;
-      const std::uint64_t hi = (b.address + b.size + page - 1) / page * page;
-      lo = std::max(lo, counted_to);
-      if (hi > lo) bytes += hi - lo;
-      counted_to = std::max(counted_to, hi);
-    }
-  }
-  return bytes;
+  return Floors{static_cast<std::int64_t>(pages), static_cast<std::int64_t>(chunks)};
 }
 
 // ReplayConfig::layout_at: the free blocks that hold memory (at least one
@@ -600,41 +588,34 @@ absl::StatusOr<ReplayResult> Replay(const Trace& trace, const Policy& policy,
     }
   }
 
-  // --- Fragmentation when reserved peaked: replay up to that event. --------
-  // A separate pass because computing it after every event would cost more
-  // than the replay itself.
-  if (r.peak_reserved_event >= 0) {
+  // --- When reserved and allocated peaked: fragmentation, page and chunk
+  // floors. One pass replayed to the later of the two events, measured at
+  // each as it passes; separate because measuring after every event would
+  // cost more than the replay itself.
+  const std::int64_t last = std::max(r.peak_reserved_event, r.peak_allocated_event);
+  if (last >= 0) {
     SimBackend* sim = nullptr;
     absl::StatusOr<std::unique_ptr<DeviceAllocator>> allocator =
         MakeAllocator(policy, config, nullptr, &sim);
     if (!allocator.ok()) return allocator.status();
     Player player(trace, **allocator, single_stream, sim, /*settle=*/true);
-    for (std::size_t i = 0; i <= static_cast<std::size_t>(r.peak_reserved_event); ++i) {
-      if (absl::Status s = player.Step(i); !s.ok()) return s;
+    const std::uint64_t page = (*allocator)->backend().PageSize();
+    for (std::int64_t i = 0; i <= last; ++i) {
+      if (absl::Status s = player.Step(static_cast<std::size_t>(i)); !s.ok()) return s;
+      if (i == r.peak_reserved_event) {
+        r.fragmentation_at_peak = (*allocator)->Fragmentation().ratio;
+        const Floors floors = FloorsOf((*allocator)->TakeSnapshot(), page);
+        r.page_floor_at_reserved_peak_bytes = floors.pages;
+        r.chunk_floor_at_reserved_peak_bytes = floors.chunks;
+      }
+      if (i == r.peak_allocated_event && r.peak_allocated_bytes > 0) {
+        const Floors floors = FloorsOf((*allocator)->TakeSnapshot(), page);
+        r.page_floor_bytes = floors.pages;
+        r.chunk_floor_bytes = floors.chunks;
+        r.page_floor_ratio = static_cast<double>(r.page_floor_bytes) /
+                             static_cast<double>(r.peak_allocated_bytes);
+      }
     }
-    r.fragmentation_at_peak = (*allocator)->Fragmentation().ratio;
-    const Snapshot snap = (*allocator)->TakeSnapshot();
-    r.page_floor_at_reserved_peak_bytes =
-        static_cast<std::int64_t>(PageFloorBytes(snap, (*allocator)->backend().PageSize()));
-    r.chunk_floor_at_reserved_peak_bytes = static_cast<std::int64_t>(ChunkFloorBytes(snap));
-  }
-
-  // --- The page floor at the allocated peak (ReplayResult::page_floor_*). --
-  if (r.peak_allocated_event >= 0 && r.peak_allocated_bytes > 0) {
-    SimBackend* sim = nullptr;
-    absl::StatusOr<std::unique_ptr<DeviceAllocator>> allocator =
-        MakeAllocator(policy, config, nullptr, &sim);
-    if (!allocator.ok()) return allocator.status();
-    Player player(trace, **allocator, single_stream, sim, /*settle=*/true);
-    for (std::size_t i = 0; i <= static_cast<std::size_t>(r.peak_allocated_event); ++i) {
-      if (absl::Status s = player.Step(i); !s.ok()) return s;
-    }
-    const Snapshot snap = (*allocator)->TakeSnapshot();
-    r.page_floor_bytes =
-        static_cast<std::int64_t>(PageFloorBytes(snap, (*allocator)->backend().PageSize()));
-    r.chunk_floor_bytes = static_cast<std::int64_t>(ChunkFloorBytes(snap));
-    r.page_floor_ratio = static_cast<double>(r.page_floor_bytes) /
-                         static_cast<double>(r.peak_allocated_bytes);
   }
 
   // --- Timed passes: allocator calls only, on a fresh allocator each. ------
