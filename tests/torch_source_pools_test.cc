@@ -157,6 +157,27 @@ TEST_F(TorchSourcePoolsTest, TheAllocatorsOutOfMemoryIsPyTorchsError) {
   EXPECT_EQ(fake.frees.size(), 1u);
 }
 
+// The device's figures include the pool's, so resetting them reaches it:
+// torch.cuda.reset_peak_memory_stats() after a pool's peak shows what is
+// allocated now, reset_accumulated_memory_stats() zeroes its counts.
+TEST_F(TorchSourcePoolsTest, TheDevicesResetsReachThePool) {
+  const int dev = 55;
+  FakeAllocator fake;
+  const uint64_t pool = Create(dev, &fake);
+  void* a = Malloc(pool, 4 * kMiB);
+  void* b = Malloc(pool, 4 * kMiB);
+  ASSERT_EQ(ccalloc_torch_free_ptr(b), 0);
+  EXPECT_EQ(Stats(dev).allocated_bytes[0].peak, static_cast<int64_t>(8 * kMiB));
+  ASSERT_EQ(ccalloc_torch_reset_peak_stats(dev), 0) << ccalloc_torch_last_error();
+  EXPECT_EQ(Stats(dev).allocated_bytes[0].peak, static_cast<int64_t>(4 * kMiB));
+  EXPECT_EQ(Stats(dev).allocation[0].allocated, 2);
+  ASSERT_EQ(ccalloc_torch_reset_accumulated_stats(dev), 0) << ccalloc_torch_last_error();
+  EXPECT_EQ(Stats(dev).allocation[0].allocated, 0);
+  EXPECT_EQ(Stats(dev).allocated_bytes[0].current, static_cast<int64_t>(4 * kMiB));
+  ASSERT_EQ(ccalloc_torch_free_ptr(a), 0);
+  ASSERT_EQ(ccalloc_torch_source_pool_release(pool), 0);
+}
+
 // Bad input: a clear error, nothing made or lost.
 TEST_F(TorchSourcePoolsTest, BadInputIsRefused) {
   uint64_t handle = 0;

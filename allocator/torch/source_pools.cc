@@ -176,14 +176,12 @@ std::shared_ptr<DeviceAllocator> Get(std::uint64_t handle) {
   return pool == nullptr ? nullptr : pool->allocator;
 }
 
-std::vector<MemoryStats> StatsOf(int device) {
-  std::vector<MemoryStats> out;
+void ForEachOn(int device, const std::function<void(DeviceAllocator&)>& f) {
   absl::MutexLock lock(&mu);
-  if (pools == nullptr) return out;
+  if (pools == nullptr) return;
   for (const auto& [handle, pool] : *pools) {
-    if (pool.device == device) out.push_back(pool.allocator->GetStats());
+    if (device < 0 || pool.device == device) f(*pool.allocator);
   }
-  return out;
 }
 
 }  // namespace ccalloc::source_pools

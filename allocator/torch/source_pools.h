@@ -24,8 +24,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
-#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -71,9 +71,10 @@ absl::Status Release(std::uint64_t handle);
 // module's lock (null for an unknown handle). Its snapshot is pool.snapshot().
 std::shared_ptr<DeviceAllocator> Get(std::uint64_t handle);
 
-// The statistics of every pool on `device` (the device's own figures are the
-// main allocator's plus these).
-std::vector<MemoryStats> StatsOf(int device);
+// Calls `f` on the allocator of every pool on `device` (every device when
+// `device` is negative), with the pools' lock held: the device's statistics
+// are the main allocator's plus these (read, and reset, together).
+void ForEachOn(int device, const std::function<void(DeviceAllocator&)>& f);
 
 }  // namespace ccalloc::source_pools
 

@@ -65,9 +65,8 @@ absl::StatusOr<DeviceAllocator*> Owner(void* ptr) {
 }
 
 // Adds `in` to `out`: a device's figures are its allocator's plus its
-// MemPool-allocator pools' (source_pools.h). A sum of peaks is an upper
-// bound of the peak of the sum; the pools are few and their peaks are
-// PyTorch's too only where one pool is live at a time.
+// MemPool-allocator pools' (source_pools.h). A peak so summed can exceed the
+// device's true peak when the pool and the rest peaked at different moments.
 void AddStat(const Stat& in, ccalloc_torch_stat& out) {
   out.current += in.current;
   out.peak += in.peak;
@@ -144,9 +143,8 @@ CCALLOC_TORCH_API int ccalloc_torch_get_stats(int device, ccalloc_torch_stats* o
   if (out == nullptr) return Report(absl::InvalidArgumentError("out is NULL"));
   if (absl::Status s = ccalloc::CheckDevice(device); !s.ok()) return Report(s);
   *out = ccalloc_torch_stats{};
-  for (const ccalloc::MemoryStats& pool : ccalloc::source_pools::StatsOf(device)) {
-    ccalloc::AddAll(pool, out);
-  }
+  ccalloc::source_pools::ForEachOn(
+      device, [out](ccalloc::DeviceAllocator& pool) { ccalloc::AddAll(pool.GetStats(), out); });
   ccalloc::DeviceAllocator* a = ccalloc::Existing(device);
   if (a == nullptr) return CCALLOC_OK;
   const ccalloc::MemoryStats s = a->GetStats();

@@ -62,6 +62,7 @@
 #include "allocator/cache/size_policy.h"
 #include "allocator/cache/status_code.h"
 #include "allocator/torch/plugin_internal.h"
+#include "allocator/torch/source_pools.h"
 #include "allocator/torch/uncached.h"
 #include "ccalloc/ccalloc.h"
 #include "ccalloc_torch.h"
@@ -488,7 +489,13 @@ CCALLOC_TORCH_API int ccalloc_torch_record_stream(void* ptr, void* stream) {
   return Report(ccalloc::RecordStreamAnywhere(ptr, static_cast<cudaStream_t>(stream)));
 }
 
+// The device's figures include its MemPool-allocator pools' (source_pools.h):
+// they are reset with it.
 CCALLOC_TORCH_API int ccalloc_torch_reset_peak_stats(int device) {
+  if (device >= 0) {
+    if (absl::Status s = ccalloc::CheckDevice(device); !s.ok()) return Report(s);
+  }
+  ccalloc::source_pools::ForEachOn(device, [](ccalloc::DeviceAllocator& a) { a.ResetPeakStats(); });
   return Report(ccalloc::ForDevices(device, [](ccalloc::DeviceAllocator& a) {
     a.ResetPeakStats();
     return absl::OkStatus();
@@ -496,6 +503,11 @@ CCALLOC_TORCH_API int ccalloc_torch_reset_peak_stats(int device) {
 }
 
 CCALLOC_TORCH_API int ccalloc_torch_reset_accumulated_stats(int device) {
+  if (device >= 0) {
+    if (absl::Status s = ccalloc::CheckDevice(device); !s.ok()) return Report(s);
+  }
+  ccalloc::source_pools::ForEachOn(device,
+                                   [](ccalloc::DeviceAllocator& a) { a.ResetAccumulatedStats(); });
   return Report(ccalloc::ForDevices(device, [](ccalloc::DeviceAllocator& a) {
     a.ResetAccumulatedStats();
     return absl::OkStatus();
