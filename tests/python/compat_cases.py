@@ -280,6 +280,47 @@ def case_memory_history():
             "live_blocks_with_frames": len(blocks_with_frames), "dump_bytes": os.path.getsize(path)}
 
 
+def case_history_contexts():
+    """PyTorch's test_memory_plots*: which history settings put stacks where.
+    context=None records no frames; context="all" gives empty_cache's give-back
+    (segment_free, or segment_unmap for expandable/growable memory) the
+    caller's stack, "alloc" and "state" do not; outside torch.compile a trace
+    entry's compile_context is "N/A"."""
+    import json
+
+    def run_history_probe():
+        x = torch.rand(128, 128, device="cuda")
+        return x * x + x * x
+    names = {}
+    for context in (None, "all"):
+        torch.cuda.empty_cache()
+        torch.cuda.memory._record_memory_history("all", context=context, stacks="python")
+        try:
+            run_history_probe()
+            names[str(context)] = "run_history_probe" in json.dumps(torch.cuda.memory._snapshot())
+        finally:
+            torch.cuda.memory._record_memory_history(None)
+    give_back = {}
+    compile_contexts = set()
+    for context in ("alloc", "all", "state"):
+        torch.cuda.empty_cache()
+        torch.cuda.memory._record_memory_history(context=context)
+        try:
+            x = torch.rand(3, 4, device="cuda")
+            del x
+            torch.cuda.empty_cache()
+            snap = torch.cuda.memory._snapshot()
+            give_back[context] = "empty_cache" in json.dumps(snap)
+            compile_contexts |= {str(e.get("compile_context")).split(";")[0]
+                                 for dev in snap["device_traces"] for e in dev}
+        finally:
+            torch.cuda.memory._record_memory_history(None)
+    ok = (names == {"None": False, "all": True}
+          and give_back == {"alloc": False, "all": True, "state": False})
+    return {"ok": ok, "frames_by_context": names, "empty_cache_stack_by_context": give_back,
+            "compile_contexts": sorted(compile_contexts)}
+
+
 def case_stats_and_cache():
     """memory_stats keys, allocated/peak figures, empty_cache, fraction, summary."""
     torch.cuda.reset_peak_memory_stats()
@@ -410,6 +451,63 @@ def case_mempool():
     ok = in_pool >= 4 * MiB and float((a - a).sum()) == 0 and b.numel() > 0
     del a
     return {"ok": ok, "pool_bytes_at_least_4MiB": in_pool >= 4 * MiB, "use_count": pool.use_count()}
+
+
+_OWN_ALLOCATOR_SRC = r"""
+#include <cuda_runtime_api.h>
+#include <sys/types.h>
+static int mallocs = 0, frees = 0;
+extern "C" {
+void* own_malloc(ssize_t size, int device, cudaStream_t stream) {
+  void* ptr = nullptr;
+  if (cudaMalloc(&ptr, size) != cudaSuccess) return nullptr;
+  ++mallocs;
+  return ptr;
+}
+void own_free(void* ptr, ssize_t size, int device, cudaStream_t stream) {
+  cudaFree(ptr);
+  ++frees;
+}
+int own_mallocs() { return mallocs; }
+int own_frees() { return frees; }
+}
+"""
+
+
+def case_mempool_own_allocator():
+    """torch.cuda.MemPool(allocator=CUDAPluggableAllocator(...)) (vLLM's sleep
+    mode, NCCL's symmetric memory): the pool's allocations come from that
+    allocator and go back to it; other allocations do not."""
+    import ctypes
+    import shutil
+    import subprocess
+    nvcc = shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc"
+    if not os.path.exists(nvcc):
+        return {"skipped": "no nvcc to build the pool's allocator"}
+    d = tempfile.mkdtemp()
+    src, lib = os.path.join(d, "own_alloc.cu"), os.path.join(d, "own_alloc.so")
+    with open(src, "w") as f:
+        f.write(_OWN_ALLOCATOR_SRC)
+    subprocess.run([nvcc, "-shared", "-Xcompiler", "-fPIC", "-o", lib, src], check=True)
+    counts = ctypes.CDLL(lib)
+    own = torch.cuda.memory.CUDAPluggableAllocator(lib, "own_malloc", "own_free")
+    pool = torch.cuda.MemPool(own.allocator())
+    with torch.cuda.use_mem_pool(pool):
+        x = torch.full((4 * MiB // 4,), 3.0, device="cuda")
+    in_pool = counts.own_mallocs()
+    y = torch.ones(4 * MiB // 4, device="cuda")
+    used_own = in_pool >= 1
+    outside_not_own = counts.own_mallocs() == in_pool   # y came from the cache
+    data_ok = float(x.sum()) == 3.0 * x.numel() and float(y.sum()) == y.numel()
+    del x
+    torch.cuda.synchronize()
+    del pool
+    torch.cuda.empty_cache()
+    freed_back = counts.own_frees() >= 1
+    return {"ok": used_own and data_ok and freed_back and outside_not_own,
+            "used_own_allocator": used_own, "data_ok": data_ok,
+            "freed_through_it": freed_back, "outside_not_own": outside_not_own,
+            "own_mallocs": counts.own_mallocs()}
 
 
 def case_profiler_memory():

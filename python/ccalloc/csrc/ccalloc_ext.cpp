@@ -32,14 +32,17 @@
 #include <pybind11/pybind11.h>
 #include <torch/csrc/cuda/CUDAPluggableAllocator.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <deque>
+#include <iterator>
 #include <limits>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <tuple>
 #include <unordered_map>
 #include <unordered_set>
 #include <utility>
@@ -104,6 +107,10 @@ class CcallocAllocator final : public cca::CUDAAllocator {
   }
 
   void* Malloc(size_t size, c10::DeviceIndex device, cudaStream_t stream) {
+    if (C10_UNLIKELY(own_routing_.load(std::memory_order_acquire))) {
+      void* ptr = nullptr;
+      if (MallocOwn(size, device, stream, &ptr)) return ptr;
+    }
     std::shared_ptr<c10::GatheredContext> context;
     if (recording_.load(std::memory_order_relaxed)) context = Gather(cda::RecordContext::STATE);
     void* ptr = nullptr;
@@ -167,7 +174,18 @@ class CcallocAllocator final : public cca::CUDAAllocator {
   // --- cache ----------------------------------------------------------------
   void emptyCache(MempoolId_t mempool_id) override {
     if (IsDefault(mempool_id)) {
+      // As PyTorch's: what empty_cache gives back is in the history, a
+      // segment_free (classic) or segment_unmap (growable) entry per range,
+      // with the caller's stack when context="all".
+      const bool history = recording_.load(std::memory_order_relaxed);
+      std::vector<Range> before;
+      if (history) before = Ranges();
       Check(ccalloc_torch_empty_cache(-1), "emptyCache");
+      if (history) RecordGone(before);
+      return;
+    }
+    if (uint64_t own = OwnHandle(mempool_id); own != 0) {
+      Check(ccalloc_torch_source_pool_empty_cache(own), "emptyCache(pool)");
       return;
     }
     uint64_t pool = 0;
@@ -241,9 +259,25 @@ class CcallocAllocator final : public cca::CUDAAllocator {
     cca::SnapshotInfo info;
     uint64_t only_pool = 0;
     const bool filter = !IsDefault(mempool_id);
-    if (filter && !FindPool(mempool_id, &only_pool)) return info;
     std::vector<uint64_t> addresses;  // of every block, in visiting order
-    for (int d = 0; d < device_count_.load(); ++d) {
+    // MemPools with an allocator of their own: the plugin's pools apart.
+    std::vector<std::pair<MempoolId_t, OwnPool>> own;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      for (const auto& [id, p] : own_pools_) {
+        if (!filter || id == mempool_id) own.emplace_back(id, p);
+      }
+    }
+    for (const auto& [id, p] : own) {
+      SnapshotVisitor visitor{this, p.device, false, 0, &info, &addresses};
+      visitor.own_id = &id;
+      Check(ccalloc_torch_source_pool_visit_snapshot(p.handle, &SnapshotVisitor::OnSegment,
+                                                     &SnapshotVisitor::OnBlock, &visitor),
+            "snapshot");
+    }
+    const bool own_only = filter && !own.empty();
+    if (!own_only && filter && !FindPool(mempool_id, &only_pool)) return info;
+    for (int d = 0; d < device_count_.load() && !own_only; ++d) {
       SnapshotVisitor visitor{this, static_cast<c10::DeviceIndex>(d), filter, only_pool, &info,
                               &addresses};
       Check(ccalloc_torch_visit_snapshot(d, &SnapshotVisitor::OnSegment,
@@ -299,6 +333,16 @@ class CcallocAllocator final : public cca::CUDAAllocator {
     std::lock_guard<std::mutex> lock(mu_);
     annotations_.push_back(std::move(entry));
   }
+  // torch.compile's regions (_record_memory_history(compile_context=True)):
+  // the innermost names each trace entry, "N/A" outside any, as PyTorch's.
+  void pushCompileContext(std::string& md) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    compile_context_.push_back(md);
+  }
+  void popCompileContext() override {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!compile_context_.empty()) compile_context_.pop_back();
+  }
   void setUserMetadata(const std::string& metadata) override {
     std::lock_guard<std::mutex> lock(mu_);
     user_metadata_ = metadata;
@@ -320,6 +364,21 @@ class CcallocAllocator final : public cca::CUDAAllocator {
   // --- private pools: CUDA graphs, MemPool, cudagraph trees -----------------
   void beginAllocateToPool(c10::DeviceIndex device, MempoolId_t mempool_id,
                            std::function<bool(cudaStream_t)> filter) override {
+    {
+      // A MemPool with an allocator of its own: its requests go to that
+      // allocator (each request one call of its malloc), as PyTorch's
+      // MemPool(allocator=...) asks; ccalloc caches none of that memory.
+      std::lock_guard<std::mutex> lock(mu_);
+      auto own = own_pools_.find(mempool_id);
+      if (own != own_pools_.end()) {
+        // As PyTorch's: a routing holds a use of the pool, which the
+        // releasePool after endAllocateToPool gives back.
+        ++own->second.uses;
+        own_routes_.push_back(OwnRoute{device, mempool_id, std::move(filter), own->second.handle});
+        own_routing_.store(true, std::memory_order_release);
+        return;
+      }
+    }
     const uint64_t pool = PoolFor(mempool_id);
     auto holder = std::make_unique<std::function<bool(cudaStream_t)>>(std::move(filter));
     Check(ccalloc_torch_pool_begin(device, pool, &Filter, holder.get()), "beginAllocateToPool");
@@ -327,6 +386,17 @@ class CcallocAllocator final : public cca::CUDAAllocator {
     filters_[{device, pool}] = std::move(holder);
   }
   void endAllocateToPool(c10::DeviceIndex device, MempoolId_t mempool_id) override {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      auto it = std::find_if(own_routes_.begin(), own_routes_.end(), [&](const OwnRoute& r) {
+        return r.device == device && r.id == mempool_id;
+      });
+      if (it != own_routes_.end()) {
+        own_routes_.erase(it);
+        own_routing_.store(!own_routes_.empty(), std::memory_order_release);
+        return;
+      }
+    }
     uint64_t pool = 0;
     TORCH_CHECK(FindPool(mempool_id, &pool), "ccalloc: endAllocateToPool: unknown pool (",
                 mempool_id.first, ", ", mempool_id.second, ")");
@@ -336,6 +406,29 @@ class CcallocAllocator final : public cca::CUDAAllocator {
     filters_.erase({device, pool});
   }
   void releasePool(c10::DeviceIndex device, MempoolId_t mempool_id) override {
+    {
+      // The plugin keeps a released pool (and so needs its allocator,
+      // kept in keep_alive_) until its last block is freed. The release may
+      // call the pool's allocator, which may call into PyTorch: not under mu_.
+      uint64_t gone = 0;
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        auto own = own_pools_.find(mempool_id);
+        if (own != own_pools_.end()) {
+          if (--own->second.uses <= 0) {
+            gone = own->second.handle;
+            own_pools_.erase(own);
+          }
+          if (gone == 0) return;
+        }
+      }
+      if (gone != 0) {
+        if (ccalloc_torch_source_pool_release(gone) != kOk) {
+          std::fprintf(stderr, "ccalloc: %s\n", ccalloc_torch_last_error());
+        }
+        return;
+      }
+    }
     uint64_t pool = 0;
     // Called from destructors (CUDAGraph, MemPool): an unknown pool is no error.
     if (!FindPool(mempool_id, &pool) || !PoolExists(device, pool)) return;
@@ -343,9 +436,22 @@ class CcallocAllocator final : public cca::CUDAAllocator {
   }
   void createOrIncrefPool(c10::DeviceIndex device, MempoolId_t mempool_id,
                           std::shared_ptr<cca::CUDAAllocator> allocator) override {
-    TORCH_CHECK(allocator == nullptr || allocator.get() == this,
-                "ccalloc: a MemPool with its own allocator is not supported while ccalloc is "
-                "PyTorch's CUDA allocator");
+    if (allocator != nullptr && allocator.get() != this) {
+      // A MemPool with an allocator of its own: a pool of the plugin whose
+      // segments come from that allocator (allocator/torch/source_pools.h).
+      std::lock_guard<std::mutex> lock(mu_);
+      auto own = own_pools_.find(mempool_id);
+      if (own != own_pools_.end()) {
+        ++own->second.uses;
+        return;
+      }
+      uint64_t handle = 0;
+      Check(ccalloc_torch_source_pool_create(device, &OwnAlloc, &OwnFree, allocator.get(), &handle),
+            "createOrIncrefPool");
+      keep_alive_.push_back(std::move(allocator));
+      own_pools_[mempool_id] = OwnPool{device, handle, 1};
+      return;
+    }
     Check(ccalloc_torch_pool_create_or_incref(device, PoolFor(mempool_id)), "createOrIncrefPool");
   }
   // MemPool(use_on_oom=True) lets other allocations take the pool's memory
@@ -359,6 +465,11 @@ class CcallocAllocator final : public cca::CUDAAllocator {
                 "pool's memory to allocations outside it");
   }
   int getPoolUseCount(c10::DeviceIndex device, MempoolId_t mempool_id) override {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      auto own = own_pools_.find(mempool_id);
+      if (own != own_pools_.end()) return own->second.uses;
+    }
     uint64_t pool = 0;
     if (!FindPool(mempool_id, &pool)) return 0;
     int count = 0;
@@ -485,6 +596,7 @@ class CcallocAllocator final : public cca::CUDAAllocator {
     cca::SnapshotInfo* info;
     std::vector<uint64_t>* addresses;
     bool skipping = false;
+    const MempoolId_t* own_id = nullptr;  // a MemPool-allocator pool's segments
 
     static void OnSegment(void* ctx, const ccalloc_torch_segment* s) {
       auto* v = static_cast<SnapshotVisitor*>(ctx);
@@ -500,7 +612,7 @@ class CcallocAllocator final : public cca::CUDAAllocator {
       seg.stream = s->stream;
       seg.is_large = s->is_large != 0;
       seg.is_expandable = s->is_expandable != 0;
-      seg.owner_private_pool_id = v->self->IdOf(s->pool);
+      seg.owner_private_pool_id = v->own_id != nullptr ? *v->own_id : v->self->IdOf(s->pool);
       v->info->segments.push_back(std::move(seg));
     }
     static void OnBlock(void* ctx, const ccalloc_torch_block* b) {
@@ -526,6 +638,54 @@ class CcallocAllocator final : public cca::CUDAAllocator {
     out.peak = in.peak;
     out.allocated = in.allocated;
     out.freed = in.freed;
+  }
+
+  // The allocation of a routing into a MemPool with its own allocator whose
+  // filter takes `stream`, or null when none does. The filter and the
+  // allocator run outside mu_ (the allocator may call back into PyTorch).
+  bool MallocOwn(size_t size, c10::DeviceIndex device, cudaStream_t stream, void** out) {
+    std::vector<OwnRoute> routes;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      routes = own_routes_;
+    }
+    for (const OwnRoute& r : routes) {
+      if (r.device != device || !r.filter(stream)) continue;
+      const int rc = ccalloc_torch_source_pool_malloc(r.handle, size, stream, out);
+      if (rc != kOk) {
+        std::string message = ccalloc_torch_last_error();
+        if (rc == kOutOfMemory) TORCH_CHECK_WITH(OutOfMemoryError, false, message);
+        TORCH_CHECK(false, message);
+      }
+      return true;
+    }
+    return false;
+  }
+  // The plugin's callbacks into a MemPool's own allocator (ctx: the
+  // CUDAAllocator, kept alive by keep_alive_). Nothing may unwind into C.
+  static void* OwnAlloc(void* ctx, size_t bytes, void* stream) {
+    try {
+      return static_cast<cca::CUDAAllocator*>(ctx)->raw_alloc_with_stream(
+          bytes, static_cast<cudaStream_t>(stream));
+    } catch (...) {
+      return nullptr;
+    }
+  }
+  static void OwnFree(void* ctx, void* ptr, size_t, void*) {
+    try {
+      static_cast<cca::CUDAAllocator*>(ctx)->raw_delete(ptr);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "ccalloc: a MemPool's own allocator failed to free %p: %s\n", ptr,
+                   e.what());
+    } catch (...) {
+    }
+  }
+
+  // The plugin's pool of a MemPool with an allocator of its own, or 0.
+  uint64_t OwnHandle(const MempoolId_t& id) {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto own = own_pools_.find(id);
+    return own == own_pools_.end() ? 0 : own->second.handle;
   }
 
   static int Filter(void* ctx, void* stream) {
@@ -602,8 +762,63 @@ class CcallocAllocator final : public cca::CUDAAllocator {
       case cda::TraceEntry::ALLOC: return "alloc";
       case cda::TraceEntry::FREE_REQUESTED: return "free_requested";
       case cda::TraceEntry::FREE_COMPLETED: return "free_completed";
+      case cda::TraceEntry::SEGMENT_FREE: return "segment_free";
+      case cda::TraceEntry::SEGMENT_UNMAP: return "segment_unmap";
       case cda::TraceEntry::OOM: return "oom";
       default: return "";
+    }
+  }
+
+  // PyTorch's compile_context of a trace entry ("N/A" or the innermost
+  // compiled region), then ccalloc's tag where there is one (mu_ held).
+  std::string CompileString(const std::string& tag) const {
+    std::string out = compile_context_.empty() ? "N/A" : compile_context_.back();
+    if (!tag.empty()) out += "; ccalloc tag: " + tag;
+    return out;
+  }
+
+  // A segment as the snapshot shows it (a growable one: each mapped range).
+  struct Range {
+    c10::DeviceIndex device;
+    uint64_t address, size;
+    cudaStream_t stream;
+    bool expandable;
+    bool operator<(const Range& o) const {
+      return std::tie(device, address, size) < std::tie(o.device, o.address, o.size);
+    }
+  };
+  std::vector<Range> Ranges() {
+    struct Visitor {
+      c10::DeviceIndex device;
+      std::vector<Range>* out;
+      static void OnSegment(void* ctx, const ccalloc_torch_segment* s) {
+        auto* v = static_cast<Visitor*>(ctx);
+        v->out->push_back(Range{v->device, s->address, s->total_size,
+                                static_cast<cudaStream_t>(s->stream), s->is_expandable != 0});
+      }
+      static void OnBlock(void*, const ccalloc_torch_block*) {}
+    };
+    std::vector<Range> out;
+    for (int d = 0; d < device_count_.load(); ++d) {
+      Visitor v{static_cast<c10::DeviceIndex>(d), &out};
+      Check(ccalloc_torch_visit_snapshot(d, &Visitor::OnSegment, &Visitor::OnBlock, &v),
+            "emptyCache (history)");
+    }
+    std::sort(out.begin(), out.end());
+    return out;
+  }
+  // Records the ranges of `before` that are gone now, with the stack of the
+  // call that gave them back when context="all".
+  void RecordGone(const std::vector<Range>& before) {
+    const std::vector<Range> after = Ranges();
+    std::vector<Range> gone;
+    std::set_difference(before.begin(), before.end(), after.begin(), after.end(),
+                        std::back_inserter(gone));
+    if (gone.empty()) return;
+    auto context = Gather(cda::RecordContext::ALL);
+    for (const Range& r : gone) {
+      Record(r.expandable ? cda::TraceEntry::SEGMENT_UNMAP : cda::TraceEntry::SEGMENT_FREE,
+             r.device, reinterpret_cast<void*>(r.address), r.size, r.stream, context, false);
     }
   }
 
@@ -619,7 +834,7 @@ class CcallocAllocator final : public cca::CUDAAllocator {
       cda::TraceEntry entry(action, device, reinterpret_cast<size_t>(ptr), size, stream,
                             MempoolId_t{0, 0}, c10::getApproximateTime(),
                             record_context_ >= cda::RecordContext::ALLOC ? context : nullptr,
-                            tag.empty() ? "" : "ccalloc tag: " + tag, user_metadata_);
+                            CompileString(tag), user_metadata_);
       if (history_on_ && skip_.count(ActionName(action)) == 0) {
         if (traces_.size() <= static_cast<size_t>(device)) traces_.resize(device + 1);
         auto& ring = traces_[device];
@@ -753,6 +968,28 @@ class CcallocAllocator final : public cca::CUDAAllocator {
   std::unordered_map<uint32_t, std::string> tag_names_;
   std::unordered_map<void*, std::pair<size_t, c10::DeviceIndex>> profiled_;
   std::string user_metadata_;
+  std::vector<std::string> compile_context_;
+  // MemPools with an allocator of their own (MemPool(allocator=...)): the
+  // allocator by pool, the routings begun into them, and the blocks they
+  // handed out (each with its allocator, which frees it).
+  struct OwnRoute {
+    c10::DeviceIndex device;
+    MempoolId_t id;
+    std::function<bool(cudaStream_t)> filter;
+    uint64_t handle;  // the plugin's pool
+  };
+  struct OwnPool {
+    c10::DeviceIndex device;
+    uint64_t handle;
+    int uses;
+  };
+  std::map<MempoolId_t, OwnPool> own_pools_;
+  std::vector<OwnRoute> own_routes_;
+  std::atomic<bool> own_routing_{false};
+  // Every MemPool allocator ever given: the plugin's pool calls it until its
+  // last block is freed, which may be after the MemPool and the user's
+  // reference are gone (PyTorch's test_tensor_delete_after_allocator_delete).
+  std::vector<std::shared_ptr<cca::CUDAAllocator>> keep_alive_;
   std::vector<cca::OutOfMemoryObserver> oom_observers_;
   std::vector<cda::AllocatorTraceTracker> trackers_;
   c10::ApproximateClockToUnixTimeConverter clock_;
