@@ -49,6 +49,7 @@
 #include <vector>
 
 #include "ccalloc_torch.h"
+#include "own_pools.h"
 
 namespace ccalloc_ext {
 namespace {
@@ -107,9 +108,9 @@ class CcallocAllocator final : public cca::CUDAAllocator {
   }
 
   void* Malloc(size_t size, c10::DeviceIndex device, cudaStream_t stream) {
-    if (C10_UNLIKELY(own_routing_.load(std::memory_order_acquire))) {
+    if (C10_UNLIKELY(own_.routing())) {
       void* ptr = nullptr;
-      if (MallocOwn(size, device, stream, &ptr)) return ptr;
+      if (own_.Malloc(size, device, stream, &ptr)) return ptr;
     }
     std::shared_ptr<c10::GatheredContext> context;
     if (recording_.load(std::memory_order_relaxed)) context = Gather(cda::RecordContext::STATE);
@@ -184,7 +185,7 @@ class CcallocAllocator final : public cca::CUDAAllocator {
       if (history) RecordGone(before);
       return;
     }
-    if (uint64_t own = OwnHandle(mempool_id); own != 0) {
+    if (uint64_t own = own_.Handle(mempool_id); own != 0) {
       Check(ccalloc_torch_source_pool_empty_cache(own), "emptyCache(pool)");
       return;
     }
@@ -261,13 +262,7 @@ class CcallocAllocator final : public cca::CUDAAllocator {
     const bool filter = !IsDefault(mempool_id);
     std::vector<uint64_t> addresses;  // of every block, in visiting order
     // MemPools with an allocator of their own: the plugin's pools apart.
-    std::vector<std::pair<MempoolId_t, OwnPool>> own;
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      for (const auto& [id, p] : own_pools_) {
-        if (!filter || id == mempool_id) own.emplace_back(id, p);
-      }
-    }
+    const auto own = own_.List(filter, mempool_id);
     for (const auto& [id, p] : own) {
       SnapshotVisitor visitor{this, p.device, false, 0, &info, &addresses};
       visitor.own_id = &id;
@@ -364,21 +359,9 @@ class CcallocAllocator final : public cca::CUDAAllocator {
   // --- private pools: CUDA graphs, MemPool, cudagraph trees -----------------
   void beginAllocateToPool(c10::DeviceIndex device, MempoolId_t mempool_id,
                            std::function<bool(cudaStream_t)> filter) override {
-    {
-      // A MemPool with an allocator of its own: its requests go to that
-      // allocator (each request one call of its malloc), as PyTorch's
-      // MemPool(allocator=...) asks; ccalloc caches none of that memory.
-      std::lock_guard<std::mutex> lock(mu_);
-      auto own = own_pools_.find(mempool_id);
-      if (own != own_pools_.end()) {
-        // As PyTorch's: a routing holds a use of the pool, which the
-        // releasePool after endAllocateToPool gives back.
-        ++own->second.uses;
-        own_routes_.push_back(OwnRoute{device, mempool_id, std::move(filter), own->second.handle});
-        own_routing_.store(true, std::memory_order_release);
-        return;
-      }
-    }
+    // A MemPool with an allocator of its own: its requests go to the
+    // plugin's pool whose segments come from that allocator.
+    if (own_.Begin(device, mempool_id, &filter)) return;
     const uint64_t pool = PoolFor(mempool_id);
     auto holder = std::make_unique<std::function<bool(cudaStream_t)>>(std::move(filter));
     Check(ccalloc_torch_pool_begin(device, pool, &Filter, holder.get()), "beginAllocateToPool");
@@ -386,17 +369,7 @@ class CcallocAllocator final : public cca::CUDAAllocator {
     filters_[{device, pool}] = std::move(holder);
   }
   void endAllocateToPool(c10::DeviceIndex device, MempoolId_t mempool_id) override {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      auto it = std::find_if(own_routes_.begin(), own_routes_.end(), [&](const OwnRoute& r) {
-        return r.device == device && r.id == mempool_id;
-      });
-      if (it != own_routes_.end()) {
-        own_routes_.erase(it);
-        own_routing_.store(!own_routes_.empty(), std::memory_order_release);
-        return;
-      }
-    }
+    if (own_.End(device, mempool_id)) return;
     uint64_t pool = 0;
     TORCH_CHECK(FindPool(mempool_id, &pool), "ccalloc: endAllocateToPool: unknown pool (",
                 mempool_id.first, ", ", mempool_id.second, ")");
@@ -406,29 +379,7 @@ class CcallocAllocator final : public cca::CUDAAllocator {
     filters_.erase({device, pool});
   }
   void releasePool(c10::DeviceIndex device, MempoolId_t mempool_id) override {
-    {
-      // The plugin keeps a released pool (and so needs its allocator,
-      // kept in keep_alive_) until its last block is freed. The release may
-      // call the pool's allocator, which may call into PyTorch: not under mu_.
-      uint64_t gone = 0;
-      {
-        std::lock_guard<std::mutex> lock(mu_);
-        auto own = own_pools_.find(mempool_id);
-        if (own != own_pools_.end()) {
-          if (--own->second.uses <= 0) {
-            gone = own->second.handle;
-            own_pools_.erase(own);
-          }
-          if (gone == 0) return;
-        }
-      }
-      if (gone != 0) {
-        if (ccalloc_torch_source_pool_release(gone) != kOk) {
-          std::fprintf(stderr, "ccalloc: %s\n", ccalloc_torch_last_error());
-        }
-        return;
-      }
-    }
+    if (own_.Release(mempool_id)) return;
     uint64_t pool = 0;
     // Called from destructors (CUDAGraph, MemPool): an unknown pool is no error.
     if (!FindPool(mempool_id, &pool) || !PoolExists(device, pool)) return;
@@ -439,17 +390,7 @@ class CcallocAllocator final : public cca::CUDAAllocator {
     if (allocator != nullptr && allocator.get() != this) {
       // A MemPool with an allocator of its own: a pool of the plugin whose
       // segments come from that allocator (allocator/torch/source_pools.h).
-      std::lock_guard<std::mutex> lock(mu_);
-      auto own = own_pools_.find(mempool_id);
-      if (own != own_pools_.end()) {
-        ++own->second.uses;
-        return;
-      }
-      uint64_t handle = 0;
-      Check(ccalloc_torch_source_pool_create(device, &OwnAlloc, &OwnFree, allocator.get(), &handle),
-            "createOrIncrefPool");
-      keep_alive_.push_back(std::move(allocator));
-      own_pools_[mempool_id] = OwnPool{device, handle, 1};
+      own_.CreateOrIncref(device, mempool_id, std::move(allocator));
       return;
     }
     Check(ccalloc_torch_pool_create_or_incref(device, PoolFor(mempool_id)), "createOrIncrefPool");
@@ -465,11 +406,7 @@ class CcallocAllocator final : public cca::CUDAAllocator {
                 "pool's memory to allocations outside it");
   }
   int getPoolUseCount(c10::DeviceIndex device, MempoolId_t mempool_id) override {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      auto own = own_pools_.find(mempool_id);
-      if (own != own_pools_.end()) return own->second.uses;
-    }
+    if (int uses = own_.UseCount(mempool_id); uses >= 0) return uses;
     uint64_t pool = 0;
     if (!FindPool(mempool_id, &pool)) return 0;
     int count = 0;
@@ -638,54 +575,6 @@ class CcallocAllocator final : public cca::CUDAAllocator {
     out.peak = in.peak;
     out.allocated = in.allocated;
     out.freed = in.freed;
-  }
-
-  // The allocation of a routing into a MemPool with its own allocator whose
-  // filter takes `stream`, or null when none does. The filter and the
-  // allocator run outside mu_ (the allocator may call back into PyTorch).
-  bool MallocOwn(size_t size, c10::DeviceIndex device, cudaStream_t stream, void** out) {
-    std::vector<OwnRoute> routes;
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      routes = own_routes_;
-    }
-    for (const OwnRoute& r : routes) {
-      if (r.device != device || !r.filter(stream)) continue;
-      const int rc = ccalloc_torch_source_pool_malloc(r.handle, size, stream, out);
-      if (rc != kOk) {
-        std::string message = ccalloc_torch_last_error();
-        if (rc == kOutOfMemory) TORCH_CHECK_WITH(OutOfMemoryError, false, message);
-        TORCH_CHECK(false, message);
-      }
-      return true;
-    }
-    return false;
-  }
-  // The plugin's callbacks into a MemPool's own allocator (ctx: the
-  // CUDAAllocator, kept alive by keep_alive_). Nothing may unwind into C.
-  static void* OwnAlloc(void* ctx, size_t bytes, void* stream) {
-    try {
-      return static_cast<cca::CUDAAllocator*>(ctx)->raw_alloc_with_stream(
-          bytes, static_cast<cudaStream_t>(stream));
-    } catch (...) {
-      return nullptr;
-    }
-  }
-  static void OwnFree(void* ctx, void* ptr, size_t, void*) {
-    try {
-      static_cast<cca::CUDAAllocator*>(ctx)->raw_delete(ptr);
-    } catch (const std::exception& e) {
-      std::fprintf(stderr, "ccalloc: a MemPool's own allocator failed to free %p: %s\n", ptr,
-                   e.what());
-    } catch (...) {
-    }
-  }
-
-  // The plugin's pool of a MemPool with an allocator of its own, or 0.
-  uint64_t OwnHandle(const MempoolId_t& id) {
-    std::lock_guard<std::mutex> lock(mu_);
-    auto own = own_pools_.find(id);
-    return own == own_pools_.end() ? 0 : own->second.handle;
   }
 
   static int Filter(void* ctx, void* stream) {
@@ -969,27 +858,7 @@ class CcallocAllocator final : public cca::CUDAAllocator {
   std::unordered_map<void*, std::pair<size_t, c10::DeviceIndex>> profiled_;
   std::string user_metadata_;
   std::vector<std::string> compile_context_;
-  // MemPools with an allocator of their own (MemPool(allocator=...)): the
-  // allocator by pool, the routings begun into them, and the blocks they
-  // handed out (each with its allocator, which frees it).
-  struct OwnRoute {
-    c10::DeviceIndex device;
-    MempoolId_t id;
-    std::function<bool(cudaStream_t)> filter;
-    uint64_t handle;  // the plugin's pool
-  };
-  struct OwnPool {
-    c10::DeviceIndex device;
-    uint64_t handle;
-    int uses;
-  };
-  std::map<MempoolId_t, OwnPool> own_pools_;
-  std::vector<OwnRoute> own_routes_;
-  std::atomic<bool> own_routing_{false};
-  // Every MemPool allocator ever given: the plugin's pool calls it until its
-  // last block is freed, which may be after the MemPool and the user's
-  // reference are gone (PyTorch's test_tensor_delete_after_allocator_delete).
-  std::vector<std::shared_ptr<cca::CUDAAllocator>> keep_alive_;
+  OwnPools own_;  // MemPools with an allocator of their own
   std::vector<cca::OutOfMemoryObserver> oom_observers_;
   std::vector<cda::AllocatorTraceTracker> trackers_;
   c10::ApproximateClockToUnixTimeConverter clock_;
