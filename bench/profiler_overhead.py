@@ -11,10 +11,13 @@ Per model, after a warm-up of both kinds: --blocks pairs of blocks of
 full garbage collection before each block (untimed, so that one owed from
 before lands in neither kind), torch.cuda.synchronize() at each block's
 edges. A profiled block attaches a new profiler (ct.profile(model,
-optimizer), the defaults unless --profile says otherwise), runs one untimed
-step (the first step looks every known tensor up: attaching's cost, not a
-step's), then the timed steps, and reading its samples (which the profiler
-defers from the boundaries to then) is timed too. Reported per model:
+optimizer), the defaults unless --profile says otherwise), runs the steps
+it always accounts untimed (the first three: the first looks every known
+tensor up, attaching's cost, and a long run pays them once), then the timed
+steps, so that a block of --steps 10 holds one accounted step in ten, as a
+long run with the default sample_every does; reading its samples (which the
+profiler defers from the boundaries to then) is timed too. Reported per
+model:
 
   plain ms/step       the plain blocks' mean step time
   overhead %          the mean over pairs of profiled/plain - 1, with a 95%
@@ -22,7 +25,9 @@ defers from the boundaries to then) is timed too. Reported per model:
   boundary us/step    the profiler's own time at its phase boundaries
                       (prof.host_seconds; on --device cpu this and the step
                       time less what the simulated device's block mallocs
-                      cost, which a GPU does not pay)
+                      cost, which a GPU does not pay), per step; the JSON's
+                      boundary_us_per_sampled_step is the same per accounted
+                      step
   us/module call      the host time a forward takes inside a profiled step
                       (module tags set) less the same forward with no
                       profiler, per module call: --calls-rounds alternating
@@ -399,9 +404,15 @@ class Bench:
         and the profiler's boundary seconds per step."""
         gc.collect()
         if prof is not None:
-            with prof.step():      # the first step: attaching's lookups
-                step()
+            # The steps accounted whatever sample_every says: the first
+            # looks every known tensor up (attaching's cost); a long run
+            # pays them once.
+            from ccalloc.profiler import _FIRST_STEPS
+            for _ in range(_FIRST_STEPS):
+                with prof.step():
+                    step()
             h0 = prof.host_seconds
+            sampled0 = sum(map(prof.sampled, range(1, prof.step_index + 1)))
             by0 = dict(prof.host_seconds_by_boundary)
             sim0 = _sim_seconds(prof)
         self.sync()
@@ -430,6 +441,7 @@ class Bench:
         sim = (_sim_seconds(prof) - sim0) / n
         for k, v in prof.host_seconds_by_boundary.items():
             self.by_boundary[k] = self.by_boundary.get(k, 0.0) + v - by0.get(k, 0.0)
+        self.sampled_steps += sum(map(prof.sampled, range(1, prof.step_index + 1))) - sampled0
         return dt - sim, (prof.host_seconds - h0) / n - sim
 
     def call_cost(self, model, opt, args, calls, rounds):
@@ -483,6 +495,7 @@ class Bench:
         # the profiled blocks' boundary seconds by the phase each opens.
         self.calls = {"plain": 0, "profiled": 0}
         self.by_boundary = {}
+        self.sampled_steps = 0
         clock = GcClock()
         for pair in range(a.blocks):
             for kind in (("plain", "profiled") if pair % 2 == 0 else ("profiled", "plain")):
@@ -496,7 +509,8 @@ class Bench:
                     _close(prof)
                 profiled.append(dt)
                 boundary.append(host)
-                boundaries = prof.boundaries / (a.steps + 1)
+                # Boundaries per accounted step (the untimed first steps too).
+                boundaries = prof.boundaries / max(1, sum(map(prof.sampled, range(1, prof.step_index + 1))))
                 problems = prof.problems()
         clock.close()
         if self.cuda:           # one more step, each boundary checked against PyTorch's count
@@ -518,6 +532,8 @@ class Bench:
             "overhead_pct": (ratio - 1) * 100, "overhead_ci95_pct": ratio_ci * 100,
             "pairs": len(plain), "steps_per_block": a.steps,
             "boundary_us_per_step": sum(boundary) / len(boundary) * 1e6,
+            "sampled_steps_per_block": self.sampled_steps / a.blocks,
+            "boundary_us_per_sampled_step": (sum(boundary) * a.steps / max(1, self.sampled_steps) * 1e6),
             "boundaries_per_step": boundaries,
             # Where the boundary time goes, by the phase each boundary opens
             # ("end": the step's last), us a step (the simulated device's
@@ -572,6 +588,8 @@ def _close(prof):
 
 def _kv(text):
     key, _, value = text.partition("=")
+    if value.isdigit():
+        return key, int(value)       # sample_every=1
     return key, {"True": True, "False": False}.get(value, value)
 
 

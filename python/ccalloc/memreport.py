@@ -195,9 +195,13 @@ def explain_step(step_samples, previous=None):
         p0, s0 = previous[0]["kinds"], start["kinds"]
         carried = {k: s0[k] - p0[k] for k in KINDS}
         parts = ", ".join(f"{k.replace('_', ' ')} {fmt_bytes(v)}" for k, v in carried.items() if v)
+        # The step before in the samples: with a profiler's sample_every,
+        # an earlier step than the one just before.
+        gap = start.get("step", 0) - previous[0].get("step", 0)
+        before = "the step before" if gap == 1 else f"step {previous[0].get('step')}"
         lines.append(
-            f"step peak {fmt_bytes(peak)} ({where}) vs {fmt_bytes(prev_peak)} the step before: "
-            f"{'+' if d >= 0 else ''}{fmt_bytes(d)}; live at this step's start vs the step before's: "
+            f"step peak {fmt_bytes(peak)} ({where}) vs {fmt_bytes(prev_peak)} {before}: "
+            f"{'+' if d >= 0 else ''}{fmt_bytes(d)}; live at this step's start vs {before}'s: "
             f"{fmt_bytes(start['allocated'])} vs {fmt_bytes(previous[0]['allocated'])}"
             + (f" (more: {parts})" if parts else "")
             + ", held through this step's forward and backward")

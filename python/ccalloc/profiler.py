@@ -99,6 +99,11 @@ __all__ = ["MemoryProfiler"]
 # with a hundred tags).
 _PENDING_MAX = 8192
 
+# The steps accounted whatever sample_every says: the first ones are where
+# memory is set up (the optimizer's state, cudnn's workspaces, the cache's
+# growth), and differ from the steady state that the later samples show.
+_FIRST_STEPS = 3
+
 
 class MemoryProfiler(_Accounting):
     """Accounts every allocated byte per step and phase to a kind.
@@ -117,12 +122,20 @@ class MemoryProfiler(_Accounting):
         for backward (a Python pack hook per saved tensor: costly), instead
         of the default "allocated in forward, still live" read from the
         allocator's per-tag counters.
+    sample_every: which steps are accounted: the first three and then
+        every sample_every-th (step numbers count from 1); 1: every step.
+        A step not accounted runs with module tags off and no boundary
+        work, only the hooks' one check each, so the profiler's cost a step
+        is about the accounted step's divided by sample_every; the
+        allocator's peak counter covers the steps between (max_allocated,
+        and each sampled step's start says what was live then), and no
+        report names what raised a peak inside one of them.
     device: the CUDA device (default: the parameters').
     view: what reads the allocator (tests pass a fake; default ccalloc's).
     """
 
     def __init__(self, model, optimizer=None, *, module_tags=True, exact_saved=False,
-                 device=None, view=None, check_torch=False):
+                 sample_every=10, device=None, view=None, check_torch=False):
         import torch
         if not isinstance(model, torch.nn.Module):
             raise TypeError(f"ccalloc profiler: model must be a torch.nn.Module, not {type(model).__name__}")
@@ -140,6 +153,12 @@ class MemoryProfiler(_Accounting):
         if module_tags not in (True, False, "hooks"):
             raise ValueError(f"ccalloc profiler: module_tags is True, False or \"hooks\", not {module_tags!r}")
         self.module_tags = module_tags
+        if type(sample_every) is not int or sample_every < 1:
+            raise ValueError(f"ccalloc profiler: sample_every is an int of at least 1, not {sample_every!r}")
+        self.sample_every = sample_every
+        # True in a step that is not accounted (begin_step): the hooks return at once.
+        self._quiet = False
+        self._read_before = False  # whether a sample has read (and reset) the peak
         self.exact_saved = exact_saved
         self.check_torch = check_torch
         if view is None:
@@ -398,6 +417,12 @@ class MemoryProfiler(_Accounting):
             raise RuntimeError("ccalloc profiler: begin_step() inside a step (end_step() first)")
         self.step_index += 1
         self._in_step = True
+        self._quiet = not self.sampled(self.step_index)
+        if self._quiet:
+            # Nothing sampled, no tags set: the phase stays None, so every
+            # boundary returns at its first check.
+            self.phase = None
+            return
         # Parameters and buffers as found when the profiler attached (see
         # refresh()); their pointers read once per step.
         if self._params is None:
@@ -409,7 +434,11 @@ class MemoryProfiler(_Accounting):
         self.phase = "start"
         self._prev_raw = None
         t0 = time.perf_counter()
-        self._sample("start", first=True)
+        # A step's first read: 2 once the profiler has read before, whose
+        # peak since then (the gap between steps, and the steps not
+        # accounted) counts in max_allocated.
+        self._sample("start", first=2 if self._read_before else 1)
+        self._read_before = True
         self._count("start", time.perf_counter() - t0)
         self._enter("other")
         if self.exact_saved:
@@ -425,6 +454,10 @@ class MemoryProfiler(_Accounting):
             self._hooks_ctx = None
         self._boundary(None)
         self._in_step = False
+        if self._quiet:
+            self._quiet = False
+            self._stack.clear()
+            return
         # The raw parts kept for _complete (two arrays of a few bytes per tag
         # per sample) are bounded: after this many samples they are derived
         # here, outside any boundary, in one warm loop.
@@ -442,6 +475,11 @@ class MemoryProfiler(_Accounting):
         # Saved tensors outlive a step only with retain_graph: keep the live ones.
         self._saved[:] = [(r, m) for r, m in self._saved if r() is not None]
         self._saved_blocks = None
+
+    def sampled(self, step):
+        """Whether step number `step` is (or was) accounted: the first
+        three and every sample_every-th."""
+        return step <= _FIRST_STEPS or step % self.sample_every == 0
 
     @property
     def in_step(self):
@@ -544,6 +582,8 @@ class MemoryProfiler(_Accounting):
         return pack
 
     def _backward(self, original, tensors, *args, **kwargs):
+        if self._quiet:
+            return original(tensors, *args, **kwargs)
         self._boundary("backward")
         view, setter, token = self.view, self._setter, self._phase_tokens["backward"]
         # The engine runs backward on its own thread (CUDA): set the tag there,
@@ -580,7 +620,7 @@ class MemoryProfiler(_Accounting):
             self._boundary("other")
 
     def _opt_pre(self, optimizer, args, kwargs):
-        if self._in_step and threading.get_ident() == self._thread:
+        if self._in_step and not self._quiet and threading.get_ident() == self._thread:
             wrapped = self._wrap_closure(optimizer, args, kwargs)
             if wrapped is not None:
                 return wrapped
@@ -662,6 +702,9 @@ class MemoryProfiler(_Accounting):
             s["phase"] = phase
             s["t"] = t
             if first:
+                # The peak since the read before belongs to no phase of this step.
+                if first == 2 and s["peak"] > top:
+                    top = s["peak"]
                 s["peak"] = s["allocated"]
             keys, cur, peak, by_id = read
             names = keys if not by_id else map(name_of, keys)

@@ -733,7 +733,9 @@ def profile(model, optimizer=None, **kwargs):
     (parameters, gradients, optimizer state, activations allocated in forward
     and still live by module, temporaries) plus the free cache; report(),
     svg(), json(), save(prefix). Use `with prof.step():` around each training
-    step. exact_saved=True: activations are the tensors autograd saved for
+    step. It accounts the first three steps and then every sample_every-th
+    (default 10; 1: every step), and the steps between cost only its hooks'
+    checks. exact_saved=True: activations are the tensors autograd saved for
     backward (a Python hook per saved tensor: costly)."""
     _require_plugin()
     from .profiler import MemoryProfiler

@@ -352,7 +352,7 @@ class TransformersCallbackTest(SimPlugin):
             return sorted({s["step"] for s in json.load(f)["samples"]})
 
     def test_steps_files_every_n_and_at_the_end_and_logged_kinds(self):
-        cb = self.callback(every=2)
+        cb = self.callback(every=2, sample_every=1)
         base = os.path.join(self.out, "ccalloc_memory", "memory")
         seen = {}
         state, logs = self.train(cb, 5, on_step=lambda s: seen.setdefault(s, self.json_steps(base + ".json")))
@@ -429,10 +429,18 @@ class TransformersCallbackTest(SimPlugin):
         self.assertIn("optimizer", phases)
 
     def test_keep_bounds_the_steps_held(self):
-        cb = self.callback(every=0, keep=2)
+        cb = self.callback(every=0, keep=2, sample_every=1)
         self.train(cb, 8)
         path = os.path.join(self.out, "ccalloc_memory", "memory.json")
         self.assertEqual(self.json_steps(path), [1, 7, 8])
+        self.assertEqual(cb.profiler.problems(), [])
+
+    def test_keep_counts_the_steps_sampled(self):
+        # Sampled: 1, 2, 3, then every 5th; the last two of those stay, and step 1.
+        cb = self.callback(every=0, keep=2, sample_every=5)
+        self.train(cb, 27)
+        path = os.path.join(self.out, "ccalloc_memory", "memory.json")
+        self.assertEqual(self.json_steps(path), [1, 20, 25])
         self.assertEqual(cb.profiler.problems(), [])
 
     def test_several_processes_write_a_file_each(self):

@@ -412,6 +412,54 @@ class ProfilerHooksTest(unittest.TestCase):
         self.assertIn("optimizer state appeared", text)
         self.assertIn("activations saved for backward", text)
 
+    def test_sample_every_accounts_the_first_steps_and_every_nth(self):
+        from ccalloc.profiler import MemoryProfiler
+        self.prof.close()
+        self.prof = MemoryProfiler(self.model, self.opt, view=self.view, sample_every=4)
+        work = []       # (boundaries, tags set) of each step
+        for _ in range(9):
+            b, t = self.prof.boundaries, len(self.view.tags)
+            self.run_step()
+            work.append((self.prof.boundaries - b, len(self.view.tags) - t))
+        self.assertEqual(sorted({s["step"] for s in self.prof.samples}), [1, 2, 3, 4, 8])
+        for step, (boundaries, tags) in enumerate(work, start=1):
+            if self.prof.sampled(step):
+                self.assertGreater(boundaries, 0, step)
+                self.assertGreater(tags, 0, step)
+            else:       # a step not sampled reads nothing and tags nothing
+                self.assertEqual((boundaries, tags), (0, 0), step)
+        for s in self.prof.samples:
+            self.assertEqual(sum(s["kinds"].values()), s["allocated"], s["phase"])
+        self.assertEqual(self.prof.problems(), [])
+        self.assertIn("vs step 4's", self.prof.report())   # step 8 is compared with step 4
+        with self.assertRaisesRegex(ValueError, "sample_every"):
+            MemoryProfiler(self.model, self.opt, view=self.view, sample_every=0)
+
+    def test_a_peak_in_a_step_not_sampled_counts_in_max_allocated(self):
+        from ccalloc.profiler import MemoryProfiler
+
+        class PeakView(FakeView):
+            spike = 0   # a peak the allocator saw since the last reset
+
+            def counters(self):
+                return self.allocated, max(self.allocated, self.spike), self.allocated * 2
+
+            def reset_peaks(self):
+                self.spike = 0
+        self.prof.close()
+        self.view = PeakView()
+        self.view.known_sizes = _SizeOf()
+        self.prof = MemoryProfiler(self.model, self.opt, view=self.view, sample_every=5)
+        for _ in range(3):
+            self.run_step()
+        before = self.prof.max_allocated
+        self.run_step()                   # step 4: not sampled
+        self.view.spike = 1 << 34
+        self.run_step()                   # step 5: sampled; its start reads the spike
+        self.assertLess(before, 1 << 34)
+        self.assertEqual(self.prof.max_allocated, 1 << 34)
+        self.assertTrue(all(s["peak"] < 1 << 34 for s in self.prof.samples if s["step"] == 5))
+
     def test_default_follows_no_saved_tensor(self):
         self.run_step()
         self.assertEqual(self.prof._saved, [])

@@ -41,7 +41,8 @@ class ProfilerOverheadBenchTest(unittest.TestCase):
         cls.dir = tempfile.TemporaryDirectory()
         cls.out = os.path.join(cls.dir.name, "overhead.json")
         cls.rc = profiler_overhead.main(["--device", "cpu", "--tiny", "--blocks", "2", "--steps", "2",
-                                         "--warmup", "1", "--calls-rounds", "2", "--out", cls.out])
+                                         "--warmup", "1", "--calls-rounds", "2", "--profile", "sample_every=2",
+                                         "--out", cls.out])
         with open(cls.out) as f:
             cls.result = json.load(f)
 
@@ -64,6 +65,10 @@ class ProfilerOverheadBenchTest(unittest.TestCase):
             for key in ("overhead_pct", "overhead_ci95_pct", "boundary_us_per_step", "module_call_us"):
                 self.assertTrue(math.isfinite(r[key]), (name, key))
             self.assertGreater(r["boundary_us_per_step"], 0, name)
+            # Timed steps 4 and 5 of each block: 4 accounted, 5 not.
+            self.assertEqual(r["sampled_steps_per_block"], 1, name)
+            self.assertAlmostEqual(r["boundary_us_per_sampled_step"], 2 * r["boundary_us_per_step"],
+                                   delta=1e-6, msg=name)
             # A step: start, other, forward, loss, backward, other, optimizer, end.
             self.assertEqual(r["boundaries_per_step"], 8, name)
 

@@ -32,9 +32,9 @@ class Session:
 
     every: write the files after every this many steps (None or 0: only at
         the end).
-    keep: the files cover step 1 and the last `keep` steps (older samples
-        are dropped, so a long run's memory and files stay bounded; None
-        keeps all).
+    keep: the files cover step 1 and the last `keep` steps sampled (the
+        profiler's sample_every; older samples are dropped, so a long run's
+        memory and files stay bounded; None keeps all).
     profile_kwargs: passed to ccalloc.torch.profile (module_tags,
         exact_saved, check_torch, ...).
     """
@@ -54,7 +54,7 @@ class Session:
         self.model = self.optimizer = None
         self.paths = None          # what the last save() wrote
         self.final = None          # the memory by kind when the run ended (finish())
-        self._trimmed_to = 0
+        self._held = []            # the steps sampled since the last trim, in order
 
     # --- the run -------------------------------------------------------------------
     def attach(self, model, optimizer=None, restart=False):
@@ -79,7 +79,7 @@ class Session:
         self.profiler = ct.profile(model, optimizer, **self.profile_kwargs)
         self.model, self.optimizer = model, optimizer
         self.final = None
-        self._trimmed_to = 0
+        self._held = []
 
     def begin(self):
         prof = self.profiler
@@ -148,15 +148,18 @@ class Session:
         return self.paths
 
     def _trim(self):
-        """Drops the samples of steps older than the last `keep` (step 1
-        stays: the optimizer state appears there), once twice that many
-        are held, so that trimming costs little per step."""
+        """Drops the samples of steps older than the last `keep` sampled
+        (step 1 stays: the optimizer state appears there), once twice that
+        many are held, so that trimming costs little per step."""
         prof = self.profiler
-        if self.keep is None or prof.step_index - self._trimmed_to < 2 * self.keep + 1:
+        if self.keep is None or not prof.sampled(prof.step_index):
             return
-        cut = prof.step_index - self.keep
+        self._held.append(prof.step_index)
+        if len(self._held) < 2 * self.keep + 1:
+            return
+        cut = self._held[-self.keep - 1]
         prof.samples = [s for s in prof.samples if s["step"] == 1 or s["step"] > cut]
-        self._trimmed_to = cut
+        self._held = self._held[-self.keep:]
 
 
 def _unwrap_optimizer(optimizer):
