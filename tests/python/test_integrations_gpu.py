@@ -50,6 +50,8 @@ def profile_summary(cb, out):
         "files": sorted(os.path.basename(p) for p in glob.glob(base + ".*")),
         "json_steps": sorted({s["step"] for s in saved["samples"]}),
         "steps": prof.step_index,
+        # The steps the profiler accounts (its default sample_every: the first three, then every tenth).
+        "sampled": [i for i in range(1, prof.step_index + 1) if prof.sampled(i)],
         "phases": {str(k): [s["phase"] for s in v] for k, v in by.items()},
         "problems": [list(p) for p in prof.problems()],
         "torch_mismatch": [(s["step"], s["phase"], s["allocated"], s.get("torch_allocated"))
@@ -337,7 +339,8 @@ if __name__ != "__main__":
 
     def check_profile(r, steps):
         assert r["files"] == ["memory.json", "memory.svg", "memory.txt"]
-        assert r["steps"] == steps and r["json_steps"] == list(range(1, steps + 1))
+        assert r["steps"] == steps and r["json_steps"] == r["sampled"]
+        assert r["sampled"][:3] == [1, 2, 3]
         assert r["problems"] == [] and r["torch_mismatch"] == []
         assert r["leftovers"] == []
         for step, phases in r["phases"].items():
@@ -357,7 +360,7 @@ if __name__ != "__main__":
         kinds = ["parameters", "gradients", "optimizer_state", "activations", "temporaries"]
         assert r["logged_keys"] == sorted([f"ccalloc/{k}_gib" for k in kinds] +
                                           ["ccalloc/allocated_gib", "ccalloc/reserved_gib",
-                                           "ccalloc/peak_gib"])
+                                           "ccalloc/peak_gib", "ccalloc/sampled_step"])
         last, fig = r["logged_last"], r["figures_last"]
         assert last["ccalloc/activations_gib"] == fig["max_kinds"]["activations"] / float(1 << 30) > 0
         assert last["ccalloc/optimizer_state_gib"] > 0 and last["ccalloc/parameters_gib"] > 0

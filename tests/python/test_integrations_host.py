@@ -383,6 +383,7 @@ class TransformersCallbackTest(SimPlugin):
         want["ccalloc/allocated_gib"] = step5[-1]["allocated"] / GiB
         want["ccalloc/reserved_gib"] = step5[-1]["reserved"] / GiB
         want["ccalloc/peak_gib"] = max(s["peak"] for s in step5) / GiB
+        want["ccalloc/sampled_step"] = 5
         last = logs[-1]
         self.assertEqual({k: v for k, v in last.items() if k.startswith("ccalloc/")}, want)
         self.assertEqual(last["loss"], state.log_history[-1]["loss"])
@@ -572,7 +573,8 @@ class LightningCallbackTest(SimPlugin):
         self.assertEqual(len(module.logged), 3)
         values, kwargs = module.logged[-1]
         self.assertEqual(set(values), {f"ccalloc/{k}_gib" for k in memreport.KINDS} |
-                         {"ccalloc/allocated_gib", "ccalloc/reserved_gib", "ccalloc/peak_gib"})
+                         {"ccalloc/allocated_gib", "ccalloc/reserved_gib", "ccalloc/peak_gib",
+                          "ccalloc/sampled_step"})
         self.assertEqual(values["ccalloc/optimizer_state_gib"],
                          max(s["kinds"]["optimizer_state"] for s in by[3]) / GiB)
         self.assertEqual(kwargs["on_step"], True)

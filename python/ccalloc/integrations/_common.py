@@ -15,12 +15,15 @@ def log_values(figures, prefix="ccalloc/"):
     <prefix><kind>_gib, each kind's most at any boundary of the step (the
     activations saved for backward, the gradients before zero_grad), and
     <prefix>allocated_gib, reserved_gib at the step's end and peak_gib, the
-    step's peak. {} before any step."""
+    step's peak; <prefix>sampled_step, the step they are of (the profiler
+    accounts one step in sample_every, so a log between two of those repeats
+    the last). {} before any step."""
     if not figures:
         return {}
     out = {f"{prefix}{kind}_gib": figures["max_kinds"][kind] / GiB for kind in memreport.KINDS}
     for key in ("allocated", "reserved", "peak"):
         out[f"{prefix}{key}_gib"] = figures[key] / GiB
+    out[f"{prefix}sampled_step"] = figures["step"]
     return out
 
 
