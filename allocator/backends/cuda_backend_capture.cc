@@ -45,6 +45,11 @@ bool WaitsForCompletion(const CUgraphEdgeData& edge) {
 // Streams whose walks are kept at most; past it, those of other captures go.
 constexpr std::size_t kMaxAncestries = 64;
 
+// The legacy default stream (StreamId 0) is never captured, and asking the
+// driver about it while a blocking stream captures is
+// CUDA_ERROR_STREAM_CAPTURE_IMPLICIT: it is answered without asking.
+constexpr StreamId kLegacyStream = 0;
+
 }  // namespace
 
 absl::StatusOr<CudaBackend::CaptureInfo> CudaBackend::GetCaptureInfo(StreamId stream) const {
@@ -82,6 +87,10 @@ absl::Status CudaBackend::NodeDependencies(CUgraphNode node, std::vector<CUgraph
 
 absl::StatusOr<CapturePosition> CudaBackend::CapturePositionOf(StreamId stream) {
   if (api_.stream_get_capture_info == nullptr) return Missing("cuStreamGetCaptureInfo_v3");
+  if (stream == kLegacyStream) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "CUDA device ", device_, ": the legacy default stream is never captured"));
+  }
   ScopedContext scope(api_, context_);
   const CountedCall counted(*this);
   if (!scope.ok()) return scope.status();
@@ -103,7 +112,8 @@ absl::StatusOr<CapturePosition> CudaBackend::CapturePositionOf(StreamId stream) 
 }
 
 absl::StatusOr<bool> CudaBackend::OrderedBefore(const CapturePosition& before, StreamId stream) {
-  if (api_.stream_get_capture_info == nullptr || api_.graph_node_get_dependencies == nullptr) {
+  if (api_.stream_get_capture_info == nullptr || api_.graph_node_get_dependencies == nullptr ||
+      stream == kLegacyStream) {
     return false;
   }
   ScopedContext scope(api_, context_);
