@@ -115,6 +115,14 @@ class CountingBackend : public DeviceBackend {
   // Not a driver call on CUDA: CudaBackend caches the event for reuse.
   void DestroyEvent(EventHandle event) override { inner_->DestroyEvent(event); }
   absl::Status SynchronizeDevice() override;
+  // Forwarded uncounted: the replay runs no capture, and the graph walks of
+  // one are not among the calls the table prices.
+  absl::StatusOr<CapturePosition> CapturePositionOf(StreamId stream) override {
+    return inner_->CapturePositionOf(stream);
+  }
+  absl::StatusOr<bool> OrderedBefore(const CapturePosition& before, StreamId stream) override {
+    return inner_->OrderedBefore(before, stream);
+  }
   bool SupportsVirtualMemory() const override { return inner_->SupportsVirtualMemory(); }
   std::size_t PageSize() const override { return inner_->PageSize(); }
   absl::StatusOr<DevicePtr> ReserveAddressRange(std::size_t bytes) override;

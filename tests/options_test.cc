@@ -179,6 +179,33 @@ TEST(OptionsTest, BackendOnlyNative) {
   EXPECT_THAT(ParseError("backend:cudaMallocAsync"), HasSubstr("backend"));
 }
 
+// PyTorch's graph_capture_record_stream_reuse: off by default as in
+// PyTorch, a boolean, named by ToString, and one of the keys
+// _set_allocator_settings changes at run time.
+TEST(OptionsTest, GraphCaptureRecordStreamReuse) {
+  EXPECT_FALSE(PytorchNativeOptions().graph_capture_record_stream_reuse);
+  EXPECT_FALSE(DefaultOptions().graph_capture_record_stream_reuse);
+  EXPECT_TRUE(ParseOk("graph_capture_record_stream_reuse:True").graph_capture_record_stream_reuse);
+  EXPECT_FALSE(ParseOk("graph_capture_record_stream_reuse:True,graph_capture_record_stream_reuse:"
+                       "False")
+                   .graph_capture_record_stream_reuse);
+  EXPECT_THAT(ParseOk("graph_capture_record_stream_reuse:True").ToString(),
+              HasSubstr("graph_capture_record_stream_reuse:True"));
+  EXPECT_THAT(PytorchNativeOptions().ToString(),
+              HasSubstr("graph_capture_record_stream_reuse:False"));
+  EXPECT_THAT(ParseError("graph_capture_record_stream_reuse:often"),
+              AllOf(HasSubstr("graph_capture_record_stream_reuse"), HasSubstr("often")));
+  EXPECT_THAT(ParseError("no_such_key:1"), HasSubstr("graph_capture_record_stream_reuse"))
+      << "the unknown-key message lists it";
+  Options to = PytorchNativeOptions();
+  Options from = PytorchNativeOptions();
+  from.graph_capture_record_stream_reuse = true;
+  from.memory_limit = 5 * kMiB;  // not a run-time key
+  CopyRuntimeKeys(from, to);
+  EXPECT_TRUE(to.graph_capture_record_stream_reuse);
+  EXPECT_EQ(to.memory_limit, 0u);
+}
+
 TEST(OptionsTest, PytorchOnlyKeysAreValidatedAndIgnored) {
   const Options options = ParseOk(
       "release_lock_on_cudamalloc:True,pinned_use_cuda_host_register:False,"

@@ -344,6 +344,22 @@ TEST_F(TorchPluginTest, AllocatorSettingsApplyAtRunTime) {
   ASSERT_EQ(ccalloc_torch_set_allocator_settings("garbage_collection_threshold:0.5"), CCALLOC_OK);
   EXPECT_EQ(allocated_for(20), int64_t{5 * kMiB + 512});
   EXPECT_EQ(Stat(20, "max_split_size"), -1);
+  // graph_capture_record_stream_reuse applies too, but left out it keeps
+  // its value (PyTorch's CUDA allocator config keeps it).
+  EXPECT_THAT(Options(20), HasSubstr("graph_capture_record_stream_reuse:False"));
+  ASSERT_EQ(ccalloc_torch_set_allocator_settings("graph_capture_record_stream_reuse:True"),
+            CCALLOC_OK);
+  EXPECT_THAT(Options(20), HasSubstr("graph_capture_record_stream_reuse:True"));
+  ASSERT_EQ(ccalloc_torch_set_allocator_settings("max_split_size_mb:40"), CCALLOC_OK);
+  EXPECT_THAT(Options(20), HasSubstr("graph_capture_record_stream_reuse:True"));
+  EXPECT_THAT(Options(22), HasSubstr("graph_capture_record_stream_reuse:True"))
+      << "an allocator made after the call";
+  EXPECT_EQ(ccalloc_torch_set_allocator_settings("graph_capture_record_stream_reuse:maybe"),
+            CCALLOC_INVALID_ARGUMENT);
+  EXPECT_THAT(Options(20), HasSubstr("graph_capture_record_stream_reuse:True"));
+  ASSERT_EQ(ccalloc_torch_set_allocator_settings("graph_capture_record_stream_reuse:False"),
+            CCALLOC_OK);
+  EXPECT_THAT(Options(20), HasSubstr("graph_capture_record_stream_reuse:False"));
   ASSERT_EQ(ccalloc_torch_set_allocator_settings(""), CCALLOC_OK);
 }
 

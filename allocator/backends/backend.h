@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <string>
 
+#include "absl/container/inlined_vector.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
@@ -61,6 +62,19 @@ inline constexpr std::size_t kIpcMemHandleBytes = 64;
 struct DeviceMemoryInfo {
   std::size_t free_bytes = 0;
   std::size_t total_bytes = 0;
+};
+
+// A node of the graph a stream capture records (a CUgraphNode on CUDA),
+// opaque to the cache.
+using CaptureNode = std::uintptr_t;
+
+// Where a captured stream stands in its capture's graph: the nodes the next
+// work captured on it will depend on (its capture dependency set, CUDA's
+// "terminal" nodes; empty before it has captured any work). Every piece of
+// work captured on the stream so far is one of them or an ancestor of one.
+struct CapturePosition {
+  std::uint64_t capture = 0;  // the capture's id, unique in the process
+  absl::InlinedVector<CaptureNode, 4> nodes;
 };
 
 // The backend's calls into the driver, by the thread that made them: the
@@ -135,6 +149,32 @@ class DeviceBackend {
   virtual void DestroyEvent(EventHandle event) = 0;
   // Waits for all work on the device (used by the free-all step of the OOM path).
   virtual absl::Status SynchronizeDevice() = 0;
+
+  // --- Order inside a stream capture (graph_capture_record_stream_reuse) ----
+  // A capture refuses event queries, so a block freed during one while other
+  // streams used it can only be proven free by the capture's graph: once
+  // every node its uses were captured before is ordered before the next work
+  // of the stream that would reuse it. Both calls are legal during a capture
+  // and change nothing in it.
+  //
+  // `stream`'s position in the capture it belongs to. FailedPrecondition
+  // when it is not being captured (then the graph orders nothing of its
+  // work), Unimplemented where the backend cannot tell; other errors are
+  // the driver's.
+  virtual absl::StatusOr<CapturePosition> CapturePositionOf(StreamId stream) {
+    return absl::UnimplementedError("capture positions not supported");
+  }
+  // Whether every node of `before` (a position CapturePositionOf gave
+  // earlier) is ordered before the next work captured on `stream`: each is
+  // one of `stream`'s current dependencies or an ancestor of one, through
+  // edges that wait for a node's completion. False whenever that is not
+  // known: `stream` not capturing, or capturing into another capture than
+  // `before`'s, or a backend that cannot tell. True for an empty `before`
+  // of `stream`'s capture (nothing to order); the cache does not ask then.
+  // An error only when the driver fails; the caller takes it as false.
+  virtual absl::StatusOr<bool> OrderedBefore(const CapturePosition& before, StreamId stream) {
+    return false;
+  }
 
   // Virtual memory, for growable segments. A backend without it returns
   // false from SupportsVirtualMemory() and Unimplemented from the calls.

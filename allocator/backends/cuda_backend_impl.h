@@ -8,7 +8,9 @@
 //   cuda_backend.cc      construction, classic segments, events, the device,
 //                        backups of paused regions (host buffers and copies);
 //   cuda_backend_vmm.cc  virtual memory management (address ranges, physical
-//                        memory, mapping) and sharing it (IPC, peers).
+//                        memory, mapping) and sharing it (IPC, peers);
+//   cuda_backend_capture.cc  the order of work inside a stream capture
+//                        (the capture's graph).
 // Every member calls the driver only through the DriverApi table and under a
 // ScopedContext (cuda_driver.h), and turns a failed CUresult into a Status
 // only through Error(), which names the device. The class makes the device's
@@ -28,6 +30,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
@@ -65,6 +68,11 @@ class CudaBackend final : public DeviceBackend {
   void DestroyEvent(EventHandle event) override
       ABSL_LOCKS_EXCLUDED(events_mu_);
   absl::Status SynchronizeDevice() override;
+
+  // The order of work in a capture's graph: cuda_backend_capture.cc.
+  absl::StatusOr<CapturePosition> CapturePositionOf(StreamId stream) override;
+  absl::StatusOr<bool> OrderedBefore(const CapturePosition& before, StreamId stream) override
+      ABSL_LOCKS_EXCLUDED(capture_mu_);
   bool SupportsVirtualMemory() const override { return virtual_memory_; }
   std::size_t PageSize() const override { return page_size_; }
 
@@ -109,6 +117,19 @@ class CudaBackend final : public DeviceBackend {
   void CacheOrDestroyEvent(CUevent event) ABSL_LOCKS_EXCLUDED(events_mu_);
   // In cuda_backend_vmm.cc.
   void CloseExportedFd(PhysicalHandle handle) ABSL_LOCKS_EXCLUDED(fds_mu_);
+  // In cuda_backend_capture.cc: what cuStreamGetCaptureInfo says of
+  // `stream` (the arrays are the driver's, valid until the next call on the
+  // stream), and the dependencies of a graph node with their edge data.
+  struct CaptureInfo {
+    CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
+    cuuint64_t id = 0;
+    const CUgraphNode* nodes = nullptr;
+    const CUgraphEdgeData* edges = nullptr;  // may be null: all default
+    std::size_t count = 0;
+  };
+  absl::StatusOr<CaptureInfo> GetCaptureInfo(StreamId stream) const;
+  absl::Status NodeDependencies(CUgraphNode node, std::vector<CUgraphNode>* nodes,
+                                std::vector<CUgraphEdgeData>* edges) const;
 
   static std::string Hex(std::uint64_t value) {
     return absl::StrCat("0x", absl::Hex(value));
@@ -165,6 +186,20 @@ class CudaBackend final : public DeviceBackend {
   // Whether physical memory is created exportable (see CreatePhysical).
   std::atomic<bool> exportable_{true};
   std::atomic<bool> batched_unmap_{true};
+  // OrderedBefore's walk, kept between calls: per stream, the nodes known
+  // to be ordered before its next captured work in capture `capture`. A
+  // stream's position only moves forward (each captured node depends on the
+  // stream's dependencies, a wait adds to them), so what was ordered before
+  // it stays so, and each call walks only the nodes added since. (A program
+  // that drops dependencies with cuStreamUpdateCaptureDependencies would
+  // break that; PyTorch's walk assumes the same.)
+  struct Ancestry {
+    std::uint64_t capture = 0;
+    absl::flat_hash_set<CUgraphNode> ordered;
+  };
+  absl::Mutex capture_mu_;
+  absl::flat_hash_map<StreamId, Ancestry> ancestry_ ABSL_GUARDED_BY(capture_mu_);
+
   absl::Mutex fds_mu_;
   // The descriptor exported for each physical handle, open until the handle
   // is released so that another process can fetch it at any time.

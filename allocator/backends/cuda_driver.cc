@@ -139,6 +139,8 @@ LoadedDriver LoadDriver() {
   // Without it (drivers before 10.1) allocation under capture simply fails
   // as it would have anyway.
   Resolve(library, "cuThreadExchangeStreamCaptureMode", api.exchange_capture_mode);
+  Resolve(library, "cuStreamGetCaptureInfo_v3", api.stream_get_capture_info);
+  Resolve(library, "cuGraphNodeGetDependencies_v2", api.graph_node_get_dependencies);
 
   Resolve(library, "cuIpcGetMemHandle", api.ipc_get_mem_handle);
   Resolve(library, "cuIpcOpenMemHandle_v2", api.ipc_open_mem_handle);

@@ -60,6 +60,13 @@ struct DriverApi {
   decltype(&::cuMemcpyHtoDAsync_v2) memcpy_htod_async = nullptr;
   // Optional (driver 10.1 and later): see RelaxedCaptureMode.
   decltype(&::cuThreadExchangeStreamCaptureMode) exchange_capture_mode = nullptr;
+  // Optional (driver 12.3 and later, the versions with edge data): where a
+  // captured stream stands in its graph and the graph's edges, for
+  // CudaBackend::CapturePositionOf and OrderedBefore. Without them no block
+  // is proven free during a capture (graph_capture_record_stream_reuse then
+  // changes nothing).
+  decltype(&::cuStreamGetCaptureInfo_v3) stream_get_capture_info = nullptr;
+  decltype(&::cuGraphNodeGetDependencies_v2) graph_node_get_dependencies = nullptr;
 
   // Virtual memory management (driver 10.2 and later). Optional: without them
   // the backend still serves classic segments.

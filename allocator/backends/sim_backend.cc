@@ -289,41 +289,6 @@ absl::Status SimBackend::RefuseDuringCapture(const char* what) {
   return absl::FailedPreconditionError(message);
 }
 
-absl::Status SimBackend::BeginCapture(StreamId stream) {
-  absl::MutexLock lock(&mu_);
-  if (captures_.contains(stream)) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("sim: stream 0x", absl::Hex(stream), " is already being captured"));
-  }
-  if (captures_.empty()) capture_violation_.clear();
-  captures_.insert(stream);
-  return absl::OkStatus();
-}
-
-absl::Status SimBackend::EndCapture(StreamId stream) {
-  absl::MutexLock lock(&mu_);
-  if (captures_.erase(stream) == 0) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("sim: stream 0x", absl::Hex(stream), " is not being captured"));
-  }
-  return absl::OkStatus();
-}
-
-bool SimBackend::capturing() const {
-  absl::MutexLock lock(&mu_);
-  return !captures_.empty();
-}
-
-bool SimBackend::capture_invalidated() const {
-  absl::MutexLock lock(&mu_);
-  return !capture_violation_.empty();
-}
-
-std::string SimBackend::capture_violation() const {
-  absl::MutexLock lock(&mu_);
-  return capture_violation_;
-}
-
 DevicePtr SimBackend::NextAddress(std::size_t bytes, std::size_t alignment) {
   DevicePtr ptr = (next_address_ + alignment - 1) / alignment * alignment;
   // Addresses are never reused: a gap after each range catches off-by-one
@@ -380,15 +345,17 @@ absl::StatusOr<DeviceMemoryInfo> SimBackend::MemoryInfo() {
 
 absl::StatusOr<EventHandle> SimBackend::RecordEvent(StreamId stream) {
   absl::MutexLock lock(&mu_);
-  if (captures_.contains(stream)) {
-    // Recorded into the graph, the event could never be queried or waited
-    // for from the host.
-    return RefuseDuringCapture("RecordEvent on the capturing stream");
-  }
   if (ShouldFail(SimOp::kRecordEvent)) return InjectedFailure("RecordEvent");
   EventHandle handle = next_event_++;
-  events_.emplace(handle, EventState{stream, config_.auto_complete_events && config_.gpu_lag == 0,
-                                     tick_});
+  EventState state{stream, config_.auto_complete_events && config_.gpu_lag == 0, tick_, 0, {}};
+  if (auto captured = captures_.find(stream); captured != captures_.end()) {
+    // Recorded into the graph: other streams of the capture may wait for
+    // it (sim_capture.cc), the host never can.
+    state.complete = false;
+    state.capture = captured->second.capture;
+    state.after.assign(captured->second.after.begin(), captured->second.after.end());
+  }
+  events_.emplace(handle, std::move(state));
   ++counts_.live_events;
   return handle;
 }
@@ -399,6 +366,7 @@ absl::StatusOr<bool> SimBackend::QueryEvent(EventHandle event) {
   if (ShouldFail(SimOp::kQueryEvent)) return InjectedFailure("QueryEvent");
   auto it = events_.find(event);
   if (it == events_.end()) return absl::InvalidArgumentError("sim: unknown event");
+  if (it->second.capture != 0) return RefuseCaptured("QueryEvent of an event recorded in a capture");
   return Reached(it->second);
 }
 
@@ -424,6 +392,7 @@ absl::Status SimBackend::SynchronizeEvent(EventHandle event) {
   auto it = events_.find(event);
   if (it == events_.end()) return absl::InvalidArgumentError("sim: unknown event");
   EventState& state = it->second;
+  if (state.capture != 0) return RefuseCaptured("SynchronizeEvent of an event recorded in a capture");
   if (!Reached(state) && config_.auto_complete_events) {
     // The host waits for the GPU to work through the queue up to the event.
     // The GPU stands lag ticks behind, or where a wait left it if further.
@@ -447,6 +416,11 @@ absl::Status SimBackend::SynchronizeEvent(EventHandle event) {
 
 absl::Status SimBackend::StreamWaitEvent(StreamId stream, EventHandle event) {
   absl::MutexLock lock(&mu_);
+  if (auto it = events_.find(event); it != events_.end() && it->second.capture != 0) {
+    if (ShouldFail(SimOp::kStreamWait)) return InjectedFailure("StreamWaitEvent");
+    ++counts_.stream_waits;
+    return WaitInCapture(stream, it->second);
+  }
   if (absl::Status s = RefuseDuringCapture("StreamWaitEvent"); !s.ok()) return s;
   if (ShouldFail(SimOp::kStreamWait)) return InjectedFailure("StreamWaitEvent");
   auto it = events_.find(event);

@@ -8,12 +8,25 @@
 // so a test can prove that nothing leaked when the allocator is destroyed.
 //
 // A simulated stream capture (BeginCapture) refuses what a real CUDA graph
-// capture in global mode refuses: synchronizing, querying events, events
-// recorded into the capturing stream, and freeing, unmapping or releasing
+// capture in global mode refuses: synchronizing, querying events, waiting for
+// an event recorded outside the capture, and freeing, unmapping or releasing
 // memory (a captured graph would replay into it). Each refusal returns
 // FailedPrecondition and marks the capture invalidated, as the driver does.
 // Allocating and mapping new memory stays allowed: CudaBackend runs those in
 // relaxed capture mode.
+//
+// The capture records a graph (sim_capture.cc), so that a test can build
+// the multi-stream patterns of PyTorch's graph tests and the cache can ask
+// which work is ordered before which (CapturePositionOf, OrderedBefore):
+// work launched on a captured stream (Launch) is a node after the stream's
+// dependencies; an event recorded on a captured stream carries those
+// dependencies, and a stream that waits for it joins the capture (or, in it
+// already, adds them to its own), as torch.cuda.Stream.wait_stream does with
+// cuEventRecord and cuStreamWaitEvent. Such an event is the graph's alone:
+// querying or synchronizing it is refused, before or after the capture
+// ended. EndCapture on the stream that began the capture ends it for every
+// stream that joined, and refuses (invalidated) a stream whose work was not
+// joined back, as the driver's cudaErrorStreamCaptureUnjoined does.
 //
 // Memory has contents, so that backups can be checked byte for byte: each
 // physical handle and each host buffer keeps sparse storage, written by the
@@ -43,7 +56,6 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/container/btree_map.h"
 #include "absl/container/flat_hash_map.h"
-#include "absl/container/flat_hash_set.h"
 #include "absl/container/inlined_vector.h"
 #include "absl/synchronization/mutex.h"
 #include "allocator/backends/backend.h"
@@ -69,6 +81,7 @@ enum class SimOp : int {
   kWaitCopies,      // WaitCopies, WaitCopyFence (the queued copies are dropped)
   kCopyFence,       // RecordCopyFence
   kStreamWait,      // StreamWaitEvent
+  kCaptureQuery,    // CapturePositionOf, OrderedBefore
   kCount
 };
 
@@ -229,13 +242,26 @@ class SimBackend : public DeviceBackend {
   // Advances the host's clock by one tick (Config::gpu_lag).
   void Tick() ABSL_LOCKS_EXCLUDED(mu_);
 
-  // --- Simulated stream capture ----------------------------------------------
-  // Starts capturing `stream`; FailedPrecondition if it is already captured.
-  // The invalidation mark is cleared when the first capture begins.
+  // --- Simulated stream capture (sim_capture.cc) ----------------------------
+  // Starts a capture on `stream` (its origin); FailedPrecondition if it is
+  // already captured. The invalidation mark is cleared when the first
+  // capture begins.
   absl::Status BeginCapture(StreamId stream) ABSL_LOCKS_EXCLUDED(mu_);
-  // FailedPrecondition if `stream` is not being captured.
+  // Ends the capture `stream` began, for every stream that joined it.
+  // FailedPrecondition if `stream` is not being captured or did not begin
+  // its capture (nothing changes then), or if a stream that joined has work
+  // the origin's does not depend on (the capture ends all the same, marked
+  // invalidated).
   absl::Status EndCapture(StreamId stream) ABSL_LOCKS_EXCLUDED(mu_);
   bool capturing() const ABSL_LOCKS_EXCLUDED(mu_);
+  // A kernel launched on `stream` (a test hook): while the stream is
+  // captured, a node of its capture's graph that depends on the stream's
+  // dependencies and becomes its only one. Nothing otherwise.
+  void Launch(StreamId stream) ABSL_LOCKS_EXCLUDED(mu_);
+  absl::StatusOr<CapturePosition> CapturePositionOf(StreamId stream) override
+      ABSL_LOCKS_EXCLUDED(mu_);
+  absl::StatusOr<bool> OrderedBefore(const CapturePosition& before, StreamId stream) override
+      ABSL_LOCKS_EXCLUDED(mu_);
   // Whether a call was refused since the first capture began; the first
   // refused call's message is kept for test output.
   bool capture_invalidated() const ABSL_LOCKS_EXCLUDED(mu_);
@@ -276,6 +302,10 @@ class SimBackend : public DeviceBackend {
     StreamId stream;
     bool complete;
     std::uint64_t at = 0;  // the host's tick when recorded
+    // Recorded into a capture (nonzero): that capture, and the stream's
+    // dependencies then, which a stream waiting for the event takes on.
+    std::uint64_t capture = 0;
+    absl::InlinedVector<CaptureNode, 2> after;
   };
   // Whether the GPU has reached `state` (Config::gpu_lag), marking it so.
   bool Reached(EventState& state) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -343,6 +373,17 @@ class SimBackend : public DeviceBackend {
   // FailedPrecondition (and the capture invalidated) when a capture is
   // underway; OK otherwise.
   absl::Status RefuseDuringCapture(const char* what) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // FailedPrecondition, the capture invalidated, whether or not one is
+  // underway (the misuse of an event recorded into a capture).
+  absl::Status RefuseCaptured(const char* what) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // StreamWaitEvent of an event recorded into a capture: `stream` joins the
+  // capture, or adds the event's dependencies to its own.
+  absl::Status WaitInCapture(StreamId stream, const EventState& event)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Whether every node of `nodes` is one of `from` or an ancestor of one in
+  // `capture`'s graph.
+  bool Precede(std::uint64_t capture, absl::Span<const CaptureNode> nodes,
+               absl::Span<const CaptureNode> from) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Capacity may be lowered below what is in use; then nothing is free.
   std::size_t FreeBytes() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     return counts_.bytes_in_use >= capacity_ ? 0 : capacity_ - counts_.bytes_in_use;
@@ -393,7 +434,21 @@ class SimBackend : public DeviceBackend {
   std::size_t fail_above_ ABSL_GUARDED_BY(mu_) = 0;
   double fail_probability_ ABSL_GUARDED_BY(mu_) = 0.0;
   std::mt19937_64 rng_ ABSL_GUARDED_BY(mu_);
-  absl::flat_hash_set<StreamId> captures_ ABSL_GUARDED_BY(mu_);
+  // The captured streams: the capture each belongs to and its dependencies.
+  struct Captured {
+    std::uint64_t capture = 0;
+    absl::InlinedVector<CaptureNode, 4> after;
+  };
+  absl::flat_hash_map<StreamId, Captured> captures_ ABSL_GUARDED_BY(mu_);
+  // The graph of each capture underway: the stream that began it, and every
+  // node's dependencies. Node and capture ids are never reused.
+  struct CaptureGraph {
+    StreamId origin = 0;
+    absl::flat_hash_map<CaptureNode, absl::InlinedVector<CaptureNode, 2>> parents;
+  };
+  absl::flat_hash_map<std::uint64_t, CaptureGraph> graphs_ ABSL_GUARDED_BY(mu_);
+  std::uint64_t next_capture_ ABSL_GUARDED_BY(mu_) = 1;
+  CaptureNode next_node_ ABSL_GUARDED_BY(mu_) = 1;
   std::string capture_violation_ ABSL_GUARDED_BY(mu_);
 };
 

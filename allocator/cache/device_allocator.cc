@@ -134,6 +134,11 @@ absl::StatusOr<DevicePtr> DeviceAllocator::Allocate(std::size_t size, StreamId s
   if (ABSL_PREDICT_FALSE(pool_work_)) {
     if (capturing()) {
       owner = RouteFor(stream);
+      // Deferred blocks the graph has since ordered before this stream's
+      // next work are free to take (graph_capture_record_stream_reuse).
+      if (positioned_ > 0 && owner != nullptr && options_.graph_capture_record_stream_reuse) {
+        PromoteOrdered(stream, owner);
+      }
     } else {
       // What failed stays owed and is tried again; the allocation need not
       // wait for it.
@@ -584,7 +589,15 @@ absl::Status DeviceAllocator::Free(DevicePtr ptr) {
   if (defer) {
     block->state = BlockState::kPending;
     block->pending_events = 0;
-    deferred_.push_back(block);
+    DeferredFree deferred{block, {}};
+    // Only a graph pool's blocks can be reused during the capture (the
+    // allocations it routes); a region's or the default pool's wait.
+    if (options_.graph_capture_record_stream_reuse && block->segment->owner != nullptr &&
+        !block->segment->owner->region) {
+      deferred.after = FreePosition(*block);
+      if (!deferred.after.nodes.empty()) ++positioned_;
+    }
+    deferred_.push_back(std::move(deferred));
     UpdatePoolWork();
   } else if (events.empty()) {
     if (HotEligible(*block)) {

@@ -31,7 +31,11 @@
 // nothing is unmapped or released, and the out-of-memory ladder fails instead
 // of synchronizing. A private pool's memory stays put while its use count is
 // above 0 (a captured graph replays into it); at 0 its wholly free memory
-// goes back to the device at the first moment no capture is underway.
+// goes back to the device at the first moment no capture is underway. With
+// graph_capture_record_stream_reuse a pool's block freed during the capture
+// while other streams used it may be reused before the capture ends, once
+// the capture's graph orders those streams' work before the reusing
+// stream's (PromoteOrdered).
 //
 // Thread safety: one mutex guards everything, the segment store's state
 // included (the store is only called with it held, and each call carries a
@@ -232,7 +236,9 @@ class DeviceAllocator final : private SegmentCache {
   // PyTorch's settings that torch.cuda.memory._set_allocator_settings()
   // changes while a program runs (PyTorch's allocator reads them at every
   // request), taken from `from`: max_split_size, roundup_power2_divisions,
-  // garbage_collection_threshold. They apply to requests from now on;
+  // garbage_collection_threshold, graph_capture_record_stream_reuse (for
+  // frees and allocations from now on: a block freed while it was off waits
+  // for its capture's end). They apply to requests from now on;
   // blocks keep their sizes, and a block or segment counted oversize when
   // it was made is uncounted as such when it goes. The rest of `from` is
   // ignored (the segment kind and ccalloc's own settings stay as made).
@@ -456,6 +462,19 @@ class DeviceAllocator final : private SegmentCache {
   // the events of frees deferred during capture, then releases the wholly
   // free memory of pools whose use count reached 0. What fails stays owed.
   absl::Status FlushPoolWork() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // graph_capture_record_stream_reuse: where `block`'s stream and every
+  // stream that used it stand in their capture's graph, freed now during
+  // a capture; empty where the graph cannot order them all (a stream not
+  // in the capture, streams of two captures, no captured work at all, a
+  // failed query): then the block waits for the capture's end.
+  CapturePosition FreePosition(const Block& block) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Frees the deferred blocks of `owner` on `stream` whose position the
+  // graph orders before `stream`'s next captured work: every use of theirs
+  // runs before anything the stream captures from now on, so the stream
+  // may reuse them now, as it could once their events completed (PyTorch's
+  // free_safe_blocks_in_capture). Called by an allocation on `stream`
+  // routed into `owner`.
+  void PromoteOrdered(StreamId stream, PrivatePool* owner) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Drops the records of pools with use count 0 that own no segment.
   void ErasePoolsWithoutMemory() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void UpdatePoolWork() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
@@ -624,8 +643,17 @@ class DeviceAllocator final : private SegmentCache {
   // filter accepts a stream wins).
   std::vector<Route> routes_ ABSL_GUARDED_BY(mu_);
   // Blocks freed during capture that other streams used: pending, with their
-  // events not yet recorded (a capture refuses RecordEvent on other streams).
-  std::vector<Block*> deferred_ ABSL_GUARDED_BY(mu_);
+  // events not yet recorded (a capture refuses RecordEvent on other streams),
+  // each with its position at the free (FreePosition; empty: none, it waits
+  // for the capture's end), in free order.
+  struct DeferredFree {
+    Block* block;
+    CapturePosition after;
+  };
+  std::vector<DeferredFree> deferred_ ABSL_GUARDED_BY(mu_);
+  // How many of deferred_ have a position: what an allocation during a
+  // capture asks about (none: it asks nothing).
+  std::size_t positioned_ ABSL_GUARDED_BY(mu_) = 0;
   // A pool with use count 0 may hold wholly free memory not yet released.
   bool release_owed_ ABSL_GUARDED_BY(mu_) = false;
   // Whether a released pool (not a region) holds memory ReleaseCached can

@@ -1,8 +1,10 @@
 // device_allocator_pools.cc — private pools (CUDA graphs, PyTorch's
 // beginAllocateToPool & co.): pool ids and use counts, the routing of a
 // stream's allocations into a pool while a capture may be underway, the work
-// a capture made wait (deferred events, the memory of released pools), and
-// restoring a pool's layout at given addresses (AllocateAt).
+// a capture made wait (deferred events, the memory of released pools), the
+// reuse of deferred blocks the capture's graph has proven free
+// (graph_capture_record_stream_reuse), and restoring a pool's layout at
+// given addresses (AllocateAt).
 //
 // Part of the cache (see device_allocator.h); kept in its own file so that
 // device_allocator.cc reads as the allocate/free path.
@@ -244,7 +246,7 @@ absl::Status DeviceAllocator::EmptyCachePool(PoolId pool) {
 absl::Status DeviceAllocator::FlushPoolWork() {
   absl::Status status;
   while (!deferred_.empty()) {
-    Block* block = deferred_.back();
+    Block* block = deferred_.back().block;
     absl::InlinedVector<EventHandle, 2> events;
     for (StreamId s : block->stream_uses) {
       absl::StatusOr<EventHandle> event = backend_->RecordEvent(s);
@@ -258,6 +260,8 @@ absl::Status DeviceAllocator::FlushPoolWork() {
       for (EventHandle e : events) backend_->DestroyEvent(e);
       break;
     }
+    // (Its position, if any, is moot: the events order every use now.)
+    if (!deferred_.back().after.nodes.empty()) --positioned_;
     deferred_.pop_back();
     block->pending_events = static_cast<int>(events.size());
     for (std::size_t i = 0; i < events.size(); ++i) {
@@ -296,6 +300,67 @@ absl::Status DeviceAllocator::FlushPoolWork() {
   }
   UpdatePoolWork();
   return status;
+}
+
+// ---------------------------------------------------------------------------
+// Reuse within a capture (graph_capture_record_stream_reuse)
+// ---------------------------------------------------------------------------
+
+CapturePosition DeviceAllocator::FreePosition(const Block& block) {
+  // The union of the streams' dependency sets: every use of the block was
+  // captured before one of these nodes (stream order), so once they all
+  // precede a stream's next work, so does every use.
+  CapturePosition position;
+  bool first = true;
+  auto add = [&](StreamId stream) {
+    absl::StatusOr<CapturePosition> at = backend_->CapturePositionOf(stream);
+    if (!at.ok()) return false;  // not captured (its work is outside the graph), or unknown
+    if (!first && at->capture != position.capture) return false;
+    first = false;
+    position.capture = at->capture;
+    for (CaptureNode node : at->nodes) {
+      if (std::find(position.nodes.begin(), position.nodes.end(), node) == position.nodes.end()) {
+        position.nodes.push_back(node);
+      }
+    }
+    return true;
+  };
+  if (!add(block.stream)) return {};
+  for (StreamId stream : block.stream_uses) {
+    if (!add(stream)) return {};
+  }
+  // No captured work on any of the streams: nothing in the graph shows
+  // where the uses end (PyTorch defers such a block too).
+  if (position.nodes.empty()) return {};
+  return position;
+}
+
+void DeviceAllocator::PromoteOrdered(StreamId stream, PrivatePool* owner) {
+  // In free order.
+  for (std::size_t i = 0; i < deferred_.size();) {
+    const DeferredFree& d = deferred_[i];
+    Block* block = d.block;
+    // Only the stream's own blocks: each free block belongs to its stream's
+    // index, and the order proven is this stream's.
+    if (d.after.nodes.empty() || block->stream != stream || block->segment->owner != owner) {
+      ++i;
+      continue;
+    }
+    absl::StatusOr<bool> ordered = backend_->OrderedBefore(d.after, stream);
+    // A driver error proves nothing: the blocks stay pending, and the next
+    // allocation asks again.
+    if (!ordered.ok()) break;
+    if (!*ordered) {
+      ++i;
+      continue;
+    }
+    deferred_.erase(deferred_.begin() + static_cast<std::ptrdiff_t>(i));
+    --positioned_;
+    // As ProcessEvents frees a block whose events completed; the capture's
+    // end no longer sees it.
+    FreeBlock(block);
+  }
+  UpdatePoolWork();
 }
 
 bool DeviceAllocator::ReleasedPoolHasFreeMemory() const {

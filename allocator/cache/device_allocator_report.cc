@@ -372,7 +372,8 @@ bool DeviceAllocator::ValidateLocked(std::string* why) const {
         case BlockState::kPending:
           // No events yet: freed during a capture, waiting to record them.
           if (b->pending_events == 0 &&
-              std::find(deferred_.begin(), deferred_.end(), b) != deferred_.end()) {
+              std::any_of(deferred_.begin(), deferred_.end(),
+                          [b](const DeferredFree& d) { return d.block == b; })) {
             ++deferred_blocks;
           } else if (b->pending_events <= 0) {
             return fail(absl::StrCat("pending block ", Hex(b->ptr), " has no events"));
@@ -486,6 +487,22 @@ bool DeviceAllocator::ValidateLocked(std::string* why) const {
   if (free_blocks != indexed) return fail("the pools index blocks that are not free");
   if (deferred_blocks != deferred_.size()) {
     return fail("the deferred-event list disagrees with the pending blocks");
+  }
+  // A position is kept only for a graph pool's block (only those can be
+  // reused during a capture), and counted.
+  std::size_t positioned = 0;
+  for (const DeferredFree& d : deferred_) {
+    if (d.after.nodes.empty()) continue;
+    ++positioned;
+    const PrivatePool* owner = d.block->segment->owner;
+    if (owner == nullptr || owner->region) {
+      return fail(absl::StrCat("deferred block ", Hex(d.block->ptr),
+                               " has a capture position but is not a graph pool's"));
+    }
+  }
+  if (positioned != positioned_) {
+    return fail(absl::StrCat(positioned_, " deferred blocks are counted with a capture position, ",
+                             positioned, " have one"));
   }
   if (hot_blocks != (hot_ != nullptr ? 1u : 0u)) {
     return fail("the held-aside block is not in a segment");

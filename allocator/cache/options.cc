@@ -196,6 +196,7 @@ void CopyRuntimeKeys(const Options& from, Options& to) {
   to.max_split_size = from.max_split_size;
   to.roundup_power2_divisions = from.roundup_power2_divisions;
   to.garbage_collection_threshold = from.garbage_collection_threshold;
+  to.graph_capture_record_stream_reuse = from.graph_capture_record_stream_reuse;
 }
 
 absl::StatusOr<Options> ParseOptions(absl::string_view conf, const Options& base) {
@@ -224,6 +225,11 @@ absl::StatusOr<Options> ParseOptions(absl::string_view conf, const Options& base
       options.garbage_collection_threshold = *f;
     } else if (key == "expandable_segments") {
       if (absl::Status s = ParseBool(key, value, &options.expandable_segments); !s.ok()) return s;
+    } else if (key == "graph_capture_record_stream_reuse") {
+      if (absl::Status s = ParseBool(key, value, &options.graph_capture_record_stream_reuse);
+          !s.ok()) {
+        return s;
+      }
     } else if (key == "backend") {
       // ccalloc is the allocator; asking for another one here is a mistake.
       if (value != "native") {
@@ -291,7 +297,8 @@ absl::StatusOr<Options> ParseOptions(absl::string_view conf, const Options& base
       return absl::InvalidArgumentError(absl::StrCat(
           "CCALLOC_CONF: unknown key '", key,
           "' (known: max_split_size_mb, roundup_power2_divisions, "
-          "garbage_collection_threshold, expandable_segments, backend, memory_limit, "
+          "garbage_collection_threshold, expandable_segments, "
+          "graph_capture_record_stream_reuse, backend, memory_limit, "
           "per_process_memory_fraction, release_slack, release_slack_max, "
           "release_slack_hard, max_map_chunk_mb, "
           "hold_reserved, "
@@ -317,6 +324,7 @@ std::string Options::ToString() const {
       ",roundup_power2_divisions:[", absl::StrJoin(roundup_power2_divisions, ","), "]",
       ",garbage_collection_threshold:", garbage_collection_threshold,
       ",expandable_segments:", expandable_segments ? "True" : "False",
+      ",graph_capture_record_stream_reuse:", graph_capture_record_stream_reuse ? "True" : "False",
       ",memory_limit:", memory_limit, ",per_process_memory_fraction:",
       per_process_memory_fraction < 0 ? std::string("none")
                                       : absl::StrCat(per_process_memory_fraction),

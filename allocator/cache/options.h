@@ -39,6 +39,13 @@ struct Options {
   // (on by default in DefaultOptions(); backends without virtual memory fall
   // back to classic segments).
   bool expandable_segments = false;
+  // During a stream capture, a block freed while other streams used it
+  // (record_stream) may be reused within the same capture once the
+  // capture's graph orders all of their work before the reusing stream's
+  // next work (graph_capture_record_stream_reuse, PyTorch's key, off by
+  // default as in PyTorch). Off, or where the graph cannot show it, the
+  // block waits for the capture to end (DeviceAllocator::PromoteOrdered).
+  bool graph_capture_record_stream_reuse = false;
 
   // --- ccalloc keys -------------------------------------------------------
   // Cap on reserved bytes (memory_limit, with units: "24GiB", "512MB").
@@ -191,7 +198,8 @@ Options PytorchNativeOptions();
 // PyTorch's keys that torch.cuda.memory._set_allocator_settings() changes
 // while a program runs (its allocator reads them at every request):
 // max_split_size, roundup_power2_divisions, garbage_collection_threshold,
-// copied from `from` into `to`; the rest of `to` stays.
+// graph_capture_record_stream_reuse, copied from `from` into `to`; the rest
+// of `to` stays.
 void CopyRuntimeKeys(const Options& from, Options& to);
 
 // Parses `conf` on top of `base`. Empty `conf` returns `base`.

@@ -17,8 +17,8 @@ namespace {
 // allocators take one, DeviceBackend::Allocate does not.
 thread_local void* serving_stream = nullptr;
 
-// A backend whose device memory is the pool's allocator's; its events and
-// device-wide waits are those of a backend of the device.
+// A backend whose device memory is the pool's allocator's; its events,
+// device-wide waits and capture order are those of a backend of the device.
 class SourceBackend final : public DeviceBackend {
  public:
   SourceBackend(const Source& source, std::unique_ptr<DeviceBackend> events)
@@ -54,6 +54,13 @@ class SourceBackend final : public DeviceBackend {
   }
   void DestroyEvent(EventHandle event) override { events_->DestroyEvent(event); }
   absl::Status SynchronizeDevice() override { return events_->SynchronizeDevice(); }
+  // A capture's graph is the device's, whoever allocated the memory.
+  absl::StatusOr<CapturePosition> CapturePositionOf(StreamId stream) override {
+    return events_->CapturePositionOf(stream);
+  }
+  absl::StatusOr<bool> OrderedBefore(const CapturePosition& before, StreamId stream) override {
+    return events_->OrderedBefore(before, stream);
+  }
 
  private:
   const Source source_;

@@ -390,13 +390,23 @@ CCALLOC_TORCH_API int ccalloc_torch_configure(const char* conf) {
 // roundup_power2_divisions, garbage_collection_threshold) take their value
 // from `conf`, or PyTorch's default where `conf` leaves them out (PyTorch
 // resets the keys it is not given), on every allocator and on those created
-// later. The other keys of `conf` change nothing here. A string ccalloc's
-// parser refuses is an InvalidArgument and changes nothing.
+// later; graph_capture_record_stream_reuse too, but left out it keeps its
+// value, as PyTorch's CUDA allocator config keeps it. The other keys of
+// `conf` change nothing here. A string ccalloc's parser refuses is an
+// InvalidArgument and changes nothing.
 CCALLOC_TORCH_API int ccalloc_torch_set_allocator_settings(const char* conf) {
   if (conf == nullptr) return Report(absl::InvalidArgumentError("conf is NULL"));
-  absl::StatusOr<ccalloc::Options> parsed = ccalloc::ParseOptions(conf, ccalloc::Options());
-  if (!parsed.ok()) return Report(parsed.status());
   absl::MutexLock lock(&ccalloc::creation_mu);
+  ccalloc::Options base;
+  if (ccalloc::runtime_options != nullptr) {
+    base.graph_capture_record_stream_reuse =
+        ccalloc::runtime_options->graph_capture_record_stream_reuse;
+  } else if (absl::StatusOr<ccalloc::Options> configured = ccalloc::CurrentOptions();
+             configured.ok()) {
+    base.graph_capture_record_stream_reuse = configured->graph_capture_record_stream_reuse;
+  }
+  absl::StatusOr<ccalloc::Options> parsed = ccalloc::ParseOptions(conf, base);
+  if (!parsed.ok()) return Report(parsed.status());
   if (ccalloc::runtime_options == nullptr) ccalloc::runtime_options = new ccalloc::Options();
   *ccalloc::runtime_options = *parsed;
   for (int device = 0; device < ccalloc::kMaxDevices; ++device) {
@@ -430,6 +440,8 @@ CCALLOC_TORCH_API size_t ccalloc_torch_options(int device, char* buffer, size_t 
     Report(options.status());
     return 0;
   }
+  // As GetOrCreate would make them: with the run-time settings.
+  if (ccalloc::runtime_options != nullptr) CopyRuntimeKeys(*ccalloc::runtime_options, *options);
   return ccalloc::CopyOut(options->ToString(), buffer, capacity);
 }
 

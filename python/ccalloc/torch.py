@@ -82,7 +82,8 @@ def load(library=None):
 # meaning (allocator/cache/options.cc); the rest of a PyTorch setting concerns
 # PyTorch's allocators only.
 _PYTORCH_KEYS = ("max_split_size_mb", "roundup_power2_divisions", "garbage_collection_threshold",
-                 "expandable_segments", "per_process_memory_fraction", "backend",
+                 "expandable_segments", "graph_capture_record_stream_reuse",
+                 "per_process_memory_fraction", "backend",
                  "release_lock_on_cudamalloc", "pinned_use_cuda_host_register",
                  "pinned_num_register_threads", "pinned_use_background_threads")
 
@@ -476,7 +477,8 @@ def memory_summary(device=None, abbreviated=False):
 # (its host allocator's pinned_* keys, release_lock_on_cudamalloc, backend)
 # or fixed at enable() (expandable_segments, per_process_memory_fraction:
 # set_per_process_memory_fraction changes the fraction).
-_RUNTIME_KEYS = ("max_split_size_mb", "roundup_power2_divisions", "garbage_collection_threshold")
+_RUNTIME_KEYS = ("max_split_size_mb", "roundup_power2_divisions", "garbage_collection_threshold",
+                 "graph_capture_record_stream_reuse")
 _PYTORCH_ONLY_KEYS = ("release_lock_on_cudamalloc", "pinned_use_cuda_host_register",
                       "pinned_num_register_threads", "pinned_use_background_threads",
                       "pinned_reserve_segment_size_mb", "backend", "per_process_memory_fraction")
@@ -490,13 +492,13 @@ def set_allocator_settings(settings):
     As in PyTorch, the keys its allocator reads at every request
     (max_split_size_mb, roundup_power2_divisions,
     garbage_collection_threshold) apply from now on, on every device, and
-    those the string leaves out go back to PyTorch's defaults. The pinned
-    memory keys are PyTorch's host allocator's, which PyTorch applies itself.
-    ccalloc's segments keep the kind they were enabled with: an
-    expandable_segments value that differs is named in a RuntimeWarning, and
-    so, once, is a key of PyTorch's allocator that ccalloc has no use for
-    (graph_capture_record_stream_reuse: ccalloc keeps such blocks until the
-    capture ends, which is always safe)."""
+    those the string leaves out go back to PyTorch's defaults;
+    graph_capture_record_stream_reuse applies from now on too and, left out,
+    keeps its value, as in PyTorch. The pinned memory keys are PyTorch's
+    host allocator's, which PyTorch applies itself. ccalloc's segments keep
+    the kind they were enabled with: an expandable_segments value that
+    differs is named in a RuntimeWarning, and so, once, is any other key of
+    PyTorch's allocator that ccalloc does not know."""
     plugin = _require_plugin()
     items = _split_conf(settings)
     plugin.set_allocator_settings(",".join(

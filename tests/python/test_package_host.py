@@ -16,6 +16,7 @@ import os
 import sys
 import types
 import unittest
+import warnings
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 INSTALLED = os.environ.get("CCALLOC_TEST_INSTALLED") == "1"
@@ -529,17 +530,28 @@ with warnings.catch_warnings(record=True) as caught:
     warnings.simplefilter("always")
     torch._C._cuda_cudaCachingAllocator_set_allocator_settings("expandable_segments:True")
 out["kind_warnings"] = [str(w.message) for w in caught]
-# A key of PyTorch's own allocator that ccalloc has no use for (PyTorch's
-# test_graph_capture_reclaim_2_streams sets it): accepted, named once.
+# graph_capture_record_stream_reuse (PyTorch's
+# test_graph_capture_reclaim_2_streams sets it) applies, without a warning,
+# and stays when a later call leaves it out, as in PyTorch; a key of
+# PyTorch's own allocator that ccalloc does not apply is named once.
 with warnings.catch_warnings(record=True) as caught:
     warnings.simplefilter("always")
     for _ in range(2):
         torch._C._cuda_cudaCachingAllocator_set_allocator_settings(
             "graph_capture_record_stream_reuse:True,pinned_use_cuda_host_register:True")
-out["other_key_warnings"] = [str(w.message) for w in caught]
+out["reuse_key_warnings"] = [str(w.message) for w in caught]
+out["options_reuse_on"] = plugin.options(0)
 q = MALLOC(alloc.malloc)((5 << 20) + 1, 0, None)
 out["allocated_defaults_again"] = torch.cuda.memory_allocated()
 FREE(alloc.free)(q, 0, 0, None)
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    for _ in range(2):
+        torch._C._cuda_cudaCachingAllocator_set_allocator_settings("max_non_split_rounding_mb:512")
+out["other_key_warnings"] = [str(w.message) for w in caught]
+out["options_reuse_kept"] = plugin.options(0)
+torch._C._cuda_cudaCachingAllocator_set_allocator_settings("graph_capture_record_stream_reuse:False")
+out["options_reuse_off"] = plugin.options(0)
 out["pytorch_saw"] = torch.state["settings"]
 out["again"] = ct.enable()["enabled"]
 try:
@@ -606,12 +618,19 @@ class EnableWiringTest(unittest.TestCase):
                 self.assertEqual(len(r["kind_warnings"]), 1, r["kind_warnings"])
                 self.assertIn("segments stay classic", r["kind_warnings"][0])
                 self.assertEqual(r["allocated_defaults_again"], (5 << 20) + 512)
+                self.assertEqual(r["reuse_key_warnings"], [])
+                self.assertIn("graph_capture_record_stream_reuse:True", r["options_reuse_on"])
+                self.assertIn("graph_capture_record_stream_reuse:True", r["options_reuse_kept"])
+                self.assertIn("graph_capture_record_stream_reuse:False", r["options_reuse_off"])
                 self.assertEqual(len(r["other_key_warnings"]), 1, r["other_key_warnings"])
-                self.assertIn("graph_capture_record_stream_reuse", r["other_key_warnings"][0])
-                other = "graph_capture_record_stream_reuse:True,pinned_use_cuda_host_register:True"
+                self.assertIn("max_non_split_rounding_mb", r["other_key_warnings"][0])
+                self.assertIn("does not apply", r["other_key_warnings"][0])
+                reuse = "graph_capture_record_stream_reuse:True,pinned_use_cuda_host_register:True"
+                other = "max_non_split_rounding_mb:512"
                 self.assertEqual(r["pytorch_saw"],
                                  ["roundup_power2_divisions:4", "expandable_segments:True",
-                                  other, other])
+                                  reuse, reuse, other, other,
+                                  "graph_capture_record_stream_reuse:False"])
                 self.assertIn("torch.cuda.memory_stats", r["info"]["patched"])
                 self.assertIn("expandable_segments:False", r["options"])
                 if shim_possible:
@@ -733,6 +752,18 @@ class EnvironmentConfTest(unittest.TestCase):
         self.assertIsNone(ct.conf_from_environment({}))
         self.assertEqual(ct.conf_from_environment({"CCALLOC_CONF": "release_slack:0.01"}),
                          "release_slack:0.01")
+
+    def test_graph_capture_record_stream_reuse_is_shared(self):
+        # PyTorch's test_graph_capture_reclaim_* set it; ccalloc applies it.
+        env = {"PYTORCH_CUDA_ALLOC_CONF": "graph_capture_record_stream_reuse:True"}
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            conf = ct.conf_from_environment(env)
+        self.assertEqual(conf, "graph_capture_record_stream_reuse:True")
+        plugin = ct.load()
+        plugin.configure(conf)
+        self.addCleanup(plugin.configure, None)
+        self.assertIn("graph_capture_record_stream_reuse:True", plugin.options(24))
 
     def test_keys_of_pytorchs_other_allocators_are_named_and_left_out(self):
         env = {"PYTORCH_CUDA_ALLOC_CONF": "pinned_reserve_segment_size_mb:8,expandable_segments:True"}

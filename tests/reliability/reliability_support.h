@@ -62,6 +62,12 @@ class BorrowedBackend final : public DeviceBackend {
   }
   void DestroyEvent(EventHandle event) override { sim_->DestroyEvent(event); }
   absl::Status SynchronizeDevice() override { return sim_->SynchronizeDevice(); }
+  absl::StatusOr<CapturePosition> CapturePositionOf(StreamId stream) override {
+    return sim_->CapturePositionOf(stream);
+  }
+  absl::StatusOr<bool> OrderedBefore(const CapturePosition& before, StreamId stream) override {
+    return sim_->OrderedBefore(before, stream);
+  }
   bool SupportsVirtualMemory() const override { return sim_->SupportsVirtualMemory(); }
   std::size_t PageSize() const override { return sim_->PageSize(); }
   absl::StatusOr<DevicePtr> ReserveAddressRange(std::size_t bytes) override {

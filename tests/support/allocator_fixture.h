@@ -89,6 +89,12 @@ class TrackingBackend : public DeviceBackend {
   }
   void DestroyEvent(EventHandle event) override;
   absl::Status SynchronizeDevice() override { return real_->SynchronizeDevice(); }
+  absl::StatusOr<CapturePosition> CapturePositionOf(StreamId stream) override {
+    return real_->CapturePositionOf(stream);
+  }
+  absl::StatusOr<bool> OrderedBefore(const CapturePosition& before, StreamId stream) override {
+    return real_->OrderedBefore(before, stream);
+  }
   bool SupportsVirtualMemory() const override { return real_->SupportsVirtualMemory(); }
   std::size_t PageSize() const override { return real_->PageSize(); }
   absl::StatusOr<DevicePtr> ReserveAddressRange(std::size_t bytes) override;
