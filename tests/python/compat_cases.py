@@ -315,10 +315,27 @@ def case_history_contexts():
                                  for dev in snap["device_traces"] for e in dev}
         finally:
             torch.cuda.memory._record_memory_history(None)
+    # A block keeps its frames while it lives, history on or off; freed with
+    # history off, they go with it: a block allocated later at its address,
+    # with history off, has none (test_memory_plots after the tests before it).
+    def allocate_with_frames():
+        return torch.empty(4 * MiB // 4, device="cuda")
+    torch.cuda.empty_cache()
+    torch.cuda.memory._record_memory_history("all", context="all", stacks="python")
+    t = allocate_with_frames()
+    where = t.data_ptr()
+    torch.cuda.memory._record_memory_history(None)
+    kept_while_live = "allocate_with_frames" in json.dumps(torch.cuda.memory._snapshot()["segments"])
+    del t
+    u = torch.empty(4 * MiB // 4, device="cuda")
+    reused = u.data_ptr() == where
+    stale = "allocate_with_frames" in json.dumps(torch.cuda.memory._snapshot()["segments"])
+    del u
     ok = (names == {"None": False, "all": True}
-          and give_back == {"alloc": False, "all": True, "state": False})
+          and give_back == {"alloc": False, "all": True, "state": False} and not stale)
     return {"ok": ok, "frames_by_context": names, "empty_cache_stack_by_context": give_back,
-            "compile_contexts": sorted(compile_contexts)}
+            "compile_contexts": sorted(compile_contexts), "frames_kept_while_live": kept_while_live,
+            "address_reused": reused, "stale_frames": stale}
 
 
 def case_stats_and_cache():

@@ -139,7 +139,11 @@ class CcallocAllocator final : public cca::CUDAAllocator {
 
   void Free(void* ptr) {
     if (ptr == nullptr) return;
-    if (recording_.load(std::memory_order_relaxed)) RecordFree(ptr);
+    if (recording_.load(std::memory_order_relaxed)) {
+      RecordFree(ptr);
+    } else if (C10_UNLIKELY(live_kept_.load(std::memory_order_relaxed))) {
+      ForgetLive(ptr);
+    }
     if (C10_UNLIKELY(c10::memoryProfilingEnabled())) ReportFreeToProfiler(ptr);
     // Deleters run inside destructors: never throw.
     if (ccalloc_torch_free_ptr(ptr) != kOk) {
@@ -315,7 +319,10 @@ class CcallocAllocator final : public cca::CUDAAllocator {
     // As PyTorch's: turning history off (`_record_memory_history(None)`)
     // drops the trace too; the live blocks' frames go only when asked.
     if (!enabled || clear_history) traces_.clear();
-    if (clear_history) live_.clear();
+    if (clear_history) {
+      live_.clear();
+      live_kept_.store(false, std::memory_order_relaxed);
+    }
     history_on_ = enabled;
     recording_.store(history_on_ || !trackers_.empty());
   }
@@ -445,7 +452,11 @@ class CcallocAllocator final : public cca::CUDAAllocator {
                 "ccalloc: setCheckpointPoolState: not a ccalloc checkpoint of this device");
     cca::CheckpointDelta delta;
     for (const auto& block : LiveBlocks(device, checkpoint->pool)) {
-      if (recording_.load()) RecordFree(block.ptr);
+      if (recording_.load()) {
+        RecordFree(block.ptr);
+      } else if (live_kept_.load(std::memory_order_relaxed)) {
+        ForgetLive(block.ptr);
+      }
       Check(ccalloc_torch_free_ptr(block.ptr), "setCheckpointPoolState (free)");
       delta.ptrs_freed.push_back(block.ptr);
     }
@@ -719,7 +730,10 @@ class CcallocAllocator final : public cca::CUDAAllocator {
     std::vector<cda::AllocatorTraceTracker> trackers;
     {
       std::lock_guard<std::mutex> lock(mu_);
-      if (track_live && history_on_) live_[ptr] = LiveInfo{context, size, device, stream};
+      if (track_live && history_on_) {
+        live_[ptr] = LiveInfo{context, size, device, stream};
+        live_kept_.store(true, std::memory_order_relaxed);
+      }
       cda::TraceEntry entry(action, device, reinterpret_cast<size_t>(ptr), size, stream,
                             MempoolId_t{0, 0}, c10::getApproximateTime(),
                             record_context_ >= cda::RecordContext::ALLOC ? context : nullptr,
@@ -750,6 +764,17 @@ class CcallocAllocator final : public cca::CUDAAllocator {
     return name;
   }
 
+  // A block freed while history is off loses its frames, as PyTorch's does:
+  // else a block allocated later at its address, with history off or
+  // recorded without context, would show them (a test's name where none
+  // was recorded: test_memory_plots after the tests before it).
+  void ForgetLive(void* ptr) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (live_.erase(ptr) != 0 && live_.empty()) {
+      live_kept_.store(false, std::memory_order_relaxed);
+    }
+  }
+
   void RecordFree(void* ptr) {
     auto context = Gather(cda::RecordContext::ALL);
     LiveInfo info{nullptr, 0, 0, nullptr};
@@ -761,6 +786,7 @@ class CcallocAllocator final : public cca::CUDAAllocator {
       } else {
         info = it->second;
         live_.erase(it);
+        if (live_.empty()) live_kept_.store(false, std::memory_order_relaxed);
       }
     }
     Record(cda::TraceEntry::FREE_REQUESTED, info.device, ptr, info.size, info.stream, context,
@@ -854,6 +880,8 @@ class CcallocAllocator final : public cca::CUDAAllocator {
   std::vector<std::deque<cda::TraceEntry>> traces_;
   std::vector<cda::AnnotationEntry> annotations_;
   std::unordered_map<void*, LiveInfo> live_;
+  // live_ holds an entry: frees look it up even with history off.
+  std::atomic<bool> live_kept_{false};
   std::unordered_map<uint32_t, std::string> tag_names_;
   std::unordered_map<void*, std::pair<size_t, c10::DeviceIndex>> profiled_;
   std::string user_metadata_;
