@@ -617,7 +617,8 @@ def main(argv=None):
     ap.add_argument("--models", default=",".join(MODELS), help="comma-separated: " + ", ".join(MODELS))
     ap.add_argument("--blocks", type=int, default=12, help="pairs of blocks (profiled, plain)")
     ap.add_argument("--steps", type=int, default=10, help="timed steps per block")
-    ap.add_argument("--warmup", type=int, default=5, help="steps of each kind before the blocks")
+    # 15: with 5 the deep stack's first pairs still read 1.07-1.11 on an H200 (docs/profiler.md).
+    ap.add_argument("--warmup", type=int, default=15, help="steps of each kind before the blocks")
     ap.add_argument("--calls-rounds", type=int, default=30, help="rounds of the per-module-call measurement")
     ap.add_argument("--tiny", action="store_true", help="small widths and lengths (same module counts)")
     ap.add_argument("--profile", action="append", default=[], metavar="KEY=VALUE",
