@@ -419,9 +419,9 @@ class MemoryProfiler(_Accounting):
         self._in_step = True
         self._quiet = not self.sampled(self.step_index)
         if self._quiet:
-            # Nothing sampled, no tags set: the phase stays None, so every
-            # boundary returns at its first check.
-            self.phase = None
+            # Nothing sampled, no tags set; the boundaries only note the
+            # phase, for an out-of-memory report (_boundary).
+            self.phase = "other"
             return
         # Parameters and buffers as found when the profiler attached (see
         # refresh()); their pointers read once per step.
@@ -507,6 +507,11 @@ class MemoryProfiler(_Accounting):
 
     def _boundary(self, next_phase):
         """Closes the current phase with a sample; opens next_phase."""
+        if self._quiet:
+            # A step not accounted: where it is, for oom_report(), nothing else.
+            if next_phase is not None:
+                self.phase = next_phase
+            return
         if self.phase is None or self.phase == "start":
             return
         t0 = time.perf_counter()
@@ -583,7 +588,11 @@ class MemoryProfiler(_Accounting):
 
     def _backward(self, original, tensors, *args, **kwargs):
         if self._quiet:
-            return original(tensors, *args, **kwargs)
+            self.phase = "backward"
+            try:
+                return original(tensors, *args, **kwargs)
+            finally:
+                self.phase = "other"
         self._boundary("backward")
         view, setter, token = self.view, self._setter, self._phase_tokens["backward"]
         # The engine runs backward on its own thread (CUDA): set the tag there,
@@ -620,7 +629,10 @@ class MemoryProfiler(_Accounting):
             self._boundary("other")
 
     def _opt_pre(self, optimizer, args, kwargs):
-        if self._in_step and not self._quiet and threading.get_ident() == self._thread:
+        if self._in_step and threading.get_ident() == self._thread:
+            if self._quiet:
+                self.phase = "optimizer"
+                return None
             wrapped = self._wrap_closure(optimizer, args, kwargs)
             if wrapped is not None:
                 return wrapped

@@ -435,6 +435,27 @@ class ProfilerHooksTest(unittest.TestCase):
         with self.assertRaisesRegex(ValueError, "sample_every"):
             MemoryProfiler(self.model, self.opt, view=self.view, sample_every=0)
 
+    def test_a_step_not_sampled_still_knows_its_phase_for_an_oom_report(self):
+        from ccalloc.profiler import MemoryProfiler
+        self.prof.close()
+        self.prof = MemoryProfiler(self.model, self.opt, view=self.view, sample_every=5)
+        for _ in range(3):
+            self.run_step()
+        seen = []
+        with self.prof.step():            # step 4: not sampled
+            out = self.model(torch.randn(32, 8))
+            seen.append(self.prof.phase)
+            text = self.prof.oom_report()     # as an out-of-memory error would
+            out.square().mean().backward()
+            seen.append(self.prof.phase)
+            self.opt.step()
+            self.opt.zero_grad(set_to_none=True)
+        self.assertEqual(seen, ["loss", "other"])
+        self.assertIn("out of memory during loss", text)
+        self.assertEqual({s["step"] for s in self.prof.samples}, {1, 2, 3})
+        self.run_step()                   # step 5: sampled, as before
+        self.assertIn(5, {s["step"] for s in self.prof.samples})
+
     def test_a_peak_in_a_step_not_sampled_counts_in_max_allocated(self):
         from ccalloc.profiler import MemoryProfiler
 
