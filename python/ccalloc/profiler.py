@@ -784,7 +784,9 @@ class MemoryProfiler(_Accounting):
         by = memreport.steps_of(self.samples)
         if step not in by:
             raise KeyError(f"ccalloc profiler: no step {step} (have {sorted(by)})")
-        return memreport.step_report(by[step], by.get(step - 1))
+        # Compared with the step sampled before it (sample_every: not always step - 1).
+        before = max((k for k in by if k < step), default=None)
+        return memreport.step_report(by[step], by.get(before))
 
     def svg(self, **kwargs):
         return memreport.svg(self.samples, **kwargs)

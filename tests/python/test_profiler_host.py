@@ -432,6 +432,7 @@ class ProfilerHooksTest(unittest.TestCase):
             self.assertEqual(sum(s["kinds"].values()), s["allocated"], s["phase"])
         self.assertEqual(self.prof.problems(), [])
         self.assertIn("vs step 4's", self.prof.report())   # step 8 is compared with step 4
+        self.assertIn("vs step 4's", self.prof.report(8))  # and so alone
         with self.assertRaisesRegex(ValueError, "sample_every"):
             MemoryProfiler(self.model, self.opt, view=self.view, sample_every=0)
 
