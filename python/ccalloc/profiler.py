@@ -30,8 +30,13 @@ used (module_tags="hooks", exact_saved, a view without the C tag function,
 no compiler, a DataParallel), a forward pre and post hook per module does
 the same in Python, at several times a plain module call's cost.
 
-At each phase boundary (never per allocation, so the hot path pays only
-for the tag stores, one per module call and phase) it takes
+Steps are sampled (sample_every): the first three and every tenth are
+accounted; in a step between, the hooks only note the phase (module tags
+off, nothing read), and the allocator's peak counter carries that step's
+peak to the next accounted read (max_allocated).
+
+At each phase boundary of an accounted step (never per allocation, so the
+hot path pays only for the tag stores, one per module call and phase) it takes
 one read of the allocator, one C call (ccalloc_torch_profile_read: the
 counters, the largest free block and every tag's live and peak bytes by tag
 id, into an int64 array kept as it is; the peaks are reset in the same
