@@ -281,6 +281,10 @@ struct PrivatePool {
   bool region = false;
   // Paused: its memory is given back; its blocks keep their addresses.
   bool paused = false;
+  // PyTorch's MemPool(use_on_oom=True): its free blocks serve allocations
+  // outside any pool that would otherwise fail for want of memory
+  // (DeviceAllocator::SetPoolUseOnOom).
+  bool use_on_oom = false;
   std::size_t paused_bytes = 0;  // what the pause gave back
   // The backup of a region paused with one: the bytes of the blocks that
   // were allocated at the pause, in page-locked host memory. Pending frees

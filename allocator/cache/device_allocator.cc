@@ -191,6 +191,11 @@ absl::StatusOr<DevicePtr> DeviceAllocator::Allocate(std::size_t size, StreamId s
     ++stats_.num_alloc_retries;
     block = TryAllocate(*rounded, size, stream, pool, owner);
   }
+  if (!block.ok() && absl::IsResourceExhausted(block.status()) && owner == nullptr &&
+      !capturing() && !pools_.empty()) {
+    // MemPool(use_on_oom=True): a pool's free memory before the error.
+    if (Block* lent = FromPoolsOnOom(*rounded, size, stream, pool); lent != nullptr) block = lent;
+  }
   if (!block.ok()) {
     if (absl::IsResourceExhausted(block.status())) {
       ++stats_.num_ooms;

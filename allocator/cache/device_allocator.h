@@ -135,6 +135,14 @@ class DeviceAllocator final : private SegmentCache {
   absl::Status ReleasePool(PoolId pool) ABSL_LOCKS_EXCLUDED(mu_);
   // NotFound for an unknown pool (or 0).
   absl::StatusOr<int> PoolUseCount(PoolId pool) const ABSL_LOCKS_EXCLUDED(mu_);
+  // PyTorch's MemPool(use_on_oom=True): an allocation outside any pool that
+  // the out-of-memory ladder (free-all-and-retry included) cannot serve is
+  // served by a free block of such a pool on the same stream whose memory
+  // is backed, as PyTorch's allocator does; the block stays the pool's (its
+  // free puts it back there). Only while the pool's use count is above 0,
+  // never during a capture. NotFound for an unknown pool (or 0),
+  // InvalidArgument for a region (sleep and wake).
+  absl::Status SetPoolUseOnOom(PoolId pool, bool use_on_oom) ABSL_LOCKS_EXCLUDED(mu_);
   // The allocated blocks of `pool` (0: the default pool), by address; empty
   // for an unknown pool.
   std::vector<LiveBlock> PoolLiveBlocks(PoolId pool) const ABSL_LOCKS_EXCLUDED(mu_);
@@ -475,6 +483,11 @@ class DeviceAllocator final : private SegmentCache {
   // free_safe_blocks_in_capture). Called by an allocation on `stream`
   // routed into `owner`.
   void PromoteOrdered(StreamId stream, PrivatePool* owner) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The last step of an out-of-memory ladder outside any pool: a free,
+  // backed block of a use_on_oom pool (SetPoolUseOnOom), carved; null when
+  // none has one. Pools in id order.
+  Block* FromPoolsOnOom(std::size_t rounded, std::size_t requested, StreamId stream,
+                        PoolKind pool) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Drops the records of pools with use count 0 that own no segment.
   void ErasePoolsWithoutMemory() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void UpdatePoolWork() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {

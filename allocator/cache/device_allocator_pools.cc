@@ -150,6 +150,44 @@ absl::StatusOr<int> DeviceAllocator::PoolUseCount(PoolId pool) const {
   return owner->use_count;
 }
 
+absl::Status DeviceAllocator::SetPoolUseOnOom(PoolId pool, bool use_on_oom) {
+  absl::MutexLock lock(&mu_);
+  PrivatePool* owner = FindPool(pool);
+  if (owner == nullptr) return absl::NotFoundError(absl::StrCat("unknown pool ", pool));
+  if (owner->region) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("pool ", pool, " is a region: its memory is never lent to other allocations"));
+  }
+  owner->use_on_oom = use_on_oom;
+  return absl::OkStatus();
+}
+
+Block* DeviceAllocator::FromPoolsOnOom(std::size_t rounded, std::size_t requested,
+                                       StreamId stream, PoolKind pool) {
+  std::vector<PrivatePool*> lenders;
+  for (auto& [id, p] : pools_) {
+    // A released pool's memory is on its way back to the device (and a
+    // deleted MemPool's must not be used: PyTorch's
+    // test_deleted_mempool_not_used_on_oom).
+    if (p->use_on_oom && p->use_count > 0 && !p->region && !p->paused) lenders.push_back(p.get());
+  }
+  std::sort(lenders.begin(), lenders.end(),
+            [](const PrivatePool* a, const PrivatePool* b) { return a->id < b->id; });
+  for (PrivatePool* lender : lenders) {
+    Block* block = lender->Of(pool).BestFit(stream, rounded, policy_, growable_);
+    if (block == nullptr) continue;
+    // A live pool's pages stay mapped, but a growable block's edges may not
+    // be: the store makes the bytes usable first (a failure leaves the
+    // block free and indexed, and the next pool is asked).
+    if (growable_ && block->segment->expandable &&
+        !store_->Prepare(Locked(), *block->segment, *block, block->ptr, rounded).ok()) {
+      continue;
+    }
+    return Carve(block, rounded, requested);
+  }
+  return nullptr;
+}
+
 std::vector<LiveBlock> DeviceAllocator::PoolLiveBlocks(PoolId pool) const {
   absl::MutexLock lock(&mu_);
   std::vector<LiveBlock> live;

@@ -309,6 +309,13 @@ CCALLOC_TORCH_API int ccalloc_torch_pool_use_count(int device, uint64_t pool, in
   });
 }
 
+CCALLOC_TORCH_API int ccalloc_torch_pool_set_use_on_oom(int device, uint64_t pool,
+                                                         int use_on_oom) {
+  return ccalloc::OnExisting(device, [&](ccalloc::DeviceAllocator& a) {
+    return a.SetPoolUseOnOom(pool, use_on_oom != 0);
+  });
+}
+
 CCALLOC_TORCH_API int ccalloc_torch_pool_empty_cache(int device, uint64_t pool) {
   return ccalloc::OnExisting(device,
                            [&](ccalloc::DeviceAllocator& a) { return a.EmptyCachePool(pool); });

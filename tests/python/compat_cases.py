@@ -527,6 +527,34 @@ def case_mempool_own_allocator():
             "own_mallocs": counts.own_mallocs()}
 
 
+def case_mempool_use_on_oom():
+    """MemPool(use_on_oom=True): out of memory (the process's memory fraction),
+    an allocation outside the pool takes the pool's free memory, as PyTorch's
+    allocator does; a plain MemPool lends nothing."""
+    total = torch.cuda.get_device_properties(0).total_memory
+    torch.cuda.empty_cache()
+    torch.cuda.set_per_process_memory_fraction((512 * MiB) / total)
+    outcomes = {}
+    try:
+        for use_on_oom in (False, True):
+            pool = torch.cuda.MemPool(use_on_oom=use_on_oom)
+            with torch.cuda.use_mem_pool(pool):
+                x = torch.empty(400 * MiB, dtype=torch.uint8, device="cuda")
+            del x                               # the pool keeps its memory
+            try:
+                y = torch.empty(300 * MiB, dtype=torch.uint8, device="cuda")
+                outcomes[str(use_on_oom)] = "served"
+                del y
+            except torch.OutOfMemoryError:
+                outcomes[str(use_on_oom)] = "out of memory"
+            del pool
+            torch.cuda.empty_cache()
+    finally:
+        torch.cuda.set_per_process_memory_fraction(1.0)
+    ok = outcomes == {"False": "out of memory", "True": "served"}
+    return {"ok": ok, "outcomes": outcomes}
+
+
 def case_profiler_memory():
     """torch.profiler with profile_memory=True sees the allocator's traffic."""
     from torch.profiler import ProfilerActivity, profile

@@ -79,6 +79,7 @@ MATRIX = [
     ("mempool", ("ccalloc",), ("pool_bytes_at_least_4MiB",)),
     ("mempool_own_allocator", ("ccalloc", "ccalloc-classic"),
      ("used_own_allocator", "data_ok", "freed_through_it")),
+    ("mempool_use_on_oom", ("ccalloc", "ccalloc-classic"), ("outcomes",)),
     ("profiler_memory", ("ccalloc",), ("saw_4MiB_allocation",)),
     ("graphed_callables", ("ccalloc", "ccalloc-classic"), ()),
     ("graph_multistream_capture", ("ccalloc", "ccalloc-classic", "ccalloc-own", "ccalloc-xs"),

@@ -521,6 +521,48 @@ TYPED_TEST_P(PoolBehaviourTest, OutOfMemoryLadderTakesBackAReleasedPoolsPendingB
   ASSERT_TRUE(alloc.Free(*q).ok());
 }
 
+// PyTorch's MemPool(use_on_oom=True): an allocation outside any pool that
+// the ladder cannot serve takes a free block of such a pool, which stays the
+// pool's; a released pool (a deleted MemPool) lends nothing.
+TYPED_TEST_P(PoolBehaviourTest, AUseOnOomPoolLendsItsFreeMemoryWhenTheDeviceIsOut) {
+  CCALLOC_SKIP_UNLESS_SIM("a small capacity");
+  DeviceAllocator& alloc = this->Make(this->env_.BaseOptions(), std::size_t{64} << 20);
+  const StreamId s = this->env_.stream(0);
+  ASSERT_TRUE(alloc.CreateOrIncrefPool(3).ok());
+  ASSERT_TRUE(alloc.BeginAllocateToPool(3, this->Only(s)).ok());
+  CCALLOC_ASSERT_OK_AND_ASSIGN(DevicePtr in_pool, alloc.Allocate(std::size_t{40} << 20, s));
+  ASSERT_TRUE(alloc.EndAllocateToPool(3).ok());
+  ASSERT_TRUE(alloc.ReleasePool(3).ok());  // use_mem_pool's; the MemPool's use stays
+  ASSERT_TRUE(alloc.Free(in_pool).ok());   // the pool keeps the memory
+  absl::StatusOr<DevicePtr> refused = alloc.Allocate(std::size_t{32} << 20, s);
+  ASSERT_TRUE(absl::IsResourceExhausted(refused.status())) << refused.status();
+
+  ASSERT_TRUE(alloc.SetPoolUseOnOom(3, true).ok());
+  CCALLOC_ASSERT_OK_AND_ASSIGN(DevicePtr lent, alloc.Allocate(std::size_t{32} << 20, s));
+  EXPECT_EQ(this->PoolOfPtr(lent), 3) << "not the pool's memory";
+  EXPECT_EQ(alloc.PoolLiveBlocks(3).size(), 1u);
+  EXPECT_TRUE(IsValid(alloc));
+  ASSERT_TRUE(alloc.Free(lent).ok());
+  EXPECT_TRUE(alloc.PoolLiveBlocks(3).empty());
+  EXPECT_FALSE(this->PoolRanges(3).empty()) << "the lent block's free left the pool";
+
+  // Turned off again, the pool keeps its memory to itself.
+  ASSERT_TRUE(alloc.SetPoolUseOnOom(3, false).ok());
+  refused = alloc.Allocate(std::size_t{32} << 20, s);
+  EXPECT_TRUE(absl::IsResourceExhausted(refused.status())) << refused.status();
+
+  // A released pool (the MemPool deleted) lends nothing: its memory goes
+  // back to the device.
+  ASSERT_TRUE(alloc.SetPoolUseOnOom(3, true).ok());
+  ASSERT_TRUE(alloc.ReleasePool(3).ok());
+  CCALLOC_ASSERT_OK_AND_ASSIGN(DevicePtr after, alloc.Allocate(std::size_t{32} << 20, s));
+  EXPECT_EQ(this->PoolOfPtr(after), 0);
+  EXPECT_TRUE(absl::IsNotFound(alloc.SetPoolUseOnOom(3, true)));
+  EXPECT_TRUE(absl::IsNotFound(alloc.SetPoolUseOnOom(0, true)));
+  EXPECT_TRUE(IsValid(alloc));
+  ASSERT_TRUE(alloc.Free(after).ok());
+}
+
 // PoolLiveBlocks + AllocateAt restore a checkpointed pool layout at the same
 // addresses, counted like allocations.
 TYPED_TEST_P(PoolBehaviourTest, CheckpointLayoutIsRestoredAtTheSameAddresses) {
@@ -739,6 +781,7 @@ REGISTER_TYPED_TEST_SUITE_P(PoolBehaviourTest, AResultOutlivesItsReleasedGraphPo
                             ReleaseDuringAnotherCaptureWaitsForIt,
                             ReleasedPoolGoesBackWhenItsLastPendingBlockCompletes,
                             OutOfMemoryLadderTakesBackAReleasedPoolsPendingBlock,
+                            AUseOnOomPoolLendsItsFreeMemoryWhenTheDeviceIsOut,
                             CheckpointLayoutIsRestoredAtTheSameAddresses,
                             CrossStreamFreeDuringCaptureIsDeferred,
                             OutOfMemoryDuringCaptureFailsWithoutSynchronizing, UseCounts,

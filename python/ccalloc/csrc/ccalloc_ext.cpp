@@ -402,15 +402,24 @@ class CcallocAllocator final : public cca::CUDAAllocator {
     }
     Check(ccalloc_torch_pool_create_or_incref(device, PoolFor(mempool_id)), "createOrIncrefPool");
   }
-  // MemPool(use_on_oom=True) lets other allocations take the pool's memory
-  // when the device is out; ccalloc keeps a pool's memory to the pool, so
-  // only false (what MemPool's destructor sets) is accepted. Refusing in the
-  // constructor's call gives the user a Python error; MemPool's destructor
-  // must never see one.
-  void setUseOnOOM(c10::DeviceIndex, MempoolId_t, bool use_on_oom) override {
-    TORCH_CHECK(!use_on_oom,
-                "ccalloc: MemPool(use_on_oom=True) is not supported: ccalloc never hands a "
-                "pool's memory to allocations outside it");
+  // MemPool(use_on_oom=True): other allocations take the pool's free memory
+  // when the device is out, as in PyTorch (DeviceAllocator::SetPoolUseOnOom).
+  // A pool with an allocator of its own keeps its memory (a clear error in
+  // the constructor's call). false is what MemPool's destructor sets, when
+  // the pool may be gone already: it must never raise.
+  void setUseOnOOM(c10::DeviceIndex device, MempoolId_t mempool_id, bool use_on_oom) override {
+    if (own_.Handle(mempool_id) != 0) {
+      TORCH_CHECK(!use_on_oom,
+                  "ccalloc: MemPool(allocator=..., use_on_oom=True) is not supported: a pool "
+                  "with an allocator of its own lends no memory to allocations outside it");
+      return;
+    }
+    if (!use_on_oom) {
+      uint64_t pool = 0;
+      if (FindPool(mempool_id, &pool)) (void)ccalloc_torch_pool_set_use_on_oom(device, pool, 0);
+      return;
+    }
+    Check(ccalloc_torch_pool_set_use_on_oom(device, PoolFor(mempool_id), 1), "setUseOnOOM");
   }
   int getPoolUseCount(c10::DeviceIndex device, MempoolId_t mempool_id) override {
     if (int uses = own_.UseCount(mempool_id); uses >= 0) return uses;

@@ -114,6 +114,9 @@ int ccalloc_torch_pool_begin(int device, uint64_t pool, int (*filter)(void* ctx,
 int ccalloc_torch_pool_end(int device, uint64_t pool);
 int ccalloc_torch_pool_release(int device, uint64_t pool);
 int ccalloc_torch_pool_use_count(int device, uint64_t pool, int* out);
+/* MemPool(use_on_oom=True): the pool's free memory serves allocations
+ * outside any pool that would fail for want of memory (0 turns it off). */
+int ccalloc_torch_pool_set_use_on_oom(int device, uint64_t pool, int use_on_oom);
 int ccalloc_torch_pool_empty_cache(int device, uint64_t pool);
 /* Calls on_block(ctx, ptr, size, requested, stream) for each allocated block
  * of the pool, by address. */
