@@ -49,6 +49,12 @@ size_t ccalloc_torch_snapshot_json(int device, char* buffer, size_t capacity);
 int ccalloc_torch_devices(int* out, int capacity);
 const char* ccalloc_torch_last_error(void);
 int ccalloc_torch_last_error_code(void);
+int ccalloc_torch_pool_create_or_incref(int device, uint64_t pool);
+int ccalloc_torch_pool_begin(int device, uint64_t pool, int (*filter)(void* ctx, void* stream),
+                             void* ctx);
+int ccalloc_torch_pool_end(int device, uint64_t pool);
+int ccalloc_torch_pool_release(int device, uint64_t pool);
+int ccalloc_torch_pool_set_use_on_oom(int device, uint64_t pool, int use_on_oom);
 }
 
 namespace {
@@ -172,6 +178,36 @@ TEST_F(TorchPluginTest, OutOfMemoryThrowsTheReportAndTheAllocatorGoesOn) {
   EXPECT_NE(more, nullptr);
   ccalloc_torch_free(more, 0, dev, Stream(0));
   ccalloc_torch_free(keep, 0, dev, Stream(0));
+}
+
+// MemPool(use_on_oom=True) through the functions the extension calls: with
+// the device's memory limit reached, a request outside any pool takes the
+// pool's free memory (PyTorch's order: create, then set); a pool the device
+// does not know is a clear error.
+TEST_F(TorchPluginTest, AUseOnOomPoolServesWhatTheLimitWouldRefuse) {
+  const int dev = 17;
+  ASSERT_EQ(ccalloc_torch_set_memory_limit(dev, 64 * kMiB), CCALLOC_OK);
+  ASSERT_EQ(ccalloc_torch_pool_create_or_incref(dev, 5), CCALLOC_OK);
+  ASSERT_EQ(ccalloc_torch_pool_begin(dev, 5, +[](void*, void*) { return 1; }, nullptr),
+            CCALLOC_OK);
+  void* in_pool = ccalloc_torch_malloc(40 * kMiB, dev, Stream(0));
+  ASSERT_NE(in_pool, nullptr);
+  ASSERT_EQ(ccalloc_torch_pool_end(dev, 5), CCALLOC_OK);
+  ASSERT_EQ(ccalloc_torch_pool_release(dev, 5), CCALLOC_OK);  // use_mem_pool's use
+  ccalloc_torch_free(in_pool, 0, dev, Stream(0));              // the pool keeps it
+  void* p = nullptr;
+  EXPECT_EQ(ccalloc_torch_try_malloc(32 * kMiB, dev, Stream(0), &p), CCALLOC_OUT_OF_MEMORY);
+
+  ASSERT_EQ(ccalloc_torch_pool_set_use_on_oom(dev, 5, 1), CCALLOC_OK);
+  ASSERT_EQ(ccalloc_torch_try_malloc(32 * kMiB, dev, Stream(0), &p), CCALLOC_OK)
+      << ccalloc_torch_last_error();
+  EXPECT_NE(p, nullptr);
+  EXPECT_EQ(Stat(dev, "reserved_bytes.all.current"), int64_t{40 * kMiB}) << "new memory taken";
+  ccalloc_torch_free(p, 0, dev, Stream(0));
+
+  EXPECT_NE(ccalloc_torch_pool_set_use_on_oom(dev, 99, 1), CCALLOC_OK);
+  EXPECT_THAT(ccalloc_torch_last_error(), HasSubstr("unknown pool 99"));
+  ASSERT_EQ(ccalloc_torch_pool_release(dev, 5), CCALLOC_OK);  // the MemPool's
 }
 
 TEST_F(TorchPluginTest, FreeOfAForeignPointerNeverThrowsAndChangesNothing) {
