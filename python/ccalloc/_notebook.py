@@ -210,7 +210,10 @@ def _profile_magic(ip):
         ns = ip.user_ns
         model = eval(args.model, ns)
         optimizer = eval(args.optimizer, ns) if args.optimizer else None
-        kwargs = eval(args.options, ns) if args.options else {}
+        kwargs = dict(eval(args.options, ns) if args.options else {})
+        # The cell's -n steps are what the report is of: every one accounted
+        # (the profiler's sampling is for long training runs).
+        kwargs.setdefault("sample_every", 1)
         code = _compile(ip, cell, "profile")
         prof = ct.profile(model, optimizer, **kwargs)
         try:

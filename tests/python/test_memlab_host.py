@@ -498,8 +498,10 @@ class NotebookTest(unittest.TestCase):
         self.ip.user_ns.update(torch=torch, model=model, opt=opt, view=view)
         cell = ("loss = model(torch.randn(32, 8)).square().mean()\nloss.backward()\n"
                 "opt.step()\nopt.zero_grad(set_to_none=True)\n")
-        prof = self.ip.magics[("cell", "ccalloc_profile")]("model opt -n 2 -o 'dict(view=view)' -r", cell)
-        self.assertEqual(prof.step_index, 2)
+        prof = self.ip.magics[("cell", "ccalloc_profile")]("model opt -n 5 -o 'dict(view=view)' -r", cell)
+        self.assertEqual(prof.step_index, 5)
+        # Each of the cell's steps is in the report (no sampling in a notebook).
+        self.assertEqual(sorted({s["step"] for s in prof.samples}), [1, 2, 3, 4, 5])
         self.assertEqual(prof.leftovers(), [])
         self.assertIn("optimizer state appeared", str(self.shown[0]))
         svg = self.shown[1]
