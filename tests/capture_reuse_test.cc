@@ -29,17 +29,6 @@ namespace {
 
 constexpr StreamId kS1 = 11, kS2 = 12, kS3 = 13, kS4 = 14;
 
-// torch.cuda.Stream.wait_stream: an event recorded on `from`, waited for by
-// `waiter`, destroyed.
-::testing::AssertionResult WaitStream(SimBackend& sim, StreamId waiter, StreamId from) {
-  absl::StatusOr<EventHandle> event = sim.RecordEvent(from);
-  if (!event.ok()) return ::testing::AssertionFailure() << event.status();
-  absl::Status s = sim.StreamWaitEvent(waiter, *event);
-  sim.DestroyEvent(*event);
-  if (!s.ok()) return ::testing::AssertionFailure() << s;
-  return ::testing::AssertionSuccess();
-}
-
 template <typename Config>
 class CaptureReuseTest : public AllocatorTest<Config> {
  protected:

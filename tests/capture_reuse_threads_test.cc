@@ -38,15 +38,6 @@ constexpr std::size_t kBytes = 32;  // a small block, as PyTorch's tests use
 StreamId AllocStream(int t) { return static_cast<StreamId>(100 + t); }
 StreamId UserStream(int t) { return static_cast<StreamId>(200 + t); }
 
-// torch.cuda.Stream.wait_stream on the simulated device.
-absl::Status WaitStream(SimBackend& sim, StreamId waiter, StreamId from) {
-  absl::StatusOr<EventHandle> event = sim.RecordEvent(from);
-  if (!event.ok()) return event.status();
-  absl::Status s = sim.StreamWaitEvent(waiter, *event);
-  sim.DestroyEvent(*event);
-  return s;
-}
-
 template <typename Config>
 class CaptureReuseThreadsTest : public AllocatorTest<Config> {};
 
@@ -63,7 +54,7 @@ TYPED_TEST(CaptureReuseThreadsTest, WorkersReuseTheirBlocksInOneCapture) {
                   .BeginAllocateToPool(kPool,
                                        [](StreamId s) { return s == kOrigin || s >= 100; })
                   .ok());
-  for (int t = 0; t < kWorkers; ++t) ASSERT_TRUE(WaitStream(sim, AllocStream(t), kOrigin).ok());
+  for (int t = 0; t < kWorkers; ++t) ASSERT_TRUE(WaitStream(sim, AllocStream(t), kOrigin));
 
   std::vector<std::string> failures(kWorkers);
   std::atomic<int> running{kWorkers};
@@ -86,13 +77,13 @@ TYPED_TEST(CaptureReuseThreadsTest, WorkersReuseTheirBlocksInOneCapture) {
         const DevicePtr before = allocate();
         const DevicePtr used = allocate();
         const DevicePtr after = allocate();
-        if (absl::Status s = WaitStream(sim, user, mine); !s.ok()) fail(s.ToString());
+        if (::testing::AssertionResult r = WaitStream(sim, user, mine); !r) fail(r.message());
         sim.Launch(user);  // reads `used`
         if (absl::Status s = alloc.RecordStream(used, user); !s.ok()) fail(s.ToString());
         free(used);
         const DevicePtr early = allocate();
         if (early == used) fail(absl::StrCat("round ", round, ": reused before the join"));
-        if (absl::Status s = WaitStream(sim, mine, user); !s.ok()) fail(s.ToString());
+        if (::testing::AssertionResult r = WaitStream(sim, mine, user); !r) fail(r.message());
         sim.Launch(mine);
         const DevicePtr late = allocate();
         if (late != used) fail(absl::StrCat("round ", round, ": not reused after the join"));
@@ -129,8 +120,8 @@ TYPED_TEST(CaptureReuseThreadsTest, WorkersReuseTheirBlocksInOneCapture) {
   EXPECT_EQ(stats.allocation[kStatAll].current, 0);
   EXPECT_EQ(stats.active[kStatAll].current, 0);
   for (int t = 0; t < kWorkers; ++t) {
-    ASSERT_TRUE(WaitStream(sim, kOrigin, AllocStream(t)).ok());
-    ASSERT_TRUE(WaitStream(sim, kOrigin, UserStream(t)).ok());
+    ASSERT_TRUE(WaitStream(sim, kOrigin, AllocStream(t)));
+    ASSERT_TRUE(WaitStream(sim, kOrigin, UserStream(t)));
   }
   ASSERT_TRUE(alloc.EndAllocateToPool(kPool).ok());
   absl::Status end = sim.EndCapture(kOrigin);

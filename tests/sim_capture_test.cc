@@ -13,22 +13,14 @@
 #include "allocator/backends/backend.h"
 #include "allocator/backends/sim_backend.h"
 #include "gtest/gtest.h"
+#include "tests/support/allocator_fixture.h"
 
 namespace ccalloc {
 namespace {
 
-constexpr StreamId kS1 = 11, kS2 = 12, kS3 = 13;
+using test::WaitStream;
 
-// torch.cuda.Stream.wait_stream: an event recorded on `from`, waited for by
-// `waiter`, destroyed.
-::testing::AssertionResult WaitStream(SimBackend& sim, StreamId waiter, StreamId from) {
-  absl::StatusOr<EventHandle> event = sim.RecordEvent(from);
-  if (!event.ok()) return ::testing::AssertionFailure() << event.status();
-  absl::Status s = sim.StreamWaitEvent(waiter, *event);
-  sim.DestroyEvent(*event);
-  if (!s.ok()) return ::testing::AssertionFailure() << s;
-  return ::testing::AssertionSuccess();
-}
+constexpr StreamId kS1 = 11, kS2 = 12, kS3 = 13;
 
 TEST(SimCaptureTest, WaitsJoinStreamsAndOrderTheirWork) {
   SimBackend sim;

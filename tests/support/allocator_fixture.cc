@@ -250,6 +250,15 @@ const BlockInfo* BlockAt(const Snapshot& snapshot, DevicePtr ptr) {
   return nullptr;
 }
 
+::testing::AssertionResult WaitStream(SimBackend& sim, StreamId waiter, StreamId from) {
+  absl::StatusOr<EventHandle> event = sim.RecordEvent(from);
+  if (!event.ok()) return ::testing::AssertionFailure() << event.status();
+  absl::Status s = sim.StreamWaitEvent(waiter, *event);
+  sim.DestroyEvent(*event);
+  if (!s.ok()) return ::testing::AssertionFailure() << s;
+  return ::testing::AssertionSuccess();
+}
+
 ::testing::AssertionResult IsValid(const DeviceAllocator& alloc) {
   std::string why;
   if (alloc.Validate(&why)) return ::testing::AssertionSuccess();

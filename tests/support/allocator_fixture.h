@@ -308,6 +308,11 @@ const BlockInfo* BlockAt(const Snapshot& snapshot, DevicePtr ptr);
 // Validate() as an assertion, with the allocator's reason on failure.
 ::testing::AssertionResult IsValid(const DeviceAllocator& alloc);
 
+// torch.cuda.Stream.wait_stream on the simulated device: an event recorded
+// on `from`, waited for by `waiter`, destroyed (inside a capture this joins
+// `waiter` to it).
+::testing::AssertionResult WaitStream(SimBackend& sim, StreamId waiter, StreamId from);
+
 // Everything a failed call must leave as it was, in comparable form.
 std::string StateFingerprint(const DeviceAllocator& alloc);
 
