@@ -412,7 +412,7 @@ class Bench:
                 with prof.step():
                     step()
             h0 = prof.host_seconds
-            sampled0 = sum(map(prof.sampled, range(1, prof.step_index + 1)))
+            first_timed = prof.step_index + 1
             by0 = dict(prof.host_seconds_by_boundary)
             sim0 = _sim_seconds(prof)
         self.sync()
@@ -441,7 +441,7 @@ class Bench:
         sim = (_sim_seconds(prof) - sim0) / n
         for k, v in prof.host_seconds_by_boundary.items():
             self.by_boundary[k] = self.by_boundary.get(k, 0.0) + v - by0.get(k, 0.0)
-        self.sampled_steps += sum(map(prof.sampled, range(1, prof.step_index + 1))) - sampled0
+        self.sampled_steps += sum(map(prof.sampled, range(first_timed, prof.step_index + 1)))
         return dt - sim, (prof.host_seconds - h0) / n - sim
 
     def call_cost(self, model, opt, args, calls, rounds):
