@@ -59,6 +59,9 @@ FAKE_TEST = FAKE_ALLOCATOR + '''
 import time
 import unittest
 
+if os.environ.get("FAKE_SLOW_IMPORT"):
+    time.sleep(60)      # a process the time limit stops before collection
+
 import pytest
 
 import peer_fake_no_such_module
@@ -231,6 +234,18 @@ class PeerSuiteTest(unittest.TestCase):
         self.assertEqual(proc.returncode, 1)
         bad = [e for e in result["enabled_check"] if not e["ok"]]
         self.assertEqual({e["config"] for e in bad}, {"native"}, result["enabled_check"])
+
+    def test_stopped_before_collection_is_unfinished_not_unchecked(self):
+        proc, result, _ = self.run_suite(
+            "--configs", "native,ccalloc", "--config-env", "ccalloc:FAKE_SLOW_IMPORT=1",
+            "--jobs", "2", "--no-serial", "-k", "test_same", budget=8)
+        stopped = [p for p in result["processes"] if p["config"] == "ccalloc"]
+        self.assertTrue(stopped and all(p["timed_out"] for p in stopped), result["processes"])
+        self.assertEqual([e for e in result["enabled_check"] if not e["ok"]], [], proc.stdout)
+        self.assertNotIn("ENABLED CHECK FAILED", proc.stdout)
+        same = [t for n, t in result["tests"].items() if n.endswith("TestA::test_same")]
+        self.assertEqual([t["ccalloc"]["outcome"] for t in same], ["unfinished"], same)
+        self.assertEqual(result["differences"], [])
 
     def test_budget_skips_and_reports(self):
         budget = 4
