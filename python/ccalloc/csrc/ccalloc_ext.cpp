@@ -779,9 +779,18 @@ class CcallocAllocator final : public cca::CUDAAllocator {
   // was recorded: test_memory_plots after the tests before it).
   void ForgetLive(void* ptr) {
     std::lock_guard<std::mutex> lock(mu_);
-    if (live_.erase(ptr) != 0 && live_.empty()) {
-      live_kept_.store(false, std::memory_order_relaxed);
-    }
+    (void)EraseLive(ptr, nullptr);
+  }
+
+  // Drops ptr's frames, into *info when given; mu_ held. False when it had
+  // none. The last one gone, the free path stops looking (live_kept_).
+  bool EraseLive(void* ptr, LiveInfo* info) {
+    auto it = live_.find(ptr);
+    if (it == live_.end()) return false;
+    if (info != nullptr) *info = it->second;
+    live_.erase(it);
+    if (live_.empty()) live_kept_.store(false, std::memory_order_relaxed);
+    return true;
   }
 
   void RecordFree(void* ptr) {
@@ -789,14 +798,7 @@ class CcallocAllocator final : public cca::CUDAAllocator {
     LiveInfo info{nullptr, 0, 0, nullptr};
     {
       std::lock_guard<std::mutex> lock(mu_);
-      auto it = live_.find(ptr);
-      if (it == live_.end()) {
-        if (trackers_.empty()) return;  // allocated before history began
-      } else {
-        info = it->second;
-        live_.erase(it);
-        if (live_.empty()) live_kept_.store(false, std::memory_order_relaxed);
-      }
+      if (!EraseLive(ptr, &info) && trackers_.empty()) return;  // allocated before history began
     }
     Record(cda::TraceEntry::FREE_REQUESTED, info.device, ptr, info.size, info.stream, context,
            false);
