@@ -300,6 +300,25 @@ def case_history_contexts():
             names[str(context)] = "run_history_probe" in json.dumps(torch.cuda.memory._snapshot())
         finally:
             torch.cuda.memory._record_memory_history(None)
+    # test_memory_plots' order: a recording with a context (and a
+    # record_function, which history keeps as an annotation), then one without:
+    # nothing of the first shows in the second's snapshot.
+    after = {}
+    annotation = {}
+    for context in ("all", None):
+        torch.cuda.empty_cache()
+        torch.cuda.memory._record_memory_history("all", context=context, stacks="python")
+        try:
+            if context is None:
+                run_history_probe()
+            else:       # only the first recording has the annotation
+                with torch.profiler.record_function("ccalloc_annotation_probe"):
+                    run_history_probe()
+            text = json.dumps(torch.cuda.memory._snapshot())
+            after[str(context)] = "run_history_probe" in text
+            annotation[str(context)] = "ccalloc_annotation_probe" in text
+        finally:
+            torch.cuda.memory._record_memory_history(None)
     give_back = {}
     compile_contexts = set()
     for context in ("alloc", "all", "state"):
@@ -331,9 +350,11 @@ def case_history_contexts():
     reused = u.data_ptr() == where
     stale = "allocate_with_frames" in json.dumps(torch.cuda.memory._snapshot()["segments"])
     del u
-    ok = (names == {"None": False, "all": True}
+    ok = (names == {"None": False, "all": True} and after == {"all": True, "None": False}
+          and not annotation["None"]
           and give_back == {"alloc": False, "all": True, "state": False} and not stale)
-    return {"ok": ok, "frames_by_context": names, "empty_cache_stack_by_context": give_back,
+    return {"ok": ok, "frames_by_context": names, "frames_after_a_recording_with_context": after,
+            "annotation_by_recording": annotation, "empty_cache_stack_by_context": give_back,
             "compile_contexts": sorted(compile_contexts), "frames_kept_while_live": kept_while_live,
             "address_reused": reused, "stale_frames": stale}
 

@@ -295,7 +295,7 @@ class CcallocAllocator final : public cca::CUDAAllocator {
           t.t_ = to_ns(t.approx_t_) / 1000;
         }
       }
-      info.external_annotations = annotations_;
+      info.external_annotations.assign(annotations_.begin(), annotations_.end());
       auto& notes = info.external_annotations;
       for (auto& a : notes) a.time_.t_ = to_ns(a.time_.approx_t_) / 1000;
     }
@@ -319,6 +319,9 @@ class CcallocAllocator final : public cca::CUDAAllocator {
     // As PyTorch's: turning history off (`_record_memory_history(None)`)
     // drops the trace too; the live blocks' frames go only when asked.
     if (!enabled || clear_history) traces_.clear();
+    // PyTorch empties its annotations at every call, turning history on
+    // as well as off: a snapshot shows only the current recording's.
+    annotations_.clear();
     if (clear_history) {
       live_.clear();
       live_kept_.store(false, std::memory_order_relaxed);
@@ -333,6 +336,8 @@ class CcallocAllocator final : public cca::CUDAAllocator {
     cda::AnnotationEntry entry(device, c10::getApproximateTime());
     for (const auto& [name, value] : md) entry.recordUserMetadata(name, value);
     std::lock_guard<std::mutex> lock(mu_);
+    // Bounded as the trace is (PyTorch's ring holds as many).
+    if (annotations_.size() >= max_entries_) annotations_.pop_front();
     annotations_.push_back(std::move(entry));
   }
   // torch.compile's regions (_record_memory_history(compile_context=True)):
@@ -889,7 +894,7 @@ class CcallocAllocator final : public cca::CUDAAllocator {
   size_t max_entries_ = 1;
   std::unordered_set<std::string> skip_;
   std::vector<std::deque<cda::TraceEntry>> traces_;
-  std::vector<cda::AnnotationEntry> annotations_;
+  std::deque<cda::AnnotationEntry> annotations_;
   std::unordered_map<void*, LiveInfo> live_;
   // live_ holds an entry: frees look it up even with history off.
   std::atomic<bool> live_kept_{false};
