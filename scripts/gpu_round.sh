@@ -143,7 +143,7 @@
 #                                              PEER_K (the -k selection; default
 #                                              "memory or snapshot or graph or oom or
 #                                              alloc", empty: every test), PEER_BUDGET
-#                                              (seconds, default 450), PEER_JOBS
+#                                              (seconds, default 540: the serial tests alone take ~300 s over the three configurations), PEER_JOBS
 #                                              (processes at once, default 4),
 #                                              PEER_CONFIGS (default
 #                                              native,ccalloc,ccalloc_classic),
@@ -519,7 +519,7 @@ ldd "$L"; ! ldd "$L" | grep -i absl'
         run peer python3 tests/peer/peer_suite.py --tests "$peer_tests" \
           --files "${PEER_FILES:-$peer_files}" \
           -k "${PEER_K-memory or snapshot or graph or oom or alloc}" \
-          --budget "${PEER_BUDGET:-450}" --jobs "${PEER_JOBS:-4}" \
+          --budget "${PEER_BUDGET:-540}" --jobs "${PEER_JOBS:-4}" \
           --configs "${PEER_CONFIGS:-native,ccalloc,ccalloc_classic}" \
           --ccalloc-path "$ROOT/python/ccalloc/_boot:$ROOT/python" \
           --ccalloc-env CCALLOC_TORCH_LIBRARY="$BUNDLE/allocator/libccalloc_torch.so" \
