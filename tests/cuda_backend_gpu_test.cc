@@ -10,7 +10,6 @@
 #include "allocator/backends/cuda_backend.h"
 
 #include <cuda.h>
-#include <dlfcn.h>
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -31,6 +30,7 @@
 #include "allocator/cache/options.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/support/cuda_test_driver.h"
 
 namespace ccalloc {
 namespace {
@@ -40,53 +40,6 @@ using ::testing::HasSubstr;
 constexpr char kNoDevice[] =
     "no CUDA driver or device on this machine (CudaDeviceAvailable() is false)";
 constexpr std::size_t kMiB = std::size_t{1} << 20;
-
-// Driver entry points used by the tests only, resolved by the same exported
-// names the backend uses (legacy default-stream variants).
-struct TestDriver {
-  decltype(&::cuDeviceGet) device_get = nullptr;
-  decltype(&::cuDevicePrimaryCtxRetain) primary_ctx_retain = nullptr;
-  decltype(&::cuDevicePrimaryCtxRelease_v2) primary_ctx_release = nullptr;
-  decltype(&::cuCtxGetCurrent) ctx_get_current = nullptr;
-  decltype(&::cuCtxSetCurrent) ctx_set_current = nullptr;
-  decltype(&::cuStreamCreate) stream_create = nullptr;
-  decltype(&::cuStreamDestroy_v2) stream_destroy = nullptr;
-  decltype(&::cuMemsetD8_v2) memset_d8 = nullptr;
-  decltype(&::cuMemsetD8Async) memset_d8_async = nullptr;
-  decltype(&::cuMemcpyDtoH_v2) memcpy_dtoh = nullptr;
-  decltype(&::cuMemcpyHtoD_v2) memcpy_htod = nullptr;
-};
-
-template <typename Fn>
-bool Resolve(void* library, const char* symbol, Fn& slot) {
-  slot = reinterpret_cast<Fn>(dlsym(library, symbol));
-  return slot != nullptr;
-}
-
-// Null when libcuda.so.1 or one of the symbols is missing. Loaded once and
-// never unloaded, like the backend's table.
-const TestDriver* LoadTestDriver() {
-  static const TestDriver* const driver = []() -> const TestDriver* {
-    void* library = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-    if (library == nullptr) return nullptr;
-    auto* d = new TestDriver;
-    const bool ok =
-        Resolve(library, "cuDeviceGet", d->device_get) &&
-        Resolve(library, "cuDevicePrimaryCtxRetain", d->primary_ctx_retain) &&
-        Resolve(library, "cuDevicePrimaryCtxRelease_v2",
-                d->primary_ctx_release) &&
-        Resolve(library, "cuCtxGetCurrent", d->ctx_get_current) &&
-        Resolve(library, "cuCtxSetCurrent", d->ctx_set_current) &&
-        Resolve(library, "cuStreamCreate", d->stream_create) &&
-        Resolve(library, "cuStreamDestroy_v2", d->stream_destroy) &&
-        Resolve(library, "cuMemsetD8_v2", d->memset_d8) &&
-        Resolve(library, "cuMemsetD8Async", d->memset_d8_async) &&
-        Resolve(library, "cuMemcpyDtoH_v2", d->memcpy_dtoh) &&
-        Resolve(library, "cuMemcpyHtoD_v2", d->memcpy_htod);
-    return ok ? d : nullptr;
-  }();
-  return driver;
-}
 
 // Makes `device`'s primary context current on this thread while alive, then
 // leaves the thread with no current context.

@@ -8,7 +8,6 @@
 // machines). The tests open the driver themselves for what the backend does
 // not offer (streams, captures, events as PyTorch's wait_stream uses them).
 #include <cuda.h>
-#include <dlfcn.h>
 
 #include <cstddef>
 #include <memory>
@@ -22,59 +21,10 @@
 #include "allocator/cache/device_allocator.h"
 #include "allocator/cache/options.h"
 #include "gtest/gtest.h"
+#include "tests/support/cuda_test_driver.h"
 
 namespace ccalloc {
 namespace {
-
-struct CaptureDriver {
-  decltype(&::cuDeviceGet) device_get = nullptr;
-  decltype(&::cuDevicePrimaryCtxRetain) primary_ctx_retain = nullptr;
-  decltype(&::cuDevicePrimaryCtxRelease_v2) primary_ctx_release = nullptr;
-  decltype(&::cuCtxSetCurrent) ctx_set_current = nullptr;
-  decltype(&::cuStreamCreate) stream_create = nullptr;
-  decltype(&::cuStreamDestroy_v2) stream_destroy = nullptr;
-  decltype(&::cuStreamBeginCapture_v2) begin_capture = nullptr;
-  decltype(&::cuStreamEndCapture) end_capture = nullptr;
-  decltype(&::cuGraphDestroy) graph_destroy = nullptr;
-  decltype(&::cuEventCreate) event_create = nullptr;
-  decltype(&::cuEventRecord) event_record = nullptr;
-  decltype(&::cuEventDestroy_v2) event_destroy = nullptr;
-  decltype(&::cuStreamWaitEvent) stream_wait_event = nullptr;
-  decltype(&::cuMemsetD8Async) memset_d8_async = nullptr;
-  decltype(&::cuCtxSynchronize) ctx_synchronize = nullptr;
-};
-
-template <typename Fn>
-bool Resolve(void* library, const char* symbol, Fn& slot) {
-  slot = reinterpret_cast<Fn>(dlsym(library, symbol));
-  return slot != nullptr;
-}
-
-// Null when libcuda.so.1 or a symbol is missing; loaded once, never unloaded.
-const CaptureDriver* LoadCaptureDriver() {
-  static const CaptureDriver* const driver = []() -> const CaptureDriver* {
-    void* library = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-    if (library == nullptr) return nullptr;
-    auto* d = new CaptureDriver;
-    const bool ok = Resolve(library, "cuDeviceGet", d->device_get) &&
-                    Resolve(library, "cuDevicePrimaryCtxRetain", d->primary_ctx_retain) &&
-                    Resolve(library, "cuDevicePrimaryCtxRelease_v2", d->primary_ctx_release) &&
-                    Resolve(library, "cuCtxSetCurrent", d->ctx_set_current) &&
-                    Resolve(library, "cuStreamCreate", d->stream_create) &&
-                    Resolve(library, "cuStreamDestroy_v2", d->stream_destroy) &&
-                    Resolve(library, "cuStreamBeginCapture_v2", d->begin_capture) &&
-                    Resolve(library, "cuStreamEndCapture", d->end_capture) &&
-                    Resolve(library, "cuGraphDestroy", d->graph_destroy) &&
-                    Resolve(library, "cuEventCreate", d->event_create) &&
-                    Resolve(library, "cuEventRecord", d->event_record) &&
-                    Resolve(library, "cuEventDestroy_v2", d->event_destroy) &&
-                    Resolve(library, "cuStreamWaitEvent", d->stream_wait_event) &&
-                    Resolve(library, "cuMemsetD8Async", d->memset_d8_async) &&
-                    Resolve(library, "cuCtxSynchronize", d->ctx_synchronize);
-    return ok ? d : nullptr;
-  }();
-  return driver;
-}
 
 StreamId Id(CUstream stream) { return reinterpret_cast<StreamId>(stream); }
 
@@ -82,7 +32,7 @@ class CudaCaptureTest : public ::testing::Test {
  protected:
   void SetUp() override {
     if (!CudaDeviceAvailable()) GTEST_SKIP() << "no CUDA driver or device on this machine";
-    d_ = LoadCaptureDriver();
+    d_ = LoadTestDriver();
     ASSERT_NE(d_, nullptr) << "libcuda.so.1 lacks a symbol the tests use";
     ASSERT_EQ(d_->device_get(&device_, 0), CUDA_SUCCESS);
     ASSERT_EQ(d_->primary_ctx_retain(&context_, device_), CUDA_SUCCESS);
@@ -119,7 +69,7 @@ class CudaCaptureTest : public ::testing::Test {
     d_->graph_destroy(graph);
   }
 
-  const CaptureDriver* d_ = nullptr;
+  const TestDriver* d_ = nullptr;
   CUdevice device_ = 0;
   CUcontext context_ = nullptr;
   CUstream s1_ = nullptr;
