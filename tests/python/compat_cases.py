@@ -291,34 +291,28 @@ def case_history_contexts():
     def run_history_probe():
         x = torch.rand(128, 128, device="cuda")
         return x * x + x * x
-    names = {}
-    for context in (None, "all"):
-        torch.cuda.empty_cache()
-        torch.cuda.memory._record_memory_history("all", context=context, stacks="python")
-        try:
-            run_history_probe()
-            names[str(context)] = "run_history_probe" in json.dumps(torch.cuda.memory._snapshot())
-        finally:
-            torch.cuda.memory._record_memory_history(None)
-    # test_memory_plots' order: a recording with a context (and a
-    # record_function, which history keeps as an annotation), then one without:
-    # nothing of the first shows in the second's snapshot.
-    after = {}
-    annotation = {}
-    for context in ("all", None):
+    # Three recordings in a row: none without a context shows the probe's
+    # frames, the one with a context (and a record_function, which history
+    # keeps as an annotation) does, and the one after it, without a context,
+    # shows nothing of it (test_memory_plots' order).
+    found, annotated = [], []
+    for context in (None, "all", None):
         torch.cuda.empty_cache()
         torch.cuda.memory._record_memory_history("all", context=context, stacks="python")
         try:
             if context is None:
                 run_history_probe()
-            else:       # only the first recording has the annotation
+            else:
                 with torch.profiler.record_function("ccalloc_annotation_probe"):
                     run_history_probe()
             text = json.dumps(torch.cuda.memory._snapshot())
-            after[str(context)] = "run_history_probe" in text
-            annotation[str(context)] = "ccalloc_annotation_probe" in text
+            found.append("run_history_probe" in text)
+            annotated.append("ccalloc_annotation_probe" in text)
         finally:
             torch.cuda.memory._record_memory_history(None)
+    names = {"None": found[0], "all": found[1]}
+    after = {"all": found[1], "None": found[2]}
+    annotation = {"all": annotated[1], "None": annotated[2]}
     give_back = {}
     compile_contexts = set()
     for context in ("alloc", "all", "state"):
