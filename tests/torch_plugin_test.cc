@@ -9,6 +9,7 @@
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/numbers.h"
@@ -233,6 +234,33 @@ TEST_F(TorchPluginTest, EmptyCacheHookReleasesEveryDevice) {
   EXPECT_EQ(Stat(4, "reserved_bytes.all.current"), 0);
   EXPECT_EQ(Stat(5, "reserved_bytes.all.current"), 0);
   EXPECT_GE(Stat(4, "num_device_free"), 1);
+}
+
+// What the extension's memory history relies on for its segment_alloc and
+// segment_map entries (python/ccalloc/csrc/mapped_ranges.h): after
+// empty_cache nothing is kept, so a request as small as test_memory_plots'
+// 64 KiB one takes new memory, and reserved moving says so; a request served
+// from what is mapped leaves reserved where it was. Both segment kinds.
+TEST_F(TorchPluginTest, AfterEmptyCacheASmallRequestMovesReserved) {
+  const std::pair<const char*, int> configs[] = {{"expandable_segments:True", 40},
+                                                 {"expandable_segments:False", 41}};
+  for (const auto& [conf, dev] : configs) {
+    SCOPED_TRACE(conf);
+    ASSERT_EQ(ccalloc_torch_configure(conf), CCALLOC_OK);
+    void* first = ccalloc_torch_malloc(64 * 1024, dev, Stream(0));
+    ccalloc_torch_free(first, 0, dev, Stream(0));
+    ASSERT_EQ(ccalloc_torch_empty_cache(dev), CCALLOC_OK);
+    EXPECT_EQ(Stat(dev, "reserved_bytes.all.current"), 0);
+    void* again = ccalloc_torch_malloc(64 * 1024, dev, Stream(0));
+    ASSERT_NE(again, nullptr);
+    const int64_t reserved = Stat(dev, "reserved_bytes.all.current");
+    EXPECT_GT(reserved, 0);
+    void* beside = ccalloc_torch_malloc(64 * 1024, dev, Stream(0));
+    EXPECT_EQ(Stat(dev, "reserved_bytes.all.current"), reserved);
+    ccalloc_torch_free(beside, 0, dev, Stream(0));
+    ccalloc_torch_free(again, 0, dev, Stream(0));
+  }
+  ASSERT_EQ(ccalloc_torch_configure(nullptr), CCALLOC_OK);
 }
 
 TEST_F(TorchPluginTest, MemoryFractionHookSetsTheLimitAndRejectsBadFractions) {

@@ -286,7 +286,9 @@ def case_history_contexts():
     (segment_free, or segment_unmap for expandable/growable memory) the
     caller's stack, "alloc" and "state" do not; outside torch.compile a trace
     entry's compile_context is "N/A"."""
+    import inspect
     import json
+    from torch.cuda import _memory_viz
 
     def run_history_probe():
         x = torch.rand(128, 128, device="cuda")
@@ -295,7 +297,8 @@ def case_history_contexts():
     # frames, the one with a context (and a record_function, which history
     # keeps as an annotation) does, and the one after it, without a context,
     # shows nothing of it (test_memory_plots' order).
-    found, annotated = [], []
+    filter_freed = "filter_freed" in inspect.signature(_memory_viz.trace_plot).parameters
+    found, annotated, beyond, took, filtered = [], [], [], [], []
     for context in (None, "all", None):
         torch.cuda.empty_cache()
         torch.cuda.memory._record_memory_history("all", context=context, stacks="python")
@@ -305,14 +308,29 @@ def case_history_contexts():
             else:
                 with torch.profiler.record_function("ccalloc_annotation_probe"):
                     run_history_probe()
-            text = json.dumps(torch.cuda.memory._snapshot())
+            snap = torch.cuda.memory._snapshot()
+            text = json.dumps(snap)
             found.append("run_history_probe" in text)
             annotated.append("ccalloc_annotation_probe" in text)
+            # The probe's blocks are all freed: what of its frames stays in
+            # the trace beyond their alloc and free entries is the memory it
+            # took (segment_alloc, or segment_map where segments grow), which
+            # memory_viz's trace_plot(filter_freed=True) keeps and
+            # test_memory_plots looks for the test's name in.
+            taken = [e for dev in snap["device_traces"] for e in dev
+                     if e["action"] not in ("alloc", "free_requested", "free_completed")]
+            beyond.append("run_history_probe" in json.dumps(taken))
+            took.append(sorted({e["action"] for e in taken}))
+            if filter_freed:
+                _memory_viz.trace_plot(snap, filter_freed=True)   # may change snap
+                filtered.append("run_history_probe" in json.dumps(snap))
         finally:
             torch.cuda.memory._record_memory_history(None)
     names = {"None": found[0], "all": found[1]}
     after = {"all": found[1], "None": found[2]}
     annotation = {"all": annotated[1], "None": annotated[2]}
+    beyond_alloc_free = {"all": beyond[1], "None": beyond[2]}
+    after_filter_freed = {"all": filtered[1], "None": filtered[2]} if filter_freed else None
     give_back = {}
     compile_contexts = set()
     for context in ("alloc", "all", "state"):
@@ -345,10 +363,15 @@ def case_history_contexts():
     stale = "allocate_with_frames" in json.dumps(torch.cuda.memory._snapshot()["segments"])
     del u
     ok = (names == {"None": False, "all": True} and after == {"all": True, "None": False}
-          and not annotation["None"]
+          and not annotation["None"] and beyond_alloc_free == {"all": True, "None": False}
+          and after_filter_freed in (None, {"all": True, "None": False})
           and give_back == {"alloc": False, "all": True, "state": False} and not stale)
     return {"ok": ok, "frames_by_context": names, "frames_after_a_recording_with_context": after,
-            "annotation_by_recording": annotation, "empty_cache_stack_by_context": give_back,
+            "annotation_by_recording": annotation,
+            "frames_beyond_alloc_and_free": beyond_alloc_free,
+            "frames_after_trace_plot_filter_freed": after_filter_freed,
+            "entries_beyond_alloc_and_free": took[1],
+            "empty_cache_stack_by_context": give_back,
             "compile_contexts": sorted(compile_contexts), "frames_kept_while_live": kept_while_live,
             "address_reused": reused, "stale_frames": stale}
 

@@ -70,6 +70,7 @@ MATRIX = [
     ("memory_history", ("ccalloc",), ("named_allocs", "cleared_when_off")),
     ("history_contexts", ("ccalloc", "ccalloc-classic"),
      ("frames_by_context", "frames_after_a_recording_with_context", "annotation_by_recording",
+      "frames_beyond_alloc_and_free", "frames_after_trace_plot_filter_freed",
       "empty_cache_stack_by_context", "compile_contexts", "frames_kept_while_live")),
     ("stats_and_cache", ("ccalloc",), ("keys", "fraction_enforced")),
     ("oom", ("ccalloc",), ("raised",)),

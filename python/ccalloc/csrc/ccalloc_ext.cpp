@@ -49,6 +49,7 @@
 #include <vector>
 
 #include "ccalloc_torch.h"
+#include "mapped_ranges.h"
 #include "own_pools.h"
 
 namespace ccalloc_ext {
@@ -113,7 +114,11 @@ class CcallocAllocator final : public cca::CUDAAllocator {
       if (own_.Malloc(size, device, stream, &ptr)) return ptr;
     }
     std::shared_ptr<c10::GatheredContext> context;
-    if (recording_.load(std::memory_order_relaxed)) context = Gather(cda::RecordContext::STATE);
+    int64_t reserved_before = -1;
+    if (recording_.load(std::memory_order_relaxed)) {
+      context = Gather(cda::RecordContext::STATE);
+      reserved_before = BeforeRequest(device);
+    }
     void* ptr = nullptr;
     int rc = ccalloc_torch_try_malloc(size, device, stream, &ptr);
     if (rc != kOk) {
@@ -130,6 +135,7 @@ class CcallocAllocator final : public cca::CUDAAllocator {
       // profiler) travels in the entry's compile_context, which PyTorch's
       // snapshot keeps per trace entry; ccalloc.torch.snapshot() turns it
       // into a first frame that memory_viz shows.
+      if (reserved_before >= 0) RecordTaken(device, context, reserved_before);
       Record(cda::TraceEntry::ALLOC, device, ptr, size, stream, std::move(context), true,
              TagName(ccalloc_torch_current_tag()));
     }
@@ -326,6 +332,8 @@ class CcallocAllocator final : public cca::CUDAAllocator {
       live_.clear();
       live_kept_.store(false, std::memory_order_relaxed);
     }
+    // What was mapped is read again at the next request (mapped_ranges.h).
+    for (auto& known : known_ranges_) known.Clear();
     history_on_ = enabled;
     recording_.store(history_on_ || !trackers_.empty());
   }
@@ -676,7 +684,9 @@ class CcallocAllocator final : public cca::CUDAAllocator {
       case cda::TraceEntry::ALLOC: return "alloc";
       case cda::TraceEntry::FREE_REQUESTED: return "free_requested";
       case cda::TraceEntry::FREE_COMPLETED: return "free_completed";
+      case cda::TraceEntry::SEGMENT_ALLOC: return "segment_alloc";
       case cda::TraceEntry::SEGMENT_FREE: return "segment_free";
+      case cda::TraceEntry::SEGMENT_MAP: return "segment_map";
       case cda::TraceEntry::SEGMENT_UNMAP: return "segment_unmap";
       case cda::TraceEntry::OOM: return "oom";
       default: return "";
@@ -702,24 +712,88 @@ class CcallocAllocator final : public cca::CUDAAllocator {
     }
   };
   std::vector<Range> Ranges() {
-    struct Visitor {
-      c10::DeviceIndex device;
-      std::vector<Range>* out;
-      static void OnSegment(void* ctx, const ccalloc_torch_segment* s) {
-        auto* v = static_cast<Visitor*>(ctx);
-        v->out->push_back(Range{v->device, s->address, s->total_size,
-                                static_cast<cudaStream_t>(s->stream), s->is_expandable != 0});
-      }
-      static void OnBlock(void*, const ccalloc_torch_block*) {}
-    };
     std::vector<Range> out;
     for (int d = 0; d < device_count_.load(); ++d) {
-      Visitor v{static_cast<c10::DeviceIndex>(d), &out};
-      Check(ccalloc_torch_visit_snapshot(d, &Visitor::OnSegment, &Visitor::OnBlock, &v),
-            "emptyCache (history)");
+      const auto device = static_cast<c10::DeviceIndex>(d);
+      for (const MappedRange& r : RangesOf(device)) {
+        out.push_back(Range{device, r.address, r.size, static_cast<cudaStream_t>(r.stream),
+                            r.expandable});
+      }
     }
     std::sort(out.begin(), out.end());
     return out;
+  }
+  // The device's segments as the snapshot shows them (a growable one: each
+  // mapped range).
+  std::vector<MappedRange> RangesOf(c10::DeviceIndex device) {
+    struct Visitor {
+      static void OnSegment(void* ctx, const ccalloc_torch_segment* s) {
+        static_cast<std::vector<MappedRange>*>(ctx)->push_back(
+            MappedRange{s->address, s->total_size, s->stream, s->is_expandable != 0});
+      }
+      static void OnBlock(void*, const ccalloc_torch_block*) {}
+    };
+    std::vector<MappedRange> out;
+    Check(ccalloc_torch_visit_snapshot(device, &Visitor::OnSegment, &Visitor::OnBlock, &out),
+          "memory history (segments)");
+    return out;
+  }
+  // The history's reads around a request never throw: the request has its
+  // memory by then. -1 (and no segment entries) when one fails.
+  int64_t ReservedNow(c10::DeviceIndex device) {
+    ccalloc_torch_stats s{};
+    if (ccalloc_torch_get_stats(device, &s) != kOk) return -1;
+    return s.reserved_bytes[0].current;
+  }
+  bool RangesNow(c10::DeviceIndex device, std::vector<MappedRange>* out) {
+    try {
+      *out = RangesOf(device);
+      return true;
+    } catch (const std::exception&) {
+      return false;
+    }
+  }
+  KnownRanges& KnownFor(c10::DeviceIndex device) {  // mu_ held
+    if (known_ranges_.size() <= static_cast<size_t>(device)) known_ranges_.resize(device + 1);
+    return known_ranges_[device];
+  }
+  // Before a request while recording: the ranges mapped now, read again when
+  // reserved moved since they were. Returns reserved.
+  int64_t BeforeRequest(c10::DeviceIndex device) {
+    const int64_t reserved = ReservedNow(device);
+    if (reserved < 0) return -1;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (!KnownFor(device).Stale(reserved)) return reserved;
+    }
+    std::vector<MappedRange> now;  // read outside mu_: the plugin locks
+    if (!RangesNow(device, &now)) return -1;
+    std::lock_guard<std::mutex> lock(mu_);
+    KnownFor(device).Reset(std::move(now), reserved);
+    return reserved;
+  }
+  // After a request that moved reserved: as PyTorch's, a segment_alloc entry
+  // for each new segment and a segment_map entry for each stretch a growable
+  // one mapped, with the request's context, before its alloc entry. Tools
+  // find the request's frames there after its own entries are gone (memory_viz's
+  // trace_plot(filter_freed=True), test_memory_plots); NCCL's registration
+  // hook (a trace tracker) registers the memory from them.
+  void RecordTaken(c10::DeviceIndex device, const std::shared_ptr<c10::GatheredContext>& context,
+                   int64_t reserved_before) {
+    const int64_t reserved = ReservedNow(device);
+    if (reserved < 0 || reserved == reserved_before) return;
+    std::vector<MappedRange> now;
+    if (!RangesNow(device, &now)) return;
+    std::vector<MappedRange> fresh;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      fresh = KnownFor(device).Update(std::move(now), reserved);
+    }
+    for (const MappedRange& r : fresh) {
+      Record(r.expandable ? cda::TraceEntry::SEGMENT_MAP : cda::TraceEntry::SEGMENT_ALLOC, device,
+             reinterpret_cast<void*>(r.address), r.size, static_cast<cudaStream_t>(r.stream),
+             context, false);
+    }
   }
   // Records the ranges of `before` that are gone now, with the stack of the
   // call that gave them back when context="all".
@@ -895,6 +969,7 @@ class CcallocAllocator final : public cca::CUDAAllocator {
   std::unordered_set<std::string> skip_;
   std::vector<std::deque<cda::TraceEntry>> traces_;
   std::deque<cda::AnnotationEntry> annotations_;
+  std::vector<KnownRanges> known_ranges_;  // by device, while recording
   std::unordered_map<void*, LiveInfo> live_;
   // live_ holds an entry: frees look it up even with history off.
   std::atomic<bool> live_kept_{false};

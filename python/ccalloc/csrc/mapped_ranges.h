@@ -1,0 +1,106 @@
+// mapped_ranges.h — what memory a request made the allocator take, for the
+// memory history's segment_alloc and segment_map entries.
+//
+// PyTorch's allocator writes a segment_alloc entry (a new segment) or a
+// segment_map entry (pages an expandable segment mapped) into the history, with
+// the request's stack, whenever a request takes memory from the driver; tools
+// and tests look for those frames after the request's own alloc and free have
+// come and gone (memory_viz's trace_plot with filter_freed keeps only them).
+// ccalloc's plugin only shows what is mapped now, as ranges (a segment, or
+// each mapped stretch of a growable one). KnownRanges keeps the ranges seen
+// last, with the reserved count they went with, so that after a request that
+// moved reserved the extension asks for the ranges again and learns the new
+// parts: a new range, or a stretch added at either end of one. The ranges are
+// read again before a request whenever reserved has moved since they were
+// (memory given back outside a request, by empty_cache or ccalloc's release),
+// so a stretch unmapped and mapped again is seen as new.
+//
+// Plain C++ with no locking of its own: the extension keeps one per device
+// under its mutex. Host-tested (tests/ext_mapped_ranges_test.cc).
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+namespace ccalloc_ext {
+
+struct MappedRange {
+  uint64_t address = 0;
+  uint64_t size = 0;
+  void* stream = nullptr;
+  bool expandable = false;
+};
+
+class KnownRanges {
+ public:
+  // True when reserved has moved since the ranges were read (or they never
+  // were): read them again before the request (Reset).
+  bool Stale(int64_t reserved) const { return reserved != reserved_; }
+
+  void Reset(std::vector<MappedRange> now, int64_t reserved) {
+    known_ = Sorted(std::move(now));
+    reserved_ = reserved;
+  }
+
+  // Forget what was read: the next request reads the ranges first.
+  void Clear() {
+    known_.clear();
+    reserved_ = -1;
+  }
+
+  // The parts of `now` that no known range covered, by address; `now` (with
+  // `reserved`) becomes what is known.
+  std::vector<MappedRange> Update(std::vector<MappedRange> now, int64_t reserved) {
+    now = Sorted(std::move(now));
+    std::vector<MappedRange> fresh;
+    size_t k = 0;
+    for (const MappedRange& r : now) {
+      uint64_t at = r.address;
+      const uint64_t end = r.address + r.size;
+      // Known ranges wholly before this one are passed for good: `now` is
+      // sorted and its ranges do not overlap.
+      while (k < known_.size() && known_[k].address + known_[k].size <= at) ++k;
+      for (size_t j = k; j < known_.size() && known_[j].address < end; ++j) {
+        const uint64_t kstart = known_[j].address;
+        const uint64_t kend = kstart + known_[j].size;
+        if (kstart > at) fresh.push_back(Piece(r, at, kstart));
+        at = std::max(at, kend);
+        if (at >= end) break;
+      }
+      if (at < end) fresh.push_back(Piece(r, at, end));
+    }
+    known_ = std::move(now);
+    reserved_ = reserved;
+    return fresh;
+  }
+
+  // Invariants: sorted by address, no range empty, none overlapping.
+  bool Validate() const {
+    for (size_t i = 0; i < known_.size(); ++i) {
+      if (known_[i].size == 0) return false;
+      if (i > 0 && known_[i - 1].address + known_[i - 1].size > known_[i].address) return false;
+    }
+    return true;
+  }
+
+  const std::vector<MappedRange>& known() const { return known_; }
+
+ private:
+  static MappedRange Piece(const MappedRange& of, uint64_t start, uint64_t end) {
+    return MappedRange{start, end - start, of.stream, of.expandable};
+  }
+  static std::vector<MappedRange> Sorted(std::vector<MappedRange> v) {
+    v.erase(std::remove_if(v.begin(), v.end(), [](const MappedRange& r) { return r.size == 0; }),
+            v.end());
+    std::sort(v.begin(), v.end(),
+              [](const MappedRange& a, const MappedRange& b) { return a.address < b.address; });
+    return v;
+  }
+
+  std::vector<MappedRange> known_;
+  int64_t reserved_ = -1;  // -1: never read
+};
+
+}  // namespace ccalloc_ext

@@ -1,0 +1,90 @@
+// The extension's KnownRanges (python/ccalloc/csrc/mapped_ranges.h): which
+// parts of the ranges mapped after a request are new, the source of the
+// memory history's segment_alloc / segment_map entries.
+#include "python/ccalloc/csrc/mapped_ranges.h"
+
+#include <cstdint>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace {
+
+using ccalloc_ext::KnownRanges;
+using ccalloc_ext::MappedRange;
+
+constexpr uint64_t kMiB = uint64_t{1} << 20;
+
+MappedRange R(uint64_t address, uint64_t size, bool expandable = true) {
+  return MappedRange{address, size, nullptr, expandable};
+}
+
+std::vector<std::pair<uint64_t, uint64_t>> Spans(const std::vector<MappedRange>& v) {
+  std::vector<std::pair<uint64_t, uint64_t>> out;
+  for (const MappedRange& r : v) out.emplace_back(r.address, r.size);
+  return out;
+}
+
+using Span = std::pair<uint64_t, uint64_t>;
+using ::testing::ElementsAre;
+using ::testing::IsEmpty;
+
+TEST(KnownRangesTest, NeverReadIsStaleAndEverythingIsNew) {
+  KnownRanges k;
+  EXPECT_TRUE(k.Stale(0));
+  EXPECT_THAT(Spans(k.Update({R(10 * kMiB, 2 * kMiB), R(2 * kMiB, 2 * kMiB)}, 4 * kMiB)),
+              ElementsAre(Span{2 * kMiB, 2 * kMiB}, Span{10 * kMiB, 2 * kMiB}));
+  EXPECT_FALSE(k.Stale(4 * kMiB));
+  EXPECT_TRUE(k.Stale(2 * kMiB));
+  EXPECT_TRUE(k.Validate());
+}
+
+TEST(KnownRangesTest, AGrowableRangeGrownAtEitherEndGivesOnlyTheAddedPages) {
+  KnownRanges k;
+  k.Reset({R(4 * kMiB, 2 * kMiB)}, 2 * kMiB);
+  // Grown by 2 MiB at the end and 2 at the start, in one stretch.
+  std::vector<MappedRange> fresh = k.Update({R(2 * kMiB, 6 * kMiB)}, 6 * kMiB);
+  EXPECT_THAT(Spans(fresh), ElementsAre(Span{2 * kMiB, 2 * kMiB}, Span{6 * kMiB, 2 * kMiB}));
+  EXPECT_TRUE(fresh[0].expandable);
+  EXPECT_THAT(Spans(k.known()), ElementsAre(Span{2 * kMiB, 6 * kMiB}));
+}
+
+TEST(KnownRangesTest, AGapBetweenTwoKnownRangesFilledIsOnePiece) {
+  KnownRanges k;
+  k.Reset({R(0, 2 * kMiB), R(6 * kMiB, 2 * kMiB), R(20 * kMiB, kMiB)}, 5 * kMiB);
+  EXPECT_THAT(Spans(k.Update({R(0, 8 * kMiB), R(20 * kMiB, kMiB)}, 9 * kMiB)),
+              ElementsAre(Span{2 * kMiB, 4 * kMiB}));
+}
+
+TEST(KnownRangesTest, NothingNewWhenRangesShrankOrStayed) {
+  KnownRanges k;
+  k.Reset({R(0, 8 * kMiB, false), R(32 * kMiB, 2 * kMiB, false)}, 10 * kMiB);
+  EXPECT_THAT(k.Update({R(0, 8 * kMiB, false)}, 8 * kMiB), IsEmpty());
+  EXPECT_THAT(k.Update({R(2 * kMiB, 2 * kMiB)}, 2 * kMiB), IsEmpty());
+  EXPECT_THAT(Spans(k.known()), ElementsAre(Span{2 * kMiB, 2 * kMiB}));
+}
+
+TEST(KnownRangesTest, ARangeGivenBackAndTakenAgainIsNewOnceReadInBetween) {
+  // What the extension does around empty_cache: reserved moved, so the ranges
+  // are read again before the next request, and the same range mapped again
+  // counts as new (PyTorch writes a fresh segment_alloc for it).
+  KnownRanges k;
+  k.Reset({R(0, 2 * kMiB, false)}, 2 * kMiB);
+  ASSERT_TRUE(k.Stale(0));
+  k.Reset({}, 0);
+  EXPECT_THAT(Spans(k.Update({R(0, 2 * kMiB, false)}, 2 * kMiB)),
+              ElementsAre(Span{0, 2 * kMiB}));
+  k.Clear();
+  EXPECT_TRUE(k.Stale(2 * kMiB));
+  EXPECT_THAT(k.known(), IsEmpty());
+}
+
+TEST(KnownRangesTest, EmptyRangesAreDroppedAndValidateHolds) {
+  KnownRanges k;
+  EXPECT_THAT(Spans(k.Update({R(4 * kMiB, 0), R(kMiB, kMiB)}, kMiB)),
+              ElementsAre(Span{kMiB, kMiB}));
+  EXPECT_TRUE(k.Validate());
+}
+
+}  // namespace
