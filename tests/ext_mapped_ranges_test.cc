@@ -13,6 +13,7 @@ namespace {
 
 using ccalloc_ext::KnownRanges;
 using ccalloc_ext::MappedRange;
+using ccalloc_ext::TakenRanges;
 
 constexpr uint64_t kMiB = uint64_t{1} << 20;
 
@@ -85,6 +86,77 @@ TEST(KnownRangesTest, EmptyRangesAreDroppedAndValidateHolds) {
   EXPECT_THAT(Spans(k.Update({R(4 * kMiB, 0), R(kMiB, kMiB)}, kMiB)),
               ElementsAre(Span{kMiB, kMiB}));
   EXPECT_TRUE(k.Validate());
+}
+
+// A fake plugin for TakenRanges: what is mapped on device 0, and how many
+// times the ranges were read.
+struct FakeDevice {
+  static inline std::vector<MappedRange> mapped;
+  static inline int range_reads = 0;
+  static inline bool readable = true;
+  static int64_t Reserved(int device) {
+    if (device != 0 || !readable) return -1;
+    int64_t sum = 0;
+    for (const MappedRange& r : mapped) sum += static_cast<int64_t>(r.size);
+    return sum;
+  }
+  static bool Ranges(int device, std::vector<MappedRange>* out) {
+    ++range_reads;
+    if (device != 0 || !readable) return false;
+    *out = mapped;
+    return true;
+  }
+};
+
+TEST(TakenRangesTest, ARequestThatMapsGivesItsStretchAndOneThatDoesNotGivesNothing) {
+  FakeDevice::mapped = {};
+  FakeDevice::range_reads = 0;
+  FakeDevice::readable = true;
+  TakenRanges taken(&FakeDevice::Reserved, &FakeDevice::Ranges);
+  int64_t before = taken.Before(0);
+  EXPECT_EQ(before, 0);
+  FakeDevice::mapped = {R(8 * kMiB, 2 * kMiB)};
+  EXPECT_THAT(Spans(taken.After(0, before)), ElementsAre(Span{8 * kMiB, 2 * kMiB}));
+  const int reads = FakeDevice::range_reads;
+  // Served from what is mapped: reserved did not move, the ranges are not read.
+  before = taken.Before(0);
+  EXPECT_THAT(taken.After(0, before), IsEmpty());
+  EXPECT_EQ(FakeDevice::range_reads, reads);
+  // Grown at the end.
+  before = taken.Before(0);
+  FakeDevice::mapped = {R(8 * kMiB, 6 * kMiB)};
+  EXPECT_THAT(Spans(taken.After(0, before)), ElementsAre(Span{10 * kMiB, 4 * kMiB}));
+  EXPECT_TRUE(taken.Validate());
+}
+
+TEST(TakenRangesTest, MemoryGivenBackBetweenRequestsIsNewWhenTakenAgain) {
+  FakeDevice::mapped = {R(0, 2 * kMiB, false)};
+  FakeDevice::readable = true;
+  TakenRanges taken(&FakeDevice::Reserved, &FakeDevice::Ranges);
+  taken.After(0, taken.Before(0));
+  FakeDevice::mapped = {};  // empty_cache, between requests
+  const int64_t before = taken.Before(0);
+  EXPECT_EQ(before, 0);
+  FakeDevice::mapped = {R(0, 2 * kMiB, false)};
+  std::vector<MappedRange> fresh = taken.After(0, before);
+  EXPECT_THAT(Spans(fresh), ElementsAre(Span{0, 2 * kMiB}));
+  EXPECT_FALSE(fresh[0].expandable);
+}
+
+TEST(TakenRangesTest, UnreadableDevicesAndClearedHistoriesGiveNothingWrong) {
+  FakeDevice::mapped = {R(0, 2 * kMiB)};
+  FakeDevice::readable = false;
+  TakenRanges taken(&FakeDevice::Reserved, &FakeDevice::Ranges);
+  EXPECT_EQ(taken.Before(0), -1);
+  EXPECT_THAT(taken.After(0, -1), IsEmpty());
+  EXPECT_EQ(taken.Before(3), -1);
+  FakeDevice::readable = true;
+  const int64_t before = taken.Before(0);
+  taken.Clear();  // history restarted: the next request reads the ranges again
+  const int reads = FakeDevice::range_reads;
+  EXPECT_EQ(taken.Before(0), before);
+  EXPECT_EQ(FakeDevice::range_reads, reads + 1);
+  EXPECT_THAT(taken.After(0, before), IsEmpty());
 }
 
 }  // namespace

@@ -117,7 +117,8 @@ class CcallocAllocator final : public cca::CUDAAllocator {
     int64_t reserved_before = -1;
     if (recording_.load(std::memory_order_relaxed)) {
       context = Gather(cda::RecordContext::STATE);
-      reserved_before = BeforeRequest(device);
+      // A trace tracker alone gets no segment entries (see Record).
+      if (history_now_.load(std::memory_order_relaxed)) reserved_before = taken_.Before(device);
     }
     void* ptr = nullptr;
     int rc = ccalloc_torch_try_malloc(size, device, stream, &ptr);
@@ -333,8 +334,9 @@ class CcallocAllocator final : public cca::CUDAAllocator {
       live_kept_.store(false, std::memory_order_relaxed);
     }
     // What was mapped is read again at the next request (mapped_ranges.h).
-    for (auto& known : known_ranges_) known.Clear();
+    taken_.Clear();
     history_on_ = enabled;
+    history_now_.store(enabled, std::memory_order_relaxed);
     recording_.store(history_on_ || !trackers_.empty());
   }
   void recordAnnotation(const std::vector<std::pair<std::string, std::string>>& md) override {
@@ -725,75 +727,44 @@ class CcallocAllocator final : public cca::CUDAAllocator {
   }
   // The device's segments as the snapshot shows them (a growable one: each
   // mapped range).
+  struct RangeVisitor {
+    static void OnSegment(void* ctx, const ccalloc_torch_segment* s) {
+      static_cast<std::vector<MappedRange>*>(ctx)->push_back(
+          MappedRange{s->address, s->total_size, s->stream, s->is_expandable != 0});
+    }
+    static void OnBlock(void*, const ccalloc_torch_block*) {}
+  };
   std::vector<MappedRange> RangesOf(c10::DeviceIndex device) {
-    struct Visitor {
-      static void OnSegment(void* ctx, const ccalloc_torch_segment* s) {
-        static_cast<std::vector<MappedRange>*>(ctx)->push_back(
-            MappedRange{s->address, s->total_size, s->stream, s->is_expandable != 0});
-      }
-      static void OnBlock(void*, const ccalloc_torch_block*) {}
-    };
     std::vector<MappedRange> out;
-    Check(ccalloc_torch_visit_snapshot(device, &Visitor::OnSegment, &Visitor::OnBlock, &out),
+    Check(ccalloc_torch_visit_snapshot(device, &RangeVisitor::OnSegment, &RangeVisitor::OnBlock,
+                                       &out),
           "memory history (segments)");
     return out;
   }
-  // The history's reads around a request never throw: the request has its
-  // memory by then. -1 (and no segment entries) when one fails.
-  int64_t ReservedNow(c10::DeviceIndex device) {
-    ccalloc_torch_stats s{};
-    if (ccalloc_torch_get_stats(device, &s) != kOk) return -1;
-    return s.reserved_bytes[0].current;
-  }
-  bool RangesNow(c10::DeviceIndex device, std::vector<MappedRange>* out) {
-    try {
-      *out = RangesOf(device);
-      return true;
-    } catch (const std::exception&) {
-      return false;
-    }
-  }
-  KnownRanges& KnownFor(c10::DeviceIndex device) {  // mu_ held
-    if (known_ranges_.size() <= static_cast<size_t>(device)) known_ranges_.resize(device + 1);
-    return known_ranges_[device];
-  }
-  // Before a request while recording: the ranges mapped now, read again when
-  // reserved moved since they were. Returns reserved.
-  int64_t BeforeRequest(c10::DeviceIndex device) {
-    const int64_t reserved = ReservedNow(device);
-    if (reserved < 0) return -1;
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      if (!KnownFor(device).Stale(reserved)) return reserved;
-    }
-    std::vector<MappedRange> now;  // read outside mu_: the plugin locks
-    if (!RangesNow(device, &now)) return -1;
-    std::lock_guard<std::mutex> lock(mu_);
-    KnownFor(device).Reset(std::move(now), reserved);
-    return reserved;
-  }
-  // After a request that moved reserved: as PyTorch's, a segment_alloc entry
-  // for each new segment and a segment_map entry for each stretch a growable
-  // one mapped, with the request's context, before its alloc entry. Tools
-  // find the request's frames there after its own entries are gone (memory_viz's
-  // trace_plot(filter_freed=True), test_memory_plots); NCCL's registration
-  // hook (a trace tracker) registers the memory from them.
+  // After a request that moved reserved, history on: as PyTorch's, a
+  // segment_alloc entry for each new segment and a segment_map entry for each
+  // stretch a growable one mapped, with the request's context, before its
+  // alloc entry. Tools find the request's frames there after its own entries
+  // are gone (memory_viz's trace_plot(filter_freed=True), test_memory_plots).
   void RecordTaken(c10::DeviceIndex device, const std::shared_ptr<c10::GatheredContext>& context,
                    int64_t reserved_before) {
-    const int64_t reserved = ReservedNow(device);
-    if (reserved < 0 || reserved == reserved_before) return;
-    std::vector<MappedRange> now;
-    if (!RangesNow(device, &now)) return;
-    std::vector<MappedRange> fresh;
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      fresh = KnownFor(device).Update(std::move(now), reserved);
-    }
-    for (const MappedRange& r : fresh) {
+    for (const MappedRange& r : taken_.After(device, reserved_before)) {
       Record(r.expandable ? cda::TraceEntry::SEGMENT_MAP : cda::TraceEntry::SEGMENT_ALLOC, device,
              reinterpret_cast<void*>(r.address), r.size, static_cast<cudaStream_t>(r.stream),
              context, false);
     }
+  }
+  // TakenRanges' reads of the plugin. They never throw: the request has its
+  // memory by then.
+  static int64_t ReservedOf(int device) {
+    ccalloc_torch_stats s{};
+    if (ccalloc_torch_get_stats(device, &s) != kOk) return -1;
+    return s.reserved_bytes[0].current;
+  }
+  static bool RangesOfDevice(int device, std::vector<MappedRange>* out) {
+    out->clear();
+    return ccalloc_torch_visit_snapshot(device, &RangeVisitor::OnSegment, &RangeVisitor::OnBlock,
+                                        out) == kOk;
   }
   // Records the ranges of `before` that are gone now, with the stack of the
   // call that gave them back when context="all".
@@ -832,7 +803,13 @@ class CcallocAllocator final : public cca::CUDAAllocator {
         if (ring.size() >= max_entries_) ring.pop_front();
         ring.push_back(entry);
       }
-      if (trackers_.empty()) return;
+      // Trackers are not told of the memory a request took: ccalloc gives
+      // growable memory back in the background with no entry, so a tracker
+      // that registers memory from them (NCCL's hook) would never see it go.
+      if (trackers_.empty() || action == cda::TraceEntry::SEGMENT_ALLOC ||
+          action == cda::TraceEntry::SEGMENT_MAP) {
+        return;
+      }
       trackers = trackers_;
       for (const auto& t : trackers) t(entry);
     }
@@ -955,6 +932,9 @@ class CcallocAllocator final : public cca::CUDAAllocator {
   std::atomic<bool> initialized_{false};
   // History on, or a trace tracker attached: the hot path's one check.
   std::atomic<bool> recording_{false};
+  std::atomic<bool> history_now_{false};  // history_on_, read without mu_
+  // The memory each request takes while history is on (its segment entries).
+  TakenRanges taken_{&ReservedOf, &RangesOfDevice};
 
   std::mutex mu_;
   std::map<MempoolId_t, uint64_t> pools_;
@@ -969,7 +949,6 @@ class CcallocAllocator final : public cca::CUDAAllocator {
   std::unordered_set<std::string> skip_;
   std::vector<std::deque<cda::TraceEntry>> traces_;
   std::deque<cda::AnnotationEntry> annotations_;
-  std::vector<KnownRanges> known_ranges_;  // by device, while recording
   std::unordered_map<void*, LiveInfo> live_;
   // live_ holds an entry: frees look it up even with history off.
   std::atomic<bool> live_kept_{false};

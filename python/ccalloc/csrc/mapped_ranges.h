@@ -15,12 +15,15 @@
 // (memory given back outside a request, by empty_cache or ccalloc's release),
 // so a stretch unmapped and mapped again is seen as new.
 //
-// Plain C++ with no locking of its own: the extension keeps one per device
-// under its mutex. Host-tested (tests/ext_mapped_ranges_test.cc).
+// KnownRanges is plain C++ with no lock; TakenRanges keeps one per device
+// under a mutex of its own and reads the plugin through two functions (fakes
+// in the host test, tests/ext_mapped_ranges_test.cc). std::mutex: this file is
+// built by PyTorch's toolchain, where Abseil is not available.
 #pragma once
 
 #include <algorithm>
 #include <cstdint>
+#include <mutex>
 #include <utility>
 #include <vector>
 
@@ -101,6 +104,68 @@ class KnownRanges {
 
   std::vector<MappedRange> known_;
   int64_t reserved_ = -1;  // -1: never read
+};
+
+// Around each request while history is on: Before reads reserved (and the
+// ranges, when reserved moved since they were read); After, when the request
+// moved reserved, returns the stretches it took.
+class TakenRanges {
+ public:
+  // Reserved bytes of the device, -1 when it cannot be read.
+  using ReadReserved = int64_t (*)(int device);
+  // The device's ranges as the snapshot shows them; false when unreadable.
+  using ReadRanges = bool (*)(int device, std::vector<MappedRange>* out);
+
+  TakenRanges(ReadReserved reserved, ReadRanges ranges) : reserved_(reserved), ranges_(ranges) {}
+
+  // Reserved before the request, or -1 (nothing to compare after it).
+  int64_t Before(int device) {
+    const int64_t reserved = reserved_(device);
+    if (reserved < 0 || device < 0) return -1;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (!For(device).Stale(reserved)) return reserved;
+    }
+    std::vector<MappedRange> now;  // read unlocked: the plugin takes its own locks
+    if (!ranges_(device, &now)) return -1;
+    std::lock_guard<std::mutex> lock(mu_);
+    For(device).Reset(std::move(now), reserved);
+    return reserved;
+  }
+
+  // The stretches the request took; none when reserved did not move.
+  std::vector<MappedRange> After(int device, int64_t before) {
+    if (before < 0) return {};
+    const int64_t reserved = reserved_(device);
+    if (reserved < 0 || reserved == before) return {};
+    std::vector<MappedRange> now;
+    if (!ranges_(device, &now)) return {};
+    std::lock_guard<std::mutex> lock(mu_);
+    return For(device).Update(std::move(now), reserved);
+  }
+
+  // Forget every device's ranges (history turned on or off).
+  void Clear() {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (KnownRanges& k : known_) k.Clear();
+  }
+
+  bool Validate() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return std::all_of(known_.begin(), known_.end(),
+                       [](const KnownRanges& k) { return k.Validate(); });
+  }
+
+ private:
+  KnownRanges& For(int device) {  // mu_ held
+    if (known_.size() <= static_cast<size_t>(device)) known_.resize(device + 1);
+    return known_[device];
+  }
+
+  const ReadReserved reserved_;
+  const ReadRanges ranges_;
+  std::mutex mu_;
+  std::vector<KnownRanges> known_;
 };
 
 }  // namespace ccalloc_ext
