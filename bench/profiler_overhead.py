@@ -22,11 +22,6 @@ model:
   plain ms/step       the plain blocks' mean step time
   overhead %          the mean over pairs of profiled/plain - 1, with a 95%
                       interval (Student's t over the pairs)
-  same host state     the same over the pairs whose four host probes (a ~1 ms
-                      Python loop, untimed, at each block's edges) agree
-                      within 15%: the device machines' hosts switch between
-                      full and about half speed every few seconds, and a
-                      pair that straddles a switch reads ±10-40%; (pairs kept)
   boundary us/step    the profiler's own time at its phase boundaries
                       (prof.host_seconds; on --device cpu this and the step
                       time less what the simulated device's block mallocs
@@ -366,28 +361,6 @@ def mean_ci(values):
     return m, (_T95[n - 2] if n - 1 <= len(_T95) else 1.96) * sd / math.sqrt(n)
 
 
-# The device machines' hosts run at one speed or at about half of it,
-# switching every few seconds (bench/probes/host_core_probe.py): a pair of
-# blocks that straddles a switch reads ±10-40% whatever the profiler does. A
-# ~1 ms probe of a fixed Python loop (compare_child.host_reference_ms) runs
-# untimed at each block's edges; a pair whose four probes differ by more than
-# this factor ran in two host states, and the "same host state" figure leaves
-# it out. Which pairs those are depends on the host only, not on the kind of
-# block, so the figure is the same comparison over fewer, cleaner pairs.
-_SAME_HOST_STATE = 1.15
-_HOST_PROBE_ITERATIONS = 20_000
-
-
-def same_host_state(pair_probes, factor=_SAME_HOST_STATE):
-    """Indices of the pairs whose probes (ms) all lie within `factor` of each other."""
-    return [i for i, pr in enumerate(pair_probes) if max(pr) <= factor * min(pr)]
-
-
-def _host_probe_ms():
-    from compare_child import host_reference_ms
-    return host_reference_ms(repeats=1, iterations=_HOST_PROBE_ITERATIONS)
-
-
 class Bench:
     def __init__(self, torch, args):
         self.torch, self.args = torch, args
@@ -451,7 +424,6 @@ class Bench:
         if clock is not None:
             clock.mode = "plain" if prof is None else "profiled"
         calls0 = self.driver_calls() if self.driver_calls is not None else 0
-        probe_before = _host_probe_ms()
         t0 = time.perf_counter()
         if prof is None:
             for _ in range(n):
@@ -465,7 +437,6 @@ class Bench:
             self.derive_seconds += time.perf_counter() - d0
         self.sync()
         dt = (time.perf_counter() - t0) / n
-        self.probes.append((probe_before, _host_probe_ms()))
         if self.driver_calls is not None:
             self.calls["plain" if prof is None else "profiled"] += self.driver_calls() - calls0
         if clock is not None:
@@ -533,7 +504,6 @@ class Bench:
         self.by_boundary = {}
         self.sampled_steps = 0
         self.derive_seconds = 0.0
-        self.probes = []          # (before, after) ms of each block, in run order
         clock = GcClock()
         for pair in range(a.blocks):
             for kind in (("plain", "profiled") if pair % 2 == 0 else ("profiled", "plain")):
@@ -560,12 +530,6 @@ class Bench:
                 _close(prof)
             problems += prof.problems()
         ratio, ratio_ci = mean_ci([p / q for p, q in zip(profiled, plain)])
-        # The pairs run in one host state (see _SAME_HOST_STATE): block()
-        # appended each block's probes in run order, a pair's two together.
-        pair_probes = [self.probes[2 * i] + self.probes[2 * i + 1] for i in range(len(plain))]
-        same = same_host_state(pair_probes)
-        same_ratio, same_ci = (mean_ci([profiled[i] / plain[i] for i in same]) if same
-                               else (float("nan"), float("nan")))
         call_us, call_ci = self.call_cost(model, opt, args, calls, a.calls_rounds)
         plain_ms = sum(plain) / len(plain) * 1e3
         return {
@@ -574,10 +538,6 @@ class Bench:
             "module_calls_per_step": calls, "optimizer": type(opt).__name__,
             "plain_ms": plain_ms, "profiled_ms": sum(profiled) / len(profiled) * 1e3,
             "overhead_pct": (ratio - 1) * 100, "overhead_ci95_pct": ratio_ci * 100,
-            "same_host_pairs": len(same),
-            "overhead_same_host_pct": (same_ratio - 1) * 100,
-            "overhead_same_host_ci95_pct": same_ci * 100,
-            "host_probe_ms": [list(pr) for pr in pair_probes],
             "pairs": len(plain), "steps_per_block": a.steps,
             "boundary_us_per_step": sum(boundary) / len(boundary) * 1e6,
             "sampled_steps_per_block": self.sampled_steps / a.blocks,
@@ -647,20 +607,18 @@ def _kv(text):
 
 def table(results):
     head = (f"{'model':<8} {'modules':>7} {'calls/step':>10} {'plain ms/step':>13} {'overhead %':>16} "
-            f"{'same host state (pairs)':>24} {'boundary us/step':>16} {'us/module call':>15} "
+            f"{'boundary us/step':>16} {'us/module call':>15} "
             f"{'full gc/100 steps':>17} {'driver calls/step':>19}")
     lines = [head]
     for r in results:
         over = f"{r['overhead_pct']:+.2f} ± {r['overhead_ci95_pct']:.2f}"
-        same = (f"{r['overhead_same_host_pct']:+.2f} ± {r['overhead_same_host_ci95_pct']:.2f} "
-                f"({r['same_host_pairs']})")
         call = f"{r['module_call_us']:.2f} ± {r['module_call_ci95_us']:.2f}"
         full = r["full_gc_per_100_steps"]
         gcs = f"{full['plain']:.0f} plain, {full['profiled']:.0f} prof."
         dc = r.get("driver_calls_per_step")
         calls = f"{dc['plain']:.1f} plain, {dc['profiled']:.1f} prof." if dc else "-"
         lines.append(f"{r['model']:<8} {r['modules']:>7} {r['module_calls_per_step']:>10} "
-                     f"{r['plain_ms']:>13.2f} {over:>16} {same:>24} {r['boundary_us_per_step']:>16.0f} {call:>15} "
+                     f"{r['plain_ms']:>13.2f} {over:>16} {r['boundary_us_per_step']:>16.0f} {call:>15} "
                      f"{gcs:>17} {calls:>19}")
     return "\n".join(lines)
 
