@@ -121,6 +121,14 @@
 #                                              as PyTorch's allocator against native
 #                                              PyTorch (tests/python/test_torch_compat_gpu.py;
 #                                              CUDA-graph case also under memcheck)
+#   scripts/gpu_round.sh .gpu OUTDIR integrations the launcher (ccalloc-run, python -m
+#                                              ccalloc.run, CCALLOC=1, torchrun, spawned
+#                                              workers) and the trainer callbacks and CuPy
+#                                              (tests/python/test_launcher_gpu.py,
+#                                              test_integrations_gpu.py), each case's
+#                                              served/profile line in the log, and one
+#                                              Trainer callback's report as
+#                                              OUTDIR/trainer_memory.{svg,txt} (~4 minutes)
 #   scripts/gpu_round.sh .gpu OUTDIR ddp       DistributedDataParallel on every GPU of the
 #                                              machine (two or more: nvidia-h100-x2), a
 #                                              GPT-2-sized LM with a new length every step,
@@ -250,6 +258,24 @@ ldd "$L"; ! ldd "$L" | grep -i absl'
         CCALLOC_CACHE="${TMPDIR:-/tmp}/ccalloc-cache" CCALLOC_COMPAT_MEMCHECK=1 \
         python3 -m pytest -v -rA -p no:cacheprovider tests/python/test_torch_compat_gpu.py \
         --junitxml="$OUT/compat_junit.xml"
+      ;;
+    integrations)
+      it_tmp="${TMPDIR:-/tmp}/ccalloc-integrations"
+      rm -rf "$it_tmp"
+      build_extension integrations_build_extension
+      run launcher_gpu env "${torch_env[@]}" python3 -m pytest -v -rA -p no:cacheprovider \
+        tests/python/test_launcher_gpu.py
+      run integrations_gpu env "${torch_env[@]}" python3 -m pytest -v -s -rA -p no:cacheprovider \
+        --basetemp="$it_tmp" tests/python/test_integrations_gpu.py
+      report=$(find "$it_tmp" -path '*transformers_trainer_env*' -name memory.svg | head -1)
+      if [[ -n "$report" ]]; then
+        cp "$report" "$OUT/trainer_memory.svg"
+        cp "$(dirname "$report")/memory.txt" "$OUT/trainer_memory.txt"
+        echo "=== the Trainer callback's report (CCALLOC=1 python train.py): $report"
+      else
+        echo "=== integrations: no Trainer callback report under $it_tmp" >&2
+        rc=1
+      fi
       ;;
     costs)
       run driver_cost "$BUNDLE/bench/ccalloc-driver-cost" --device 0 --reps 50 \
