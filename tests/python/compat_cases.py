@@ -889,6 +889,140 @@ def case_raw_alloc():
     return {"ok": ok and after < before, "freed": after < before}
 
 
+def case_allocator_settings():
+    """PYTORCH_CUDA_ALLOC_CONF's keys set at run time, as test_allocator_settings
+    does (torch.cuda.memory._set_allocator_settings): the block a request gets
+    under roundup_power2_divisions (one value, then the array syntax), the keys
+    a later call leaves out going back to their defaults, max_split_size_mb in
+    memory_stats, PyTorch's other keys accepted; what an unknown key does (the
+    error, and the block a request gets after it) is compared with native's;
+    and caching_allocator_enable(False), which makes requests bypass the cache
+    (test_cachingAllocator_raw_alloc)."""
+    key = "active_bytes.all.allocated"
+    held = []
+
+    def block_for(nbytes):
+        """Bytes the request's block took (the allocator's rounding)."""
+        before = torch.cuda.memory_stats()[key]
+        held.append(torch.empty(nbytes, dtype=torch.uint8, device="cuda"))
+        return torch.cuda.memory_stats()[key] - before
+
+    n, big = 84 * MiB, 400 * MiB
+    torch.cuda.empty_cache()
+    blocks = {}
+    for label, conf, size in (
+            ("default", "", n),
+            ("div4", "roundup_power2_divisions:4", n),
+            ("others_reset", "garbage_collection_threshold:0.5,max_split_size_mb:40", n)):
+        torch.cuda.memory._set_allocator_settings(conf)
+        blocks[label] = block_for(size)
+    split = torch.cuda.memory_stats().get("max_split_size")
+    torch.cuda.memory._set_allocator_settings(
+        "garbage_collection_threshold:0.5,roundup_power2_divisions:[64:8,128:2,256:2,512:2,1024:1,>:1]")
+    blocks["array_84MiB"] = block_for(n)
+    blocks["array_400MiB"] = block_for(big)
+    try:
+        torch.cuda.memory._set_allocator_settings("foo:1,bar:2")
+        unknown = "accepted"
+    except Exception as e:  # noqa: BLE001 (the type is compared with native's)
+        unknown = type(e).__name__
+    blocks["after_refusal"] = block_for(n)
+    try:
+        torch.cuda.memory._set_allocator_settings("release_lock_on_cudamalloc:True")
+        other_keys = "accepted"
+    except Exception as e:  # noqa: BLE001
+        other_keys = type(e).__name__
+    blocks["after_other_keys"] = block_for(n)
+    torch.cuda.memory._set_allocator_settings("")
+    del held[:]
+    torch.cuda.empty_cache()
+
+    def requested_by_raw_alloc(nbytes):
+        stream = torch.cuda.current_stream().cuda_stream
+        start = torch.cuda.memory_stats()["requested_bytes.all.allocated"]
+        ptr = torch._C._cuda_cudaCachingAllocator_raw_alloc(nbytes, stream)
+        counted = torch.cuda.memory_stats()["requested_bytes.all.allocated"] - start
+        torch._C._cuda_cudaCachingAllocator_raw_delete(ptr)
+        return counted
+    try:
+        torch.cuda.caching_allocator_enable(False)
+        uncached = requested_by_raw_alloc(MiB)
+    finally:
+        torch.cuda.caching_allocator_enable(True)
+    cached = requested_by_raw_alloc(MiB)
+    ok = (blocks["default"] == n and blocks["div4"] == 96 * MiB and blocks["others_reset"] == n
+          and blocks["array_84MiB"] == 88 * MiB and blocks["array_400MiB"] == 512 * MiB
+          and other_keys == "accepted" and blocks["after_other_keys"] == n
+          and uncached == 0 and cached == MiB)
+    return {"ok": ok, "blocks": blocks, "max_split_size": split, "other_keys": other_keys,
+            "unknown_key": unknown, "uncached_requested": uncached, "cached_requested": cached}
+
+
+def case_checkpoint_state():
+    """cudagraph trees' checkpointed pool state, as TestBlockStateAbsorption
+    uses it (torch._C._cuda_getCheckpointState / _cuda_setCheckpointPoolState):
+    a graph's pool checkpointed with its outputs live, then changed by a
+    second graph allocating into it, set back (the second graph's output
+    passed as stale): the pool's segments and blocks are as they were; and a
+    checkpoint whose outputs died before it is set back holds their blocks
+    live until each is freed by address."""
+    def pool_segments(pool):
+        return [s for s in torch.cuda.memory_snapshot() if s["segment_pool_id"] == pool]
+
+    def shape(segments):
+        return sorted((s["address"], s["total_size"], s["allocated_size"], s["active_size"],
+                       tuple((b["size"], b["state"]) for b in s["blocks"])) for s in segments)
+
+    def live_blocks(pool):
+        return sum(b["state"] == "active_allocated" for s in pool_segments(pool)
+                   for b in s["blocks"])
+
+    def capture(fn, pool=None):
+        torch.cuda.synchronize()
+        stream = torch.cuda.Stream()
+        stream.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(stream):
+            fn()
+        stream.synchronize()
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph, stream=stream, pool=pool):
+            outputs = fn()
+        torch.cuda.synchronize()
+        return graph, outputs
+
+    def small_outputs():
+        return tuple(torch.ones([512], device="cuda", dtype=torch.uint8) for _ in range(3))
+
+    device = torch.cuda.current_device()
+    graph, outputs = capture(small_outputs)
+    pool = graph.pool()
+    before = shape(pool_segments(pool))
+    state = torch._C._cuda_getCheckpointState(device, pool)
+    graph2, outputs2 = capture(lambda: (torch.ones([512], device="cuda", dtype=torch.uint8),),
+                               pool=pool)
+    changed = shape(pool_segments(pool)) != before
+    torch._C._cuda_setCheckpointPoolState(
+        device, state, [t.untyped_storage()._cdata for t in outputs2], [])
+    del outputs2
+    restored = shape(pool_segments(pool)) == before
+
+    graph3, outputs3 = capture(lambda: (torch.ones([512], device="cuda", dtype=torch.uint8),
+                                        torch.ones([512], device="cuda", dtype=torch.uint8)))
+    pool3 = graph3.pool()
+    state3 = torch._C._cuda_getCheckpointState(device, pool3)
+    ptrs = [t.data_ptr() for t in outputs3]
+    del outputs3
+    freed_before_restore = live_blocks(pool3)
+    torch._C._cuda_setCheckpointPoolState(device, state3, [], [])
+    live = [live_blocks(pool3)]
+    for ptr in ptrs:
+        torch._C._cuda_cudaCachingAllocator_raw_delete(ptr)
+        live.append(live_blocks(pool3))
+    ok = changed and restored and freed_before_restore == 0 and live == [2, 1, 0]
+    return {"ok": ok, "changed_by_second_graph": changed, "restored": restored,
+            "live_after_outputs_died": freed_before_restore, "live_blocks_restored_then_freed": live}
+
+
 CASES = {name[len("case_"):]: fn for name, fn in globals().items() if name.startswith("case_")}
 
 if __name__ == "__main__":
