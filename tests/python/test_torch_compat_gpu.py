@@ -10,7 +10,9 @@ allocator and what it computed agrees with native PyTorch.
 or, after `pip install .`, CCALLOC_TEST_INSTALLED=1 (the installed package).
 
 CCALLOC_COMPAT_MEMCHECK=1 also runs the CUDA-graph case under
-compute-sanitizer memcheck with ccalloc.
+compute-sanitizer memcheck with ccalloc. The selected cases' processes run
+CCALLOC_COMPAT_JOBS (4) at a time before the first test, those that take most
+of the device's memory alone (ALONE).
 """
 
 import json
@@ -104,8 +106,43 @@ MATRIX = [
 ]
 
 
+# Cases that take most of the device's memory (or set a fraction of it), or
+# read what the device has free: they run alone. The rest run
+# CCALLOC_COMPAT_JOBS (4) processes at a time: each process's figures are its
+# own allocator's, and an H200 holds several of them at once.
+ALONE = {"oom", "oom_text", "memory_fraction", "mempool_use_on_oom", "stats_and_cache",
+         "accelerator_stats", "ddp", "cross_device", "ipc_spawn"}
+
+
+@pytest.fixture(scope="session")
+def prefetched(request):
+    """Runs the selected cases' processes (native and each allocator) before
+    the first test needs them, a few at a time, and leaves their results in
+    run_case's cache; a process that fails is run again, and reported, when
+    its test asks for it."""
+    import concurrent.futures
+    wanted = []
+    for item in request.session.items:
+        params = getattr(getattr(item, "callspec", None), "params", {})
+        if "case" in params and "allocators" in params:
+            wanted += [(params["case"], a) for a in ("native",) + tuple(params["allocators"])]
+
+    def quiet(case, allocator):
+        try:
+            run_case(case, allocator)
+        except Exception:  # noqa: BLE001 (run again, and reported, by the test)
+            pass
+    together = [w for w in wanted if w[0] not in ALONE]
+    jobs = max(1, int(os.environ.get("CCALLOC_COMPAT_JOBS", "4")))
+    with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as pool:
+        list(pool.map(lambda w: quiet(*w), together))
+    for w in wanted:
+        if w[0] in ALONE:
+            quiet(*w)
+
+
 @pytest.mark.parametrize("case,allocators,same", MATRIX, ids=[m[0] for m in MATRIX])
-def test_case(case, allocators, same):
+def test_case(case, allocators, same, prefetched):
     native = run_case(case, "native")
     if native.get("skipped"):
         pytest.skip(native["skipped"])
