@@ -57,6 +57,10 @@ torch.cuda.memory_allocated(), in one more untimed step). Models:
            target token (hundreds of module calls a step), Adam
   unet     a conv UNet (four levels, GroupNorm, SiLU, transposed convs,
            skips concatenated), Adam: no host synchronization in a step
+  rnn      an LSTM language model (3 cuDNN LSTM layers, 1024 wide, 256
+           tokens, a tied-size head), Adam: a recurrent model whose step is
+           the GPU's (a few large kernels, few module calls), so the host's
+           speed changes reach its step time least
 
 --device cpu runs the models on the CPU with the profiler reading the
 plugin's simulated device (CCALLOC_TORCH_SIMULATE; bench/profiler_boundary.py's
@@ -340,7 +344,30 @@ def _unet(torch, dev, tiny):
     return model, opt, (x, torch.randn(batch, 3, side, side, device=dev)), torch.nn.functional.mse_loss
 
 
-MODELS = {"deep": _deep, "moe": _moe, "conv": _conv, "lm": _lm, "seq2seq": _seq2seq, "unet": _unet}
+def _rnn(torch, dev, tiny):
+    nn = torch.nn
+    h, vocab, batch, seq = (16, 64, 2, 8) if tiny else (1024, 8192, 32, 256)
+
+    class LstmLM(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.embed = nn.Embedding(vocab, h)
+            self.lstm = nn.LSTM(h, h, num_layers=3, batch_first=True, dropout=0.1)
+            self.head = nn.Linear(h, vocab)
+
+        def forward(self, tokens):
+            out, _ = self.lstm(self.embed(tokens))
+            return self.head(out).flatten(0, 1)
+
+    model = LstmLM().to(dev)
+    opt = torch.optim.Adam(model.parameters(), lr=1e-4)
+    tokens = torch.randint(0, vocab, (batch, seq), device=dev)
+    return model, opt, (tokens, torch.randint(0, vocab, (batch * seq,), device=dev)), \
+        torch.nn.functional.cross_entropy
+
+
+MODELS = {"deep": _deep, "moe": _moe, "conv": _conv, "lm": _lm, "seq2seq": _seq2seq, "unet": _unet,
+          "rnn": _rnn}
 
 
 # --- measuring -----------------------------------------------------------------------

@@ -78,6 +78,9 @@ class ProfilerOverheadBenchTest(unittest.TestCase):
         self.assertEqual(models["moe"]["optimizer"], "Adam")
         # The decoder runs its cell, attention and output once per token.
         self.assertGreater(models["seq2seq"]["module_calls_per_step"], 4 * models["seq2seq"]["modules"])
+        # The LSTM LM: embedding, the fused 3-layer LSTM and the head, one call each.
+        self.assertEqual(models["rnn"]["module_calls_per_step"], 3)
+        self.assertEqual(models["rnn"]["modules"], 4)
         self.assertEqual(self.result["meta"]["device"], "cpu")
 
     def test_mean_ci(self):
