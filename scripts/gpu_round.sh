@@ -16,36 +16,16 @@
 #                                              cudaMallocAsync, in one call, 3
 #                                              interleaved rounds (about 3 minutes)
 #   scripts/gpu_round.sh .gpu OUTDIR torch     the PyTorch plugin's pytest suite
-#   scripts/gpu_round.sh .gpu OUTDIR compare   real training, one process per
-#                                              allocator (bench/compare_training.py):
-#                                              GPT-2 and ResNet-50 under all five
-#                                              allocators, 3 rounds, and the max batch
-#   scripts/gpu_round.sh .gpu OUTDIR training  every training workload (seven
-#                                              families) under native_expandable and
-#                                              ccalloc, 2 interleaved rounds, mean step
-#                                              time and spread, worst case over the
-#                                              workloads: OUTDIR/compare.json, compare.log
-#                                              and traces.tar (<workload>.trace.gz, one
-#                                              short untimed ccalloc run each, after
-#                                              the timed rounds, when time is left:
-#                                              `traces` records them alone); about
-#                                              9 minutes on an H100 (a time budget
-#                                              skips, and reports, what would not fit)
-#   scripts/gpu_round.sh .gpu OUTDIR hostbound the three host-bound workloads (GPT-2, the
-#                                              checkpointed LM, two streams) under
-#                                              native_expandable and ccalloc, 3 interleaved
-#                                              rounds, with the host-adjusted fit:
-#                                              OUTDIR/hostbound.json and .log (~8 minutes on
-#                                              an H100)
-#   scripts/gpu_round.sh .gpu OUTDIR sidebyside the host-bound three as hostbound, but each
-#                                              round's processes at once (--concurrent),
-#                                              so all draw the host's speed states together,
-#                                              with expandable_segments twice (an A/A
-#                                              control), 60 steps, whole turns of the start
-#                                              order (3 rounds) while 8 minutes last:
-#                                              OUTDIR/sidebyside.json and .log
-#                                              (SIDEBYSIDE_WORKLOADS=ckpt_lm,gpt2: only those,
-#                                              two turns in a call)
+#   scripts/gpu_round.sh .gpu OUTDIR sequential the training comparison of record
+#                                              (bench/compare_training.py's defaults:
+#                                              native_expandable, ccalloc and their A/A
+#                                              twins, 6 rounds, one process at a time,
+#                                              the order turning by round) for
+#                                              SEQ_WORKLOADS (default gpt2; about 8
+#                                              minutes a family on an H200, so one or two a
+#                                              call; SEQ_BUDGET seconds, default 520, skips
+#                                              and reports what would not fit):
+#                                              OUTDIR/sequential.json and .log
 #   scripts/gpu_round.sh .gpu OUTDIR twogpu    side by side with a GPU each (two GPUs:
 #                                              --gpus 0,1), the LM and GPT-2, 200 steps,
 #                                              native_expandable against ccalloc, turning
@@ -53,11 +33,6 @@
 #                                              and .log (TWOGPU_WORKLOADS, _CONFIGS,
 #                                              _GPUS, _ROUNDS, _STEPS, _BUDGET;
 #                                              expandable_b and ccalloc_b are A/A twins)
-#   scripts/gpu_round.sh .gpu OUTDIR gpubound  the four GPU-bound workloads (ResNet-50,
-#                                              ViT-B/16, seq2seq, UNet) under
-#                                              native_expandable and ccalloc, 3 interleaved
-#                                              rounds: OUTDIR/gpubound.json and .log (~8
-#                                              minutes on an H100)
 #   scripts/gpu_round.sh .gpu OUTDIR repeat    GPT-2, the checkpointed LM, two streams and the
 #                                              UNet on six repeated shapes (as a bucketing
 #                                              data loader gives them:
@@ -72,11 +47,6 @@
 #                                              by round from the third pass) in
 #                                              repeat_summary.log and repeat.json (~8
 #                                              minutes on an H100)
-#   scripts/gpu_round.sh .gpu OUTDIR lockstep  the seven workloads, default against
-#                                              expandable_segments, each round's two
-#                                              processes taking turns step by step
-#                                              (--lockstep), 2 rounds: OUTDIR/lockstep.json
-#                                              and .log (~9 minutes on an H100)
 #   scripts/gpu_round.sh .gpu OUTDIR hostprofile where two streams' host time goes under
 #                                              native_expandable and ccalloc
 #                                              (bench/probes/host_profile.py: by operator and
@@ -330,71 +300,13 @@ ldd "$L"; ! ldd "$L" | grep -i absl'
         rc=1
       fi
       ;;
-    compare)
-      run gpu_torch_compare scripts/gpu_torch.sh "$BUNDLE" "$OUT" bench --rounds 3 \
-        --workloads gpt2,resnet50
-      ;;
-    training)
-      # ccalloc's PyTorch extension is built (and cached) first, so no timed
-      # process waits for a compiler. The time budget and the per-process
-      # timeout keep the part under ten minutes (a device call's limit): a run
-      # that would end past the budget is skipped and reported. Two rounds of
-      # the seven workloads take ~450-520 s on an H100 (420 s left ckpt_lm and
-      # two_streams one round on 2026-11-24), so the traces, recorded last,
-      # usually go: the `traces` part records them.
-      traces="${TMPDIR:-/tmp}/ccalloc-training-traces"
-      rm -rf "$traces"
-      build_extension build_extension
-      run compare env "${torch_env[@]}" \
-        python3 bench/compare_training.py --configs native_expandable,ccalloc --rounds 2 \
-        --steps 30 --warmup 5 --record-traces "$traces" --trace-steps 12 \
-        --time-budget 520 --timeout 90 --out "$OUT/compare.json"
-      if compgen -G "$traces/*.trace.gz" > /dev/null; then
-        tar -C "$traces" -cf "$OUT/traces.tar" . && ls -l "$OUT/traces.tar"
-      else
-        echo "=== training: no traces recorded" >&2
-        rc=1
-      fi
-      ;;
-    hostbound)
-      # The three host-bound workloads (launch ~ step: GPT-2, the
-      # checkpointed LM, two streams), default against expandable_segments
-      # only, three interleaved rounds: each read both over and under 1.01
-      # across the calls of 2026-11-27 at two rounds (the host's two speed
-      # states move a round by 10-20%), so more rounds of fewer workloads.
-      # Read 'host adjusted' beside the means, and 'prepare' and 'fg
-      # unmaps' in the driver-call table.
-      run hostbound env "${torch_env[@]}" \
-        python3 bench/compare_training.py --workloads gpt2,ckpt_lm,two_streams \
-        --configs native_expandable,ccalloc --rounds 3 --steps 30 --warmup 5 \
-        --time-budget 500 --timeout 100 --out "$OUT/hostbound.json"
-      ;;
-    sidebyside)
-      # The host-bound three with a round's processes started together
-      # on the one GPU: the host's slow state (the CPU running slower, on
-      # most cores at once: bench/results/h100_host_state_probe.json) then
-      # falls on all, and their GPUs are mostly idle (kernels ~10-30% of a
-      # step), so they hardly share it. On 2026-11-27 this read two streams
-      # at 1.006 (0.976..1.032) over 3 rounds where sequential rounds spread
-      # 0.92..1.20. Longer runs: the first steps hold most new peaks.
-      # A third process runs expandable_segments again (expandable_b), an
-      # A/A control: the two processes of one allocator still drew host
-      # states 8-22% apart in a round (the probe before each step), so what
-      # the method reads where nothing differs is the yardstick for
-      # ccalloc's ratio. Pooled over five such calls (README): two streams
-      # 1.035 (1.020..1.050, 25 rounds), the LM 1.019, 1.003 against the
-      # control; with the loans between streams of 25cb286, two streams
-      # 1.005 (0.987..1.023, 33 rounds). A process started first reads
-      # faster, so the start order turns by round, each run records its
-      # start_position, and the time budget begins only whole turns of the
-      # order (three rounds here): pool_rounds.py balances over it.
-      build_extension sidebyside_build_extension
-      run sidebyside env "${torch_env[@]}" \
-        python3 bench/compare_training.py --concurrent \
-        --workloads "${SIDEBYSIDE_WORKLOADS:-ckpt_lm,two_streams,gpt2}" \
-        --torch-config expandable_b=expandable_segments:True \
-        --configs native_expandable,expandable_b,ccalloc --rounds 6 --steps 60 --warmup 5 \
-        --time-budget 480 --timeout 100 --out "$OUT/sidebyside.json"
+    sequential)
+      # The extension is built (and cached) first, so no timed process
+      # waits for a compiler.
+      build_extension sequential_build_extension
+      run sequential env "${torch_env[@]}" python3 bench/compare_training.py \
+        --workloads "${SEQ_WORKLOADS:-gpt2}" --time-budget "${SEQ_BUDGET:-520}" --timeout 120 \
+        --out "$OUT/sequential.json"
       ;;
     twogpu)
       # Side by side with a GPU each (compare_training.py --gpus): the host
@@ -438,20 +350,6 @@ ldd "$L"; ! ldd "$L" | grep -i absl'
           --rounds 9 --steps 45 --warmup 5 --time-budget 420 --out "$OUT/ddp.json"
       fi
       ;;
-    gpubound)
-      # The four GPU-bound workloads (the GPU's queue, not the launching
-      # thread, sets the step), default against expandable_segments only.
-      # Their round-to-round spread is small where the host's speed states
-      # are not on the critical path (ResNet-50 and ViT: 1-2% a round on
-      # ec1999d against 6-12% for the host-bound three), so rounds of these
-      # alone can resolve 1% (bench/pool_rounds.py). Three rounds fit the
-      # call: a run takes ~20 s on an H100 with its start (four rounds on
-      # 2026-11-27 ran out of the budget six runs short).
-      run gpubound env "${torch_env[@]}" \
-        python3 bench/compare_training.py --workloads resnet50,vit,seq2seq,unet \
-        --configs native_expandable,ccalloc --rounds 3 --steps 30 --warmup 5 \
-        --time-budget 520 --timeout 80 --out "$OUT/gpubound.json"
-      ;;
     repeat)
       # Steps whose shapes repeat: no cuDNN or cuBLAS plan to build, so the
       # launching thread's own work shows, and ccalloc's placements
@@ -476,20 +374,6 @@ ldd "$L"; ! ldd "$L" | grep -i absl'
       done
       run repeat_summary python3 bench/probes/shape_repeat_summary.py "$OUT/repeat.log" \
         --json "$OUT/repeat.json"
-      ;;
-    lockstep)
-      # The whole table with each round's two processes taking turns step by
-      # step (compare_training.py --lockstep): the same step of both meets
-      # the same host state, and the GPU runs one at a time. Two rounds of
-      # the seven fit the call's ten minutes as the sequential ones do. On
-      # an H100 (97535ca) its per-step differences were noisier than
-      # sequential runs' (ResNet-50: 3.5% of a step against 0.5%): the two
-      # processes disturb each other. Sequential runs are the measure of
-      # record; this stays for hosts that drift slowly.
-      run lockstep env "${torch_env[@]}" \
-        python3 bench/compare_training.py --configs native_expandable,ccalloc --lockstep \
-        --rounds 2 --steps 30 --warmup 5 --time-budget 520 --timeout 150 \
-        --out "$OUT/lockstep.json"
       ;;
     hostprofile)
       # Two streams ran 1.02-1.07x expandable_segments' step time in every

@@ -10,11 +10,11 @@
 # BUILD_DIR must hold allocator/libccalloc_torch.so (cmake --build BUILD_DIR
 # --target ccalloc_torch) and, where Abseil is not installed, the libraries
 # scripts/device_libs.sh copies into BUILD_DIR/lib. "tests" takes about four
-# minutes on an H100; "bench" about five with `--workloads gpt2,resnet50` (what
-# gpu_round.sh's part `compare` passes), while its defaults, all seven workloads
-# under all five allocators, take far longer: narrow them with --workloads and
-# --configs (gpu_round.sh's part `training` runs every workload under two).
-# Run the parts as two commands where one command has less than ten minutes.
+# minutes on an H100; "bench" runs compare_training.py's protocol of record
+# (four configurations, 6 rounds) on every workload unless --workloads narrows
+# it, about 8 minutes a workload (gpu_round.sh's part `sequential` runs one or
+# two a call). Run the parts as two commands where one command has less than
+# ten minutes.
 #
 # Exit status: 0 only if every part that ran passed.
 set -uo pipefail
