@@ -21,9 +21,9 @@
 #                                              native_expandable, ccalloc and their A/A
 #                                              twins, 6 rounds, one process at a time,
 #                                              the order turning by round) for
-#                                              SEQ_WORKLOADS (default gpt2; about 8
-#                                              minutes a family on an H200, so one or two a
-#                                              call; SEQ_BUDGET seconds, default 520, skips
+#                                              SEQ_WORKLOADS (default gpt2; 24 processes
+#                                              a family, one or two families a call;
+#                                              SEQ_BUDGET seconds, default 520, skips
 #                                              and reports what would not fit):
 #                                              OUTDIR/sequential.json and .log
 #   scripts/gpu_round.sh .gpu OUTDIR twogpu    side by side with a GPU each (two GPUs:
