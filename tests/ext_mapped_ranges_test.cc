@@ -113,17 +113,18 @@ TEST(TakenRangesTest, ARequestThatMapsGivesItsStretchAndOneThatDoesNotGivesNothi
   FakeDevice::range_reads = 0;
   FakeDevice::readable = true;
   TakenRanges taken(&FakeDevice::Reserved, &FakeDevice::Ranges);
-  int64_t before = taken.Before(0);
+  std::vector<MappedRange> gone;
+  int64_t before = taken.Before(0, &gone);
   EXPECT_EQ(before, 0);
   FakeDevice::mapped = {R(8 * kMiB, 2 * kMiB)};
   EXPECT_THAT(Spans(taken.After(0, before)), ElementsAre(Span{8 * kMiB, 2 * kMiB}));
   const int reads = FakeDevice::range_reads;
   // Served from what is mapped: reserved did not move, the ranges are not read.
-  before = taken.Before(0);
+  before = taken.Before(0, &gone);
   EXPECT_THAT(taken.After(0, before), IsEmpty());
   EXPECT_EQ(FakeDevice::range_reads, reads);
   // Grown at the end.
-  before = taken.Before(0);
+  before = taken.Before(0, &gone);
   FakeDevice::mapped = {R(8 * kMiB, 6 * kMiB)};
   EXPECT_THAT(Spans(taken.After(0, before)), ElementsAre(Span{10 * kMiB, 4 * kMiB}));
   EXPECT_TRUE(taken.Validate());
@@ -133,10 +134,14 @@ TEST(TakenRangesTest, MemoryGivenBackBetweenRequestsIsNewWhenTakenAgain) {
   FakeDevice::mapped = {R(0, 2 * kMiB, false)};
   FakeDevice::readable = true;
   TakenRanges taken(&FakeDevice::Reserved, &FakeDevice::Ranges);
-  taken.After(0, taken.Before(0));
-  FakeDevice::mapped = {};  // empty_cache, between requests
-  const int64_t before = taken.Before(0);
+  std::vector<MappedRange> gone;
+  taken.After(0, taken.Before(0, &gone));
+  EXPECT_THAT(gone, IsEmpty()) << "never read before: nothing is reported gone";
+  FakeDevice::mapped = {};  // given back in the background, between requests
+  const int64_t before = taken.Before(0, &gone);
   EXPECT_EQ(before, 0);
+  EXPECT_THAT(Spans(gone), ElementsAre(Span{0, 2 * kMiB}));
+  EXPECT_FALSE(gone[0].expandable);
   FakeDevice::mapped = {R(0, 2 * kMiB, false)};
   std::vector<MappedRange> fresh = taken.After(0, before);
   EXPECT_THAT(Spans(fresh), ElementsAre(Span{0, 2 * kMiB}));
@@ -147,16 +152,32 @@ TEST(TakenRangesTest, UnreadableDevicesAndClearedHistoriesGiveNothingWrong) {
   FakeDevice::mapped = {R(0, 2 * kMiB)};
   FakeDevice::readable = false;
   TakenRanges taken(&FakeDevice::Reserved, &FakeDevice::Ranges);
-  EXPECT_EQ(taken.Before(0), -1);
+  std::vector<MappedRange> gone;
+  EXPECT_EQ(taken.Before(0, &gone), -1);
   EXPECT_THAT(taken.After(0, -1), IsEmpty());
-  EXPECT_EQ(taken.Before(3), -1);
+  EXPECT_EQ(taken.Before(3, &gone), -1);
   FakeDevice::readable = true;
-  const int64_t before = taken.Before(0);
-  taken.Clear();  // history restarted: the next request reads the ranges again
+  EXPECT_EQ(taken.Before(0, &gone), static_cast<int64_t>(2 * kMiB));
+  FakeDevice::mapped = {};
+  taken.Clear();  // empty_cache wrote its own entries: the next request reads afresh
   const int reads = FakeDevice::range_reads;
-  EXPECT_EQ(taken.Before(0), before);
+  EXPECT_EQ(taken.Before(0, &gone), 0);
   EXPECT_EQ(FakeDevice::range_reads, reads + 1);
-  EXPECT_THAT(taken.After(0, before), IsEmpty());
+  EXPECT_THAT(gone, IsEmpty()) << "what went before a Clear is not reported twice";
+  FakeDevice::mapped = {R(0, 2 * kMiB)};
+  EXPECT_THAT(Spans(taken.After(0, 0)), ElementsAre(Span{0, 2 * kMiB}));
+}
+
+TEST(KnownRangesTest, RefreshGivesWhatWentAndUpdateWhatCame) {
+  KnownRanges k;
+  EXPECT_THAT(k.Refresh({R(0, 8 * kMiB)}, 8 * kMiB), IsEmpty()) << "never read: nothing went";
+  // A growable range's middle and end unmapped, a new range elsewhere.
+  EXPECT_THAT(Spans(k.Refresh({R(0, 2 * kMiB), R(4 * kMiB, 2 * kMiB), R(64 * kMiB, kMiB)},
+                              5 * kMiB)),
+              ElementsAre(Span{2 * kMiB, 2 * kMiB}, Span{6 * kMiB, 2 * kMiB}));
+  EXPECT_THAT(Spans(k.known()),
+              ElementsAre(Span{0, 2 * kMiB}, Span{4 * kMiB, 2 * kMiB}, Span{64 * kMiB, kMiB}));
+  EXPECT_TRUE(k.Validate());
 }
 
 }  // namespace

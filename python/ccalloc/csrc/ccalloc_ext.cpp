@@ -118,7 +118,11 @@ class CcallocAllocator final : public cca::CUDAAllocator {
     if (recording_.load(std::memory_order_relaxed)) {
       context = Gather(cda::RecordContext::STATE);
       // A trace tracker alone gets no segment entries (see Record).
-      if (history_now_.load(std::memory_order_relaxed)) reserved_before = taken_.Before(device);
+      if (history_now_.load(std::memory_order_relaxed)) {
+        std::vector<MappedRange> gone;
+        reserved_before = taken_.Before(device, &gone);
+        RecordRanges(device, gone, /*taken=*/false, nullptr);
+      }
     }
     void* ptr = nullptr;
     int rc = ccalloc_torch_try_malloc(size, device, stream, &ptr);
@@ -194,6 +198,7 @@ class CcallocAllocator final : public cca::CUDAAllocator {
       if (history) before = Ranges();
       Check(ccalloc_torch_empty_cache(-1), "emptyCache");
       if (history) RecordGone(before);
+      taken_.Clear();  // its entries are written: the next request reads afresh
       return;
     }
     if (uint64_t own = own_.Handle(mempool_id); own != 0) {
@@ -725,9 +730,7 @@ class CcallocAllocator final : public cca::CUDAAllocator {
     std::sort(out.begin(), out.end());
     return out;
   }
-  // The device's segments as the snapshot shows them (a growable one: each
-  // mapped range).
-  struct RangeVisitor {
+  struct RangeVisitor {  // collects a device's Ranges as MappedRanges
     static void OnSegment(void* ctx, const ccalloc_torch_segment* s) {
       static_cast<std::vector<MappedRange>*>(ctx)->push_back(
           MappedRange{s->address, s->total_size, s->stream, s->is_expandable != 0});
@@ -741,17 +744,26 @@ class CcallocAllocator final : public cca::CUDAAllocator {
           "memory history (segments)");
     return out;
   }
-  // After a request that moved reserved, history on: as PyTorch's, a
-  // segment_alloc entry for each new segment and a segment_map entry for each
-  // stretch a growable one mapped, with the request's context, before its
-  // alloc entry. Tools find the request's frames there after its own entries
-  // are gone (memory_viz's trace_plot(filter_freed=True), test_memory_plots).
+  // History on, as PyTorch's: segment_alloc (classic) or segment_map
+  // (growable) entries for what a request took, with its context, before its
+  // alloc entry (test_memory_plots finds its frames there once
+  // trace_plot(filter_freed=True) has dropped the rest); segment_free or
+  // segment_unmap, with no stack, for what ccalloc gave back in the background
+  // since the request before. Not to trace trackers: they would miss what
+  // went while history was off (NCCL's hook registers memory from them).
   void RecordTaken(c10::DeviceIndex device, const std::shared_ptr<c10::GatheredContext>& context,
                    int64_t reserved_before) {
-    for (const MappedRange& r : taken_.After(device, reserved_before)) {
-      Record(r.expandable ? cda::TraceEntry::SEGMENT_MAP : cda::TraceEntry::SEGMENT_ALLOC, device,
-             reinterpret_cast<void*>(r.address), r.size, static_cast<cudaStream_t>(r.stream),
-             context, false);
+    RecordRanges(device, taken_.After(device, reserved_before), /*taken=*/true, context);
+  }
+  void RecordRanges(c10::DeviceIndex device, const std::vector<MappedRange>& ranges, bool taken,
+                    const std::shared_ptr<c10::GatheredContext>& context) {
+    for (const MappedRange& r : ranges) {
+      const auto action = taken ? (r.expandable ? cda::TraceEntry::SEGMENT_MAP
+                                                : cda::TraceEntry::SEGMENT_ALLOC)
+                                : (r.expandable ? cda::TraceEntry::SEGMENT_UNMAP
+                                                : cda::TraceEntry::SEGMENT_FREE);
+      Record(action, device, reinterpret_cast<void*>(r.address), r.size,
+             static_cast<cudaStream_t>(r.stream), context, false, "", false);
     }
   }
   // TakenRanges' reads of the plugin. They never throw: the request has its
@@ -785,7 +797,7 @@ class CcallocAllocator final : public cca::CUDAAllocator {
   // `track_live`, remembers the context for snapshots and the free's entry.
   void Record(cda::TraceEntry::Action action, c10::DeviceIndex device, void* ptr, size_t size,
               cudaStream_t stream, std::shared_ptr<c10::GatheredContext> context,
-              bool track_live, std::string tag = "") {
+              bool track_live, std::string tag = "", bool tell_trackers = true) {
     std::vector<cda::AllocatorTraceTracker> trackers;
     {
       std::lock_guard<std::mutex> lock(mu_);
@@ -803,13 +815,7 @@ class CcallocAllocator final : public cca::CUDAAllocator {
         if (ring.size() >= max_entries_) ring.pop_front();
         ring.push_back(entry);
       }
-      // Trackers are not told of the memory a request took: ccalloc gives
-      // growable memory back in the background with no entry, so a tracker
-      // that registers memory from them (NCCL's hook) would never see it go.
-      if (trackers_.empty() || action == cda::TraceEntry::SEGMENT_ALLOC ||
-          action == cda::TraceEntry::SEGMENT_MAP) {
-        return;
-      }
+      if (trackers_.empty() || !tell_trackers) return;
       trackers = trackers_;
       for (const auto& t : trackers) t(entry);
     }

@@ -12,8 +12,11 @@
 // moved reserved the extension asks for the ranges again and learns the new
 // parts: a new range, or a stretch added at either end of one. The ranges are
 // read again before a request whenever reserved has moved since they were
-// (memory given back outside a request, by empty_cache or ccalloc's release),
-// so a stretch unmapped and mapped again is seen as new.
+// (memory given back outside a request, by ccalloc's background release or a
+// pool's empty_cache): what went is written then, as segment_free or
+// segment_unmap, so the history shows each stretch go as well as come (a
+// trace with maps and no unmaps would not add up in memory_viz), and a
+// stretch unmapped and mapped again is seen as new.
 //
 // KnownRanges is plain C++ with no lock; TakenRanges keeps one per device
 // under a mutex of its own and reads the plugin through two functions (fakes
@@ -57,26 +60,21 @@ class KnownRanges {
   // `reserved`) becomes what is known.
   std::vector<MappedRange> Update(std::vector<MappedRange> now, int64_t reserved) {
     now = Sorted(std::move(now));
-    std::vector<MappedRange> fresh;
-    size_t k = 0;
-    for (const MappedRange& r : now) {
-      uint64_t at = r.address;
-      const uint64_t end = r.address + r.size;
-      // Known ranges wholly before this one are passed for good: `now` is
-      // sorted and its ranges do not overlap.
-      while (k < known_.size() && known_[k].address + known_[k].size <= at) ++k;
-      for (size_t j = k; j < known_.size() && known_[j].address < end; ++j) {
-        const uint64_t kstart = known_[j].address;
-        const uint64_t kend = kstart + known_[j].size;
-        if (kstart > at) fresh.push_back(Piece(r, at, kstart));
-        at = std::max(at, kend);
-        if (at >= end) break;
-      }
-      if (at < end) fresh.push_back(Piece(r, at, end));
-    }
+    std::vector<MappedRange> fresh = Minus(now, known_);
     known_ = std::move(now);
     reserved_ = reserved;
     return fresh;
+  }
+
+  // The parts of the known ranges that `now` no longer covers (memory given
+  // back since they were read; none when they never were); `now` becomes
+  // what is known.
+  std::vector<MappedRange> Refresh(std::vector<MappedRange> now, int64_t reserved) {
+    now = Sorted(std::move(now));
+    std::vector<MappedRange> gone = reserved_ < 0 ? std::vector<MappedRange>{} : Minus(known_, now);
+    known_ = std::move(now);
+    reserved_ = reserved;
+    return gone;
   }
 
   // Invariants: sorted by address, no range empty, none overlapping.
@@ -94,6 +92,26 @@ class KnownRanges {
   static MappedRange Piece(const MappedRange& of, uint64_t start, uint64_t end) {
     return MappedRange{start, end - start, of.stream, of.expandable};
   }
+  // The parts of `a` that no range of `b` covers; both sorted by address,
+  // neither overlapping itself.
+  static std::vector<MappedRange> Minus(const std::vector<MappedRange>& a,
+                                        const std::vector<MappedRange>& b) {
+    std::vector<MappedRange> out;
+    size_t k = 0;
+    for (const MappedRange& r : a) {
+      uint64_t at = r.address;
+      const uint64_t end = r.address + r.size;
+      // Ranges of b wholly before this one are passed for good.
+      while (k < b.size() && b[k].address + b[k].size <= at) ++k;
+      for (size_t j = k; j < b.size() && b[j].address < end; ++j) {
+        if (b[j].address > at) out.push_back(Piece(r, at, b[j].address));
+        at = std::max(at, b[j].address + b[j].size);
+        if (at >= end) break;
+      }
+      if (at < end) out.push_back(Piece(r, at, end));
+    }
+    return out;
+  }
   static std::vector<MappedRange> Sorted(std::vector<MappedRange> v) {
     v.erase(std::remove_if(v.begin(), v.end(), [](const MappedRange& r) { return r.size == 0; }),
             v.end());
@@ -107,8 +125,8 @@ class KnownRanges {
 };
 
 // Around each request while history is on: Before reads reserved (and the
-// ranges, when reserved moved since they were read); After, when the request
-// moved reserved, returns the stretches it took.
+// ranges, when reserved moved since they were read, returning what went);
+// After, when the request moved reserved, returns the stretches it took.
 class TakenRanges {
  public:
   // Reserved bytes of the device, -1 when it cannot be read.
@@ -118,8 +136,13 @@ class TakenRanges {
 
   TakenRanges(ReadReserved reserved, ReadRanges ranges) : reserved_(reserved), ranges_(ranges) {}
 
-  // Reserved before the request, or -1 (nothing to compare after it).
-  int64_t Before(int device) {
+  // Reserved before the request, or -1 (nothing to compare after it). When
+  // reserved moved since the ranges were read, reads them again and puts in
+  // *gone what was given back meanwhile (ccalloc's background release, a
+  // pool's empty_cache), so that the history shows each stretch go as well
+  // as come.
+  int64_t Before(int device, std::vector<MappedRange>* gone) {
+    gone->clear();
     const int64_t reserved = reserved_(device);
     if (reserved < 0 || device < 0) return -1;
     {
@@ -129,7 +152,7 @@ class TakenRanges {
     std::vector<MappedRange> now;  // read unlocked: the plugin takes its own locks
     if (!ranges_(device, &now)) return -1;
     std::lock_guard<std::mutex> lock(mu_);
-    For(device).Reset(std::move(now), reserved);
+    *gone = For(device).Refresh(std::move(now), reserved);
     return reserved;
   }
 
@@ -144,7 +167,9 @@ class TakenRanges {
     return For(device).Update(std::move(now), reserved);
   }
 
-  // Forget every device's ranges (history turned on or off).
+  // Forget every device's ranges (history turned on or off, or empty_cache,
+  // which writes its own entries): the next request reads them afresh and
+  // reports nothing as gone.
   void Clear() {
     std::lock_guard<std::mutex> lock(mu_);
     for (KnownRanges& k : known_) k.Clear();
