@@ -36,8 +36,9 @@ ccalloc.torch.status() and torch's get_allocator_backend()); a process that
 says otherwise fails the run.
 
 Tests that pass under the reference and fail (or error, or crash the process)
-under another configuration are run again alone, one process per
-configuration, while the budget lasts: "fails alone too" or "passed alone".
+under another configuration are run again alone, each in a pytest process of
+its own (the serial ones one at a time), while the budget lasts: "fails alone
+too" or "passed alone".
 Each is either listed with its reason in docs/pytorch.md's section on this
 suite (--known: bullets "- `Class::test_name` ...", fnmatch patterns) or
 counted as undocumented. Exit status: 0 when every ccalloc process had
@@ -494,28 +495,29 @@ def run(args):
                     diffs.append({"nodeid": nodeid, "config": cfg, "outcome": got["outcome"],
                                   "message": got.get("message", "")})
         if diffs and not args.no_confirm:
-            by_cfg = {}
+            # Each in a pytest process of its own, so that "alone" means
+            # alone: no earlier test's failure or leftovers in the process.
+            # The serial ones one at a time (they want the GPU to themselves),
+            # the rest --jobs at once.
+            serial_ids = {i for info in groups.values() for i in info["serial"]}
+
+            def confirm(d):
+                f = d["nodeid"].split("::")[0]
+                rec = runner.pytest(d["config"], [d["nodeid"]], "confirm_" + d["nodeid"],
+                                    settings_env(f))
+                r = None if rec is None else next(
+                    (x for x in rec["results"] if x.get("nodeid") == d["nodeid"]), None)
+                if rec is None:
+                    d["alone"] = "not rerun (budget)"
+                elif r is None:
+                    d["alone"] = "did not finish alone"
+                else:
+                    d["alone"] = ("fails alone too" if r["outcome"] in FAIL
+                                  else f"{r['outcome']} alone")
             for d in diffs:
-                by_cfg.setdefault(d["config"], []).append(d)
-            for cfg, ds in by_cfg.items():
-                by_file = {}
-                for d in ds:
-                    by_file.setdefault(d["nodeid"].split("::")[0], []).append(d)
-                for f, fds in by_file.items():
-                    rec = runner.pytest(cfg, [d["nodeid"] for d in fds], "confirm_" + f,
-                                        settings_env(f))
-                    got = {}
-                    if rec is not None:
-                        got = {r["nodeid"]: r for r in rec["results"]}
-                    for d in fds:
-                        r = got.get(d["nodeid"])
-                        if rec is None:
-                            d["alone"] = "not rerun (budget)"
-                        elif r is None:
-                            d["alone"] = "did not finish alone"
-                        else:
-                            d["alone"] = ("fails alone too" if r["outcome"] in FAIL
-                                          else f"{r['outcome']} alone")
+                if d["nodeid"] in serial_ids:
+                    confirm(d)
+            list(pool.map(confirm, [d for d in diffs if d["nodeid"] not in serial_ids]))
         patterns = known_patterns(args.known)
         for d in diffs:
             d["documented"] = documented(d["nodeid"], patterns)

@@ -68,15 +68,23 @@ import peer_fake_no_such_module
 from peer_fake_helpers import PRESENT, TEST_NOT_THERE, skip_not_there
 
 
+_left_behind = []
+
+
 class TestA(unittest.TestCase):
     def test_same(self):
         self.assertEqual(PRESENT, 1)
 
     def test_differs(self):
+        _left_behind.append(1)   # what a failing test leaves in its process
         self.assertFalse(os.environ.get("FAKE_FAIL"), "fails under FAKE_FAIL")
 
     def test_documented(self):
         self.assertFalse(os.environ.get("FAKE_FAIL"), "documented difference")
+
+    def test_order_dependent(self):
+        # Fails only in a process where test_differs failed first: alone it passes.
+        self.assertFalse(os.environ.get("FAKE_FAIL") and _left_behind, "after test_differs")
 
     def test_native_fails(self):
         self.assertEqual(os.environ.get("CCALLOC"), "1", "fails natively")
@@ -172,7 +180,13 @@ class PeerSuiteTest(unittest.TestCase):
         self.assertEqual([c["errors"] for c in result["collection"]], [[]], out)
         diffs = {(d["nodeid"], d["config"]): d for d in result["differences"]}
         self.assertEqual(sorted(diffs), [("test_fake.py::TestA::test_differs", "ccalloc"),
-                                         ("test_fake.py::TestA::test_documented", "ccalloc")], out)
+                                         ("test_fake.py::TestA::test_documented", "ccalloc"),
+                                         ("test_fake.py::TestA::test_order_dependent", "ccalloc")],
+                         out)
+        # Each difference is rerun in a process of its own: alone, the one that
+        # failed only after another test's failure passes.
+        self.assertEqual(diffs[("test_fake.py::TestA::test_order_dependent", "ccalloc")]["alone"],
+                         "passed alone")
         d = diffs[("test_fake.py::TestA::test_differs", "ccalloc")]
         self.assertIsNone(d["documented"])
         self.assertIn("fails under FAKE_FAIL", d["message"])
@@ -189,8 +203,8 @@ class PeerSuiteTest(unittest.TestCase):
             self.assertEqual(tests["test_fake.py::TestA::test_stub_skips"][cfg]["outcome"], "skipped")
             self.assertEqual(tests["test_fake.py::TestB::test_b_serial"][cfg]["outcome"], "passed")
         self.assertNotIn("test_fake.py::TestSlow::test_slow_1", tests)
-        self.assertEqual(result["counts"]["native"], {"failed": 1, "passed": 7, "skipped": 1})
-        self.assertEqual(result["counts"]["ccalloc"], {"failed": 2, "passed": 6, "skipped": 1})
+        self.assertEqual(result["counts"]["native"], {"failed": 1, "passed": 8, "skipped": 1})
+        self.assertEqual(result["counts"]["ccalloc"], {"failed": 3, "passed": 6, "skipped": 1})
         phases = {(p["group"], p["phase"]) for p in result["processes"]}
         self.assertIn(("test_fake.py (serial)", "serial"), phases)
         self.assertIn(("test_fake.py::TestA", "parallel"), phases)
