@@ -58,7 +58,7 @@ torch.cuda.memory_allocated(), in one more untimed step). Models:
   unet     a conv UNet (four levels, GroupNorm, SiLU, transposed convs,
            skips concatenated), Adam: no host synchronization in a step
   rnn      an LSTM language model (3 cuDNN LSTM layers, 1024 wide, 256
-           tokens, a tied-size head), Adam: a recurrent model whose step is
+           tokens, a linear head), Adam: a recurrent model whose step is
            the GPU's (a few large kernels, few module calls), so the host's
            speed changes reach its step time least
 

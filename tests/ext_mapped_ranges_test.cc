@@ -43,7 +43,7 @@ TEST(KnownRangesTest, NeverReadIsStaleAndEverythingIsNew) {
 
 TEST(KnownRangesTest, AGrowableRangeGrownAtEitherEndGivesOnlyTheAddedPages) {
   KnownRanges k;
-  k.Reset({R(4 * kMiB, 2 * kMiB)}, 2 * kMiB);
+  k.Refresh({R(4 * kMiB, 2 * kMiB)}, 2 * kMiB);
   // Grown by 2 MiB at the end and 2 at the start, in one stretch.
   std::vector<MappedRange> fresh = k.Update({R(2 * kMiB, 6 * kMiB)}, 6 * kMiB);
   EXPECT_THAT(Spans(fresh), ElementsAre(Span{2 * kMiB, 2 * kMiB}, Span{6 * kMiB, 2 * kMiB}));
@@ -53,14 +53,14 @@ TEST(KnownRangesTest, AGrowableRangeGrownAtEitherEndGivesOnlyTheAddedPages) {
 
 TEST(KnownRangesTest, AGapBetweenTwoKnownRangesFilledIsOnePiece) {
   KnownRanges k;
-  k.Reset({R(0, 2 * kMiB), R(6 * kMiB, 2 * kMiB), R(20 * kMiB, kMiB)}, 5 * kMiB);
+  k.Refresh({R(0, 2 * kMiB), R(6 * kMiB, 2 * kMiB), R(20 * kMiB, kMiB)}, 5 * kMiB);
   EXPECT_THAT(Spans(k.Update({R(0, 8 * kMiB), R(20 * kMiB, kMiB)}, 9 * kMiB)),
               ElementsAre(Span{2 * kMiB, 4 * kMiB}));
 }
 
 TEST(KnownRangesTest, NothingNewWhenRangesShrankOrStayed) {
   KnownRanges k;
-  k.Reset({R(0, 8 * kMiB, false), R(32 * kMiB, 2 * kMiB, false)}, 10 * kMiB);
+  k.Refresh({R(0, 8 * kMiB, false), R(32 * kMiB, 2 * kMiB, false)}, 10 * kMiB);
   EXPECT_THAT(k.Update({R(0, 8 * kMiB, false)}, 8 * kMiB), IsEmpty());
   EXPECT_THAT(k.Update({R(2 * kMiB, 2 * kMiB)}, 2 * kMiB), IsEmpty());
   EXPECT_THAT(Spans(k.known()), ElementsAre(Span{2 * kMiB, 2 * kMiB}));
@@ -71,9 +71,9 @@ TEST(KnownRangesTest, ARangeGivenBackAndTakenAgainIsNewOnceReadInBetween) {
   // are read again before the next request, and the same range mapped again
   // counts as new (PyTorch writes a fresh segment_alloc for it).
   KnownRanges k;
-  k.Reset({R(0, 2 * kMiB, false)}, 2 * kMiB);
+  k.Refresh({R(0, 2 * kMiB, false)}, 2 * kMiB);
   ASSERT_TRUE(k.Stale(0));
-  k.Reset({}, 0);
+  EXPECT_THAT(Spans(k.Refresh({}, 0)), ElementsAre(Span{0, 2 * kMiB}));
   EXPECT_THAT(Spans(k.Update({R(0, 2 * kMiB, false)}, 2 * kMiB)),
               ElementsAre(Span{0, 2 * kMiB}));
   k.Clear();

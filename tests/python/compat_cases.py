@@ -32,10 +32,11 @@ def _allocator_name():
     return torch.cuda.memory.get_allocator_backend() if ALLOCATOR == "native" else "ccalloc"
 
 
-def _warm_then_capture(f, x):
+def _warm_then_capture(f, x, pool=None):
     """f(x) three times on a side stream, as PyTorch asks before a capture
     (cuBLAS makes its handle and workspace at the first matmul, which a
-    capture refuses), then f(x) captured: the graph and its output."""
+    capture refuses), then f(x) captured (into `pool` when given): the graph
+    and its output."""
     side = torch.cuda.Stream()
     side.wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(side):
@@ -43,7 +44,7 @@ def _warm_then_capture(f, x):
             f(x)
     torch.cuda.current_stream().wait_stream(side)
     graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph):
+    with torch.cuda.graph(graph, pool=pool):
         out = f(x)
     return graph, out
 
@@ -978,15 +979,7 @@ def case_checkpoint_state():
                    for b in s["blocks"])
 
     def capture(fn, pool=None):
-        torch.cuda.synchronize()
-        stream = torch.cuda.Stream()
-        stream.wait_stream(torch.cuda.current_stream())
-        with torch.cuda.stream(stream):
-            fn()
-        stream.synchronize()
-        graph = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(graph, stream=stream, pool=pool):
-            outputs = fn()
+        graph, outputs = _warm_then_capture(lambda _: fn(), None, pool=pool)
         torch.cuda.synchronize()
         return graph, outputs
 

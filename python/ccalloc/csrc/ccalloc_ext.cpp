@@ -118,7 +118,7 @@ class CcallocAllocator final : public cca::CUDAAllocator {
     if (recording_.load(std::memory_order_relaxed)) {
       context = Gather(cda::RecordContext::STATE);
       // A trace tracker alone gets no segment entries (see Record).
-      if (history_now_.load(std::memory_order_relaxed)) {
+      if (history_on_.load(std::memory_order_relaxed)) {
         std::vector<MappedRange> gone;
         reserved_before = taken_.Before(device, &gone);
         RecordRanges(device, gone, /*taken=*/false, nullptr);
@@ -341,7 +341,6 @@ class CcallocAllocator final : public cca::CUDAAllocator {
     // What was mapped is read again at the next request (mapped_ranges.h).
     taken_.Clear();
     history_on_ = enabled;
-    history_now_.store(enabled, std::memory_order_relaxed);
     recording_.store(history_on_ || !trackers_.empty());
   }
   void recordAnnotation(const std::vector<std::pair<std::string, std::string>>& md) override {
@@ -739,10 +738,13 @@ class CcallocAllocator final : public cca::CUDAAllocator {
   };
   std::vector<MappedRange> RangesOf(c10::DeviceIndex device) {
     std::vector<MappedRange> out;
-    Check(ccalloc_torch_visit_snapshot(device, &RangeVisitor::OnSegment, &RangeVisitor::OnBlock,
-                                       &out),
-          "memory history (segments)");
+    Check(VisitRanges(device, &out), "memory history (segments)");
     return out;
+  }
+  static int VisitRanges(int device, std::vector<MappedRange>* out) {
+    out->clear();
+    return ccalloc_torch_visit_snapshot(device, &RangeVisitor::OnSegment, &RangeVisitor::OnBlock,
+                                        out);
   }
   // History on, as PyTorch's: segment_alloc (classic) or segment_map
   // (growable) entries for what a request took, with its context, before its
@@ -774,9 +776,7 @@ class CcallocAllocator final : public cca::CUDAAllocator {
     return s.reserved_bytes[0].current;
   }
   static bool RangesOfDevice(int device, std::vector<MappedRange>* out) {
-    out->clear();
-    return ccalloc_torch_visit_snapshot(device, &RangeVisitor::OnSegment, &RangeVisitor::OnBlock,
-                                        out) == kOk;
+    return VisitRanges(device, out) == kOk;
   }
   // Records the ranges of `before` that are gone now, with the stack of the
   // call that gave them back when context="all".
@@ -938,7 +938,6 @@ class CcallocAllocator final : public cca::CUDAAllocator {
   std::atomic<bool> initialized_{false};
   // History on, or a trace tracker attached: the hot path's one check.
   std::atomic<bool> recording_{false};
-  std::atomic<bool> history_now_{false};  // history_on_, read without mu_
   // The memory each request takes while history is on (its segment entries).
   TakenRanges taken_{&ReservedOf, &RangesOfDevice};
 
@@ -948,7 +947,9 @@ class CcallocAllocator final : public cca::CUDAAllocator {
   uint64_t next_pool_ = 1;
   std::map<std::pair<int, uint64_t>, std::unique_ptr<std::function<bool(cudaStream_t)>>>
       filters_;
-  bool history_on_ = false;
+  // Written under mu_; atomic because Malloc and recordAnnotation read it
+  // without mu_.
+  std::atomic<bool> history_on_{false};
   cda::RecordContext record_context_ = cda::RecordContext::NEVER;
   cda::CreateContextFn context_recorder_ = nullptr;
   size_t max_entries_ = 1;

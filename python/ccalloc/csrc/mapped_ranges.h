@@ -42,13 +42,8 @@ struct MappedRange {
 class KnownRanges {
  public:
   // True when reserved has moved since the ranges were read (or they never
-  // were): read them again before the request (Reset).
+  // were): read them again before the request (Refresh).
   bool Stale(int64_t reserved) const { return reserved != reserved_; }
-
-  void Reset(std::vector<MappedRange> now, int64_t reserved) {
-    known_ = Sorted(std::move(now));
-    reserved_ = reserved;
-  }
 
   // Forget what was read: the next request reads the ranges first.
   void Clear() {
