@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -113,6 +114,38 @@ TEST_F(TorchExtApiTest, AClassicSegmentIsVisitedWhole) {
   EXPECT_EQ(static_cast<int64_t>(v.segments[0].total_size), Reserved(dev));
   EXPECT_EQ(v.segments[0].allocated_size, 3 * kMiB);
   ASSERT_EQ(ccalloc_torch_free_ptr(p), 0);
+}
+
+// As PyTorch's blocks do, a free block keeps the requested size of the last
+// allocation freed into it, merged or not, and the snapshot shows it on the
+// inactive block (memory_viz and PyTorch's test_memory_plots read it there).
+TEST_F(TorchExtApiTest, AFreeBlockShowsTheLastRequestFreedIntoIt) {
+  int dev = 40;
+  for (const char* conf : {"expandable_segments:True", "expandable_segments:False"}) {
+    SCOPED_TRACE(conf);
+    ASSERT_EQ(ccalloc_torch_configure(conf), 0);
+    void* p = nullptr;
+    void* q = nullptr;
+    ASSERT_EQ(ccalloc_torch_try_malloc(65536, dev, nullptr, &p), 0);
+    ASSERT_EQ(ccalloc_torch_try_malloc(200000, dev, nullptr, &q), 0);
+    ASSERT_EQ(ccalloc_torch_configure(nullptr), 0);
+    for (const auto& [freed, requested] : {std::pair{q, 200000}, std::pair{p, 65536}}) {
+      ASSERT_EQ(ccalloc_torch_free_ptr(freed), 0);
+      const Visit v = VisitSnapshot(dev);
+      int found = 0;
+      for (const auto& blocks : v.blocks) {
+        for (const ccalloc_torch_block& block : blocks) {
+          if (block.address != reinterpret_cast<uint64_t>(freed)) continue;
+          ++found;
+          EXPECT_EQ(block.allocated, 0);
+          EXPECT_EQ(block.active, 0);
+          EXPECT_EQ(block.requested_size, static_cast<uint64_t>(requested));
+        }
+      }
+      EXPECT_EQ(found, 1) << "the freed block starts a block of the snapshot";
+    }
+    ++dev;
+  }
 }
 
 }  // namespace

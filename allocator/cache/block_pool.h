@@ -62,7 +62,7 @@ enum class BlockState : std::uint8_t {
 struct Block {
   DevicePtr ptr = 0;
   std::size_t size = 0;
-  std::size_t requested = 0;  // the user's size, before rounding
+  std::size_t requested = 0;  // the user's size, before rounding (free: the last one freed into it)
   StreamId stream = 0;
   PoolKind pool = PoolKind::kLarge;
   BlockState state = BlockState::kFree;

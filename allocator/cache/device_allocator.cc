@@ -665,7 +665,6 @@ void DeviceAllocator::HoldAside(Block* block) {
   // or given back to the page table (FlushHot does that).
   EndActive(block);
   block->state = BlockState::kHot;
-  block->requested = 0;
   // Numbered now, at the user's free: the work queued before it is all that
   // uses the memory, so a page freed here may go as soon as that is done,
   // however late the block is returned.
@@ -740,7 +739,10 @@ void DeviceAllocator::ReturnBlock(Block* block, std::uint64_t freed_at) {
   block->freed_at = freed_at;
   if (growable_) store_->NoteFree(Locked(), *block->segment, block->ptr, block->size, freed_at);
   block->stream_uses.clear();
-  block->requested = 0;
+  // A free block keeps the requested size of the last allocation freed into
+  // it (`requested` counts nowhere once the block is free), as PyTorch's
+  // blocks do: its snapshots show it on inactive blocks, and memory_viz and
+  // PyTorch's own tests (test_memory_plots) read it there.
   Block* prev = block->prev != nullptr && block->prev->state == BlockState::kFree
                     ? block->prev
                     : nullptr;
@@ -759,6 +761,7 @@ void DeviceAllocator::ReturnBlock(Block* block, std::uint64_t freed_at) {
     const std::size_t size = next->end() - first->ptr;
     if (prev != nullptr) pool.Erase(prev);
     next->freed_at = block->freed_at;  // the newest free of the merged hole
+    next->requested = block->requested;
     next->prev = first->prev;
     if (next->prev != nullptr) {
       next->prev->next = next;

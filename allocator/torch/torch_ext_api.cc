@@ -221,8 +221,9 @@ void VisitPart(const ccalloc::SegmentInfo& s, std::uint64_t begin, std::uint64_t
     ccalloc_torch_block block{};
     block.address = lo;
     block.size = hi - lo;
-    // (A block handed out is mapped whole, so only free blocks are cut.)
-    block.requested_size = lo == b.address && hi == b.address + b.size ? b.requested_size : 0;
+    // (A block handed out is mapped whole, so only free blocks are cut; a
+    // free one's last request goes with its first piece.)
+    block.requested_size = lo == b.address ? b.requested_size : 0;
     block.allocated = b.status == ccalloc::BlockStatus::kActiveAllocated;
     block.active = b.status != ccalloc::BlockStatus::kInactive;
     if (block.allocated) {
