@@ -41,8 +41,9 @@ its own (the serial ones one at a time), while the budget lasts: "fails alone
 too" or "passed alone".
 Each is either listed with its reason in docs/pytorch.md's section on this
 suite (--known: bullets "- `Class::test_name` ...", fnmatch patterns) or
-counted as undocumented. Exit status: 0 when every ccalloc process had
-ccalloc, no difference is undocumented and the collection worked; else 1.
+counted as undocumented. Exit status: 1 when a process had the wrong
+allocator, a difference is undocumented or the collection failed; else 2 when
+the budget left tests unrun or unfinished (INCOMPLETE); else 0.
 """
 
 import argparse
@@ -603,9 +604,23 @@ def summary(result):
         w(f"skipped for the budget ({len(result['skipped'])} processes not started):")
         for s in result["skipped"]:
             w(f"  {s['group']} ({s['config']}, {s['tests']} tests, {s['phase']})")
-    ok = ok_status(result)
-    w(f"peer suite: {'OK' if ok else 'FAILED'}")
+    if not ok_status(result):
+        w("peer suite: FAILED")
+    elif not complete(result):
+        w(f"peer suite: INCOMPLETE ({len(result['skipped'])} processes not started, "
+          f"{sum(unfinished.values())} tests not finished): no undocumented difference "
+          "in what ran")
+    else:
+        w("peer suite: OK")
     return "\n".join(lines)
+
+
+def complete(result):
+    """Whether every selected test ran to an outcome in every configuration."""
+    if result["skipped"]:
+        return False
+    return not any(r["outcome"] in ("unfinished", "not_run")
+                   for per in result["tests"].values() for r in per.values())
 
 
 def ok_status(result):
@@ -628,7 +643,11 @@ def main(argv=None):
         os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
         with open(args.out, "w", encoding="utf-8") as f:
             json.dump(result, f, indent=1, default=str)
-    return 0 if ok_status(result) else 1
+    # 2: nothing wrong in what ran, but not all of it ran (the budget), so
+    # the run cannot say the selection passes.
+    if not ok_status(result):
+        return 1
+    return 0 if complete(result) else 2
 
 
 if __name__ == "__main__":

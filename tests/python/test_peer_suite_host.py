@@ -285,6 +285,10 @@ class PeerSuiteTest(unittest.TestCase):
             self.assertIn("unfinished", outcomes)
             self.assertIn("not finished", out)
         self.assertEqual(result["differences"], [])
+        # Nothing differed, but not everything ran: never "OK".
+        self.assertEqual(proc.returncode, 2, out)
+        self.assertIn("peer suite: INCOMPLETE", out)
+        self.assertNotIn("peer suite: OK", out)
 
 
 class StubTest(unittest.TestCase):
