@@ -904,7 +904,9 @@ def case_allocator_settings():
 
     def block_for(nbytes):
         """Bytes the request's block took (the allocator's rounding)."""
-        before = torch.cuda.memory_stats()[key]
+        # (PyTorch's memory_stats() is empty until its allocator has
+        # served a request.)
+        before = torch.cuda.memory_stats().get(key, 0)
         held.append(torch.empty(nbytes, dtype=torch.uint8, device="cuda"))
         return torch.cuda.memory_stats()[key] - before
 
