@@ -143,11 +143,11 @@ absl::StatusOr<DevicePtr> Allocate(std::uint64_t handle, std::size_t size, Strea
   return ptr;
 }
 
-absl::Status FreeIfOurs(DevicePtr ptr) {
-  if (live_count.load(std::memory_order_relaxed) == 0) return absl::NotFoundError("not ours");
+std::optional<absl::Status> FreeIfOurs(DevicePtr ptr) {
+  if (live_count.load(std::memory_order_relaxed) == 0) return std::nullopt;
   absl::MutexLock lock(&mu);
   auto it = owners->find(ptr);
-  if (it == owners->end()) return absl::NotFoundError("not ours");
+  if (it == owners->end()) return std::nullopt;
   const std::uint64_t handle = it->second;
   Pool* pool = Find(handle);
   if (absl::Status s = pool->allocator->Free(ptr); !s.ok()) return s;

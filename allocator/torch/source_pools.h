@@ -26,6 +26,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -54,10 +55,11 @@ absl::StatusOr<std::uint64_t> Create(int device, const Source& source,
 // (PyTorch's out-of-memory text first) when the pool's allocator has none.
 absl::StatusOr<DevicePtr> Allocate(std::uint64_t handle, std::size_t size, StreamId stream);
 
-// Frees `ptr` if a pool handed it out (its status), else NotFound, at the
-// cost of one atomic load while no pool has a live block. A released pool
-// whose last block this was gives its memory back and is gone.
-absl::Status FreeIfOurs(DevicePtr ptr);
+// Frees `ptr` if a pool handed it out (its status), else nullopt (as
+// uncached::FreeIfOurs), at the cost of one atomic load while no pool has a
+// live block. A released pool whose last block this was gives its memory
+// back and is gone.
+std::optional<absl::Status> FreeIfOurs(DevicePtr ptr);
 
 // Gives the pool's wholly free segments back to its allocator.
 absl::Status EmptyCache(std::uint64_t handle);

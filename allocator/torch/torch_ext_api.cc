@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -37,8 +38,8 @@ namespace {
 absl::Status FreeAnywhere(void* ptr) {
   if (ptr == nullptr) return absl::OkStatus();
   const DevicePtr p = reinterpret_cast<DevicePtr>(ptr);
-  if (absl::Status s = uncached::FreeIfOurs(p); !absl::IsNotFound(s)) return s;
-  if (absl::Status s = source_pools::FreeIfOurs(p); !absl::IsNotFound(s)) return s;
+  if (std::optional<absl::Status> s = uncached::FreeIfOurs(p)) return *s;
+  if (std::optional<absl::Status> s = source_pools::FreeIfOurs(p)) return *s;
   absl::Status first;
   for (int d = 0; d < kMaxDevices; ++d) {
     DeviceAllocator* a = Existing(d);

@@ -315,10 +315,10 @@ CCALLOC_TORCH_API void* ccalloc_torch_malloc(size_t size, int device, cudaStream
 CCALLOC_TORCH_API void ccalloc_torch_free(void* ptr, size_t size, int device,
                                           cudaStream_t stream) noexcept {
   if (ptr == nullptr) return;
-  if (absl::Status s = ccalloc::uncached::FreeIfOurs(reinterpret_cast<ccalloc::DevicePtr>(ptr));
-      !absl::IsNotFound(s)) {
-    if (!s.ok()) {
-      Report(s);
+  if (std::optional<absl::Status> s =
+          ccalloc::uncached::FreeIfOurs(reinterpret_cast<ccalloc::DevicePtr>(ptr))) {
+    if (!s->ok()) {
+      Report(*s);
       std::fprintf(stderr, "%s\n", ccalloc::last_error.c_str());
     }
     return;

@@ -60,15 +60,13 @@ absl::StatusOr<DevicePtr> Allocate(DeviceBackend& backend, std::size_t size) {
   return ptr;
 }
 
-absl::Status FreeIfOurs(DevicePtr ptr) {
-  if (live_count.load(std::memory_order_acquire) == 0) {
-    return absl::NotFoundError("not an uncached allocation");
-  }
+std::optional<absl::Status> FreeIfOurs(DevicePtr ptr) {
+  if (live_count.load(std::memory_order_acquire) == 0) return std::nullopt;
   Live entry{};
   {
     absl::MutexLock lock(&mu);
     auto it = live->find(ptr);
-    if (it == live->end()) return absl::NotFoundError("not an uncached allocation");
+    if (it == live->end()) return std::nullopt;
     entry = it->second;
     live->erase(it);
   }

@@ -12,6 +12,7 @@
 #define CCALLOC_ALLOCATOR_TORCH_UNCACHED_H_
 
 #include <cstddef>
+#include <optional>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -27,9 +28,11 @@ void SetCachingEnabled(bool enabled);
 // the allocation: the plugin's backends live as long as the process).
 absl::StatusOr<DevicePtr> Allocate(DeviceBackend& backend, std::size_t size);
 
-// Frees `ptr` if Allocate handed it out (its status), else NotFound, at the
-// cost of one atomic load while no uncached allocation is live.
-absl::Status FreeIfOurs(DevicePtr ptr);
+// Frees `ptr` if Allocate handed it out (its status), else nullopt, at the
+// cost of one atomic load while no uncached allocation is live. (Not a
+// NotFound status: every tensor's free asks, and a status with a message is
+// a heap allocation.)
+std::optional<absl::Status> FreeIfOurs(DevicePtr ptr);
 
 }  // namespace ccalloc::uncached
 
