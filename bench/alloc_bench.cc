@@ -8,6 +8,10 @@
 //   Contention/<policy>/<stream>/threads:N  hot pair (64 KiB) from N threads on
 //                                        one allocator, each thread on its own
 //                                        stream or all on stream 0
+//   PluginPair/<bytes>                   the hot pair through the PyTorch
+//                                        plugin's C functions, the path every
+//                                        tensor's allocate and free takes under
+//                                        ccalloc.torch (its default policy)
 // The patterns are bench/patterns.h, shared with ccalloc-gpu-bench and the
 // PyTorch comparison. time_per_op is the CPU time per allocate or free (an
 // iteration of HotPair or Churn is two operations); for Contention it is
@@ -17,6 +21,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <memory>
 #include <string>
 #include <vector>
@@ -27,6 +32,9 @@
 #include "allocator/backends/sim_backend.h"
 #include "bench/patterns.h"
 #include "benchmark/benchmark.h"
+#if CCALLOC_BENCH_PLUGIN
+#include "python/ccalloc/csrc/ccalloc_torch.h"
+#endif
 
 namespace ccalloc::bench {
 namespace {
@@ -168,6 +176,35 @@ void Contention(benchmark::State& state, const Options& options, bool own_stream
   state.counters["time_per_op"] = TimePerOp(ops);
 }
 
+#if CCALLOC_BENCH_PLUGIN
+// What the extension adds above the core: finding the allocator of the
+// device, the free's search for the owner (uncached and MemPool-allocator
+// blocks first), the C boundary. On device 0 of the plugin's simulated card
+// (main sets CCALLOC_TORCH_SIMULATE), warm as HotPair is.
+void PluginPair(benchmark::State& state) {
+  const auto size = static_cast<std::size_t>(state.range(0));
+  void* ptr = nullptr;
+  if (ccalloc_torch_try_malloc(size, 0, nullptr, &ptr) != 0 || ccalloc_torch_free_ptr(ptr) != 0) {
+    state.SkipWithError(ccalloc_torch_last_error());
+    return;
+  }
+  for (auto _ : state) {
+    if (ccalloc_torch_try_malloc(size, 0, nullptr, &ptr) != 0) {
+      state.SkipWithError(ccalloc_torch_last_error());
+      break;
+    }
+    benchmark::DoNotOptimize(ptr);
+    if (ccalloc_torch_free_ptr(ptr) != 0) {
+      state.SkipWithError(ccalloc_torch_last_error());
+      break;
+    }
+  }
+  const double ops = 2.0 * static_cast<double>(state.iterations());
+  state.SetItemsProcessed(static_cast<std::int64_t>(ops));
+  state.counters["time_per_op"] = TimePerOp(ops);
+}
+#endif
+
 void TearDownShared(const benchmark::State&) { g_shared.reset(); }
 
 void RegisterAll(const Options& ours) {
@@ -192,12 +229,20 @@ void RegisterAll(const Options& ours) {
           ->Teardown(TearDownShared);
     }
   }
+#if CCALLOC_BENCH_PLUGIN
+  for (std::size_t size : kHotPairSizes) {
+    benchmark::RegisterBenchmark("PluginPair", PluginPair)->Arg(static_cast<std::int64_t>(size));
+  }
+#endif
 }
 
 }  // namespace
 }  // namespace ccalloc::bench
 
 int main(int argc, char** argv) {
+#if CCALLOC_BENCH_PLUGIN
+  setenv("CCALLOC_TORCH_SIMULATE", "80GiB", 1);  // before the plugin's first allocator
+#endif
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   ccalloc::Options ours = ccalloc::DefaultOptions();
