@@ -24,7 +24,10 @@
 #                                              SEQ_WORKLOADS (default gpt2; 24 processes
 #                                              a family, one or two families a call;
 #                                              SEQ_BUDGET seconds, default 520, skips
-#                                              and reports what would not fit):
+#                                              and reports what would not fit;
+#                                              SEQ_CONFIGS replaces the allocators,
+#                                              SEQ_KERNEL_PROFILE=N times N steps'
+#                                              kernels apart from their launches):
 #                                              OUTDIR/sequential.json and .log
 #   scripts/gpu_round.sh .gpu OUTDIR twogpu    side by side with a GPU each (two GPUs:
 #                                              --gpus 0,1), the LM and GPT-2, 200 steps,
@@ -306,6 +309,7 @@ ldd "$L"; ! ldd "$L" | grep -i absl'
       build_extension sequential_build_extension
       run sequential env "${torch_env[@]}" python3 bench/compare_training.py \
         --workloads "${SEQ_WORKLOADS:-gpt2}" --time-budget "${SEQ_BUDGET:-520}" --timeout 120 \
+        ${SEQ_CONFIGS:+--configs "$SEQ_CONFIGS"} --kernel-profile "${SEQ_KERNEL_PROFILE:-0}" \
         --out "$OUT/sequential.json"
       ;;
     twogpu)
