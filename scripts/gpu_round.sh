@@ -383,8 +383,10 @@ ldd "$L"; ! ldd "$L" | grep -i absl'
       # Two streams ran 1.02-1.07x expandable_segments' step time in every
       # call of 2026-11-27 while ccalloc's placements were 3.6 ms of the
       # 12 ms a step of extra launch time: what else the host does there.
+      # HP_WORKLOADS names others (seq2seq: 2026-12-04, 1.071x with the same
+      # launching-thread CPU time as natively, docs/steady_state.md).
       run hostprofile env "${torch_env[@]}" \
-        timeout 400 python3 bench/probes/host_profile.py --workloads two_streams \
+        timeout 400 python3 bench/probes/host_profile.py --workloads "${HP_WORKLOADS:-two_streams}" \
         --configs native_expandable,ccalloc --steps 12 --profile-steps 4 \
         --out "$OUT/hostprofile.json"
       ;;
