@@ -346,43 +346,43 @@ DriverCallCounts CountingBackend::background_counts() const {
 
 absl::StatusOr<DevicePtr> CountingBackend::Allocate(std::size_t bytes) {
   Count(DriverCall::kDeviceAlloc, bytes);
-  return inner_->Allocate(bytes);
+  return inner().Allocate(bytes);
 }
 absl::Status CountingBackend::Deallocate(DevicePtr ptr, std::size_t bytes) {
   Count(DriverCall::kDeviceFree, bytes);
-  return inner_->Deallocate(ptr, bytes);
+  return inner().Deallocate(ptr, bytes);
 }
 absl::StatusOr<EventHandle> CountingBackend::RecordEvent(StreamId stream) {
   Count(DriverCall::kEventRecord, 0);
-  return inner_->RecordEvent(stream);
+  return inner().RecordEvent(stream);
 }
 absl::StatusOr<bool> CountingBackend::QueryEvent(EventHandle event) {
   Count(DriverCall::kEventQuery, 0);
-  return inner_->QueryEvent(event);
+  return inner().QueryEvent(event);
 }
 absl::Status CountingBackend::SynchronizeEvent(EventHandle event) {
   Count(DriverCall::kEventSynchronize, 0);
-  return inner_->SynchronizeEvent(event);
+  return inner().SynchronizeEvent(event);
 }
 absl::Status CountingBackend::StreamWaitEvent(StreamId stream, EventHandle event) {
   Count(DriverCall::kStreamWaitEvent, 0);
-  return inner_->StreamWaitEvent(stream, event);
+  return inner().StreamWaitEvent(stream, event);
 }
 absl::Status CountingBackend::SynchronizeDevice() {
   Count(DriverCall::kDeviceSynchronize, 0);
-  return inner_->SynchronizeDevice();
+  return inner().SynchronizeDevice();
 }
 absl::StatusOr<DevicePtr> CountingBackend::ReserveAddressRange(std::size_t bytes) {
   Count(DriverCall::kReserve, bytes);
-  return inner_->ReserveAddressRange(bytes);
+  return inner().ReserveAddressRange(bytes);
 }
 absl::Status CountingBackend::ReleaseAddressRange(DevicePtr base, std::size_t bytes) {
   Count(DriverCall::kFreeRange, bytes);
-  return inner_->ReleaseAddressRange(base, bytes);
+  return inner().ReleaseAddressRange(base, bytes);
 }
 absl::StatusOr<PhysicalHandle> CountingBackend::CreatePhysical(std::size_t bytes) {
   Count(DriverCall::kCreate, bytes);
-  absl::StatusOr<PhysicalHandle> handle = inner_->CreatePhysical(bytes);
+  absl::StatusOr<PhysicalHandle> handle = inner().CreatePhysical(bytes);
   if (handle.ok()) {
     absl::MutexLock lock(&mu_);
     physical_bytes_[*handle] = bytes;
@@ -396,7 +396,7 @@ absl::Status CountingBackend::ReleasePhysical(PhysicalHandle handle) {
     // An imported handle has no size here; it is counted at 0 bytes.
     counts_.Add(DriverCall::kRelease, it == physical_bytes_.end() ? 0 : it->second);
   }
-  absl::Status s = inner_->ReleasePhysical(handle);
+  absl::Status s = inner().ReleasePhysical(handle);
   if (s.ok()) {
     absl::MutexLock lock(&mu_);
     physical_bytes_.erase(handle);
@@ -405,11 +405,11 @@ absl::Status CountingBackend::ReleasePhysical(PhysicalHandle handle) {
 }
 absl::Status CountingBackend::Map(DevicePtr va, std::size_t bytes, PhysicalHandle handle) {
   Count(DriverCall::kMap, bytes);
-  return inner_->Map(va, bytes, handle);
+  return inner().Map(va, bytes, handle);
 }
 absl::Status CountingBackend::Unmap(DevicePtr va, std::size_t bytes) {
   Count(DriverCall::kUnmap, bytes);
-  return inner_->Unmap(va, bytes);
+  return inner().Unmap(va, bytes);
 }
 std::int64_t DriverCallCounts::MappedChunks(std::uint64_t page_size) const {
   std::int64_t n = Total(DriverCall::kMap);
@@ -424,19 +424,19 @@ absl::Status CountingBackend::MapChunks(DevicePtr va, absl::Span<const ChunkToMa
   if (chunks.size() == 1) {
     Count(DriverCall::kMap, chunks[0].bytes);
   } else if (!chunks.empty()) {
-    Count(DriverCall::kMapRun, chunks.size() * inner_->PageSize());
+    Count(DriverCall::kMapRun, chunks.size() * inner().PageSize());
   }
-  return inner_->MapChunks(va, chunks, peers);
+  return inner().MapChunks(va, chunks, peers);
 }
 absl::Status CountingBackend::UnmapRun(DevicePtr va, std::size_t bytes, std::size_t bytes_each,
                                        std::size_t* unmapped) {
   Count(DriverCall::kUnmapRun, bytes);
-  return inner_->UnmapRun(va, bytes, bytes_each, unmapped);
+  return inner().UnmapRun(va, bytes, bytes_each, unmapped);
 }
 absl::Status CountingBackend::SetAccess(DevicePtr va, std::size_t bytes,
                                         absl::Span<const int> devices) {
   Count(DriverCall::kSetAccess, bytes);
-  return inner_->SetAccess(va, bytes, devices);
+  return inner().SetAccess(va, bytes, devices);
 }
 
 // --- The table -----------------------------------------------------------------

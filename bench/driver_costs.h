@@ -47,6 +47,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
 #include "allocator/backends/backend.h"
+#include "allocator/backends/forwarding_backend.h"
 
 namespace ccalloc::replay {
 
@@ -93,38 +94,27 @@ struct DriverCallCounts {
 
 // Forwards every call to `inner` and counts the device calls among them,
 // failed ones too (a refused call still went to the driver). Thread-safe.
-class CountingBackend : public DeviceBackend {
+class CountingBackend : public ForwardingBackend {
  public:
-  explicit CountingBackend(std::unique_ptr<DeviceBackend> inner) : inner_(std::move(inner)) {}
+  explicit CountingBackend(std::unique_ptr<DeviceBackend> inner)
+      : ForwardingBackend(inner.get()), owned_(std::move(inner)) {}
 
   DriverCallCounts counts() const ABSL_LOCKS_EXCLUDED(mu_);
   // The calls among those made on threads other than the one that built
   // the backend (the allocator's unmap worker): not on the allocating thread.
   DriverCallCounts background_counts() const ABSL_LOCKS_EXCLUDED(mu_);
-  DeviceBackend& inner() { return *inner_; }
 
-  int device() const override { return inner_->device(); }
-  const char* name() const override { return inner_->name(); }
+  // Counted. The rest is forwarded uncounted: a capture's graph walks (the
+  // replay runs no capture, and the table prices none of them), sharing (a
+  // replay never shares), host memory and copies, and DestroyEvent, which is
+  // not a driver call on CUDA (CudaBackend caches the event for reuse).
   absl::StatusOr<DevicePtr> Allocate(std::size_t bytes) override;
   absl::Status Deallocate(DevicePtr ptr, std::size_t bytes) override;
-  absl::StatusOr<DeviceMemoryInfo> MemoryInfo() override { return inner_->MemoryInfo(); }
   absl::StatusOr<EventHandle> RecordEvent(StreamId stream) override;
   absl::StatusOr<bool> QueryEvent(EventHandle event) override;
   absl::Status SynchronizeEvent(EventHandle event) override;
   absl::Status StreamWaitEvent(StreamId stream, EventHandle event) override;
-  // Not a driver call on CUDA: CudaBackend caches the event for reuse.
-  void DestroyEvent(EventHandle event) override { inner_->DestroyEvent(event); }
   absl::Status SynchronizeDevice() override;
-  // Forwarded uncounted: the replay runs no capture, and the graph walks of
-  // one are not among the calls the table prices.
-  absl::StatusOr<CapturePosition> CapturePositionOf(StreamId stream) override {
-    return inner_->CapturePositionOf(stream);
-  }
-  absl::StatusOr<bool> OrderedBefore(const CapturePosition& before, StreamId stream) override {
-    return inner_->OrderedBefore(before, stream);
-  }
-  bool SupportsVirtualMemory() const override { return inner_->SupportsVirtualMemory(); }
-  std::size_t PageSize() const override { return inner_->PageSize(); }
   absl::StatusOr<DevicePtr> ReserveAddressRange(std::size_t bytes) override;
   absl::Status ReleaseAddressRange(DevicePtr base, std::size_t bytes) override;
   absl::StatusOr<PhysicalHandle> CreatePhysical(std::size_t bytes) override
@@ -140,41 +130,11 @@ class CountingBackend : public DeviceBackend {
   absl::Status MapChunks(DevicePtr va, absl::Span<const ChunkToMap> chunks,
                          absl::Span<const int> peers) override;
   absl::Status SetAccess(DevicePtr va, std::size_t bytes, absl::Span<const int> devices) override;
-  // Sharing is forwarded uncounted: a replay never shares.
-  absl::StatusOr<std::string> ExportAllocation(DevicePtr base) override {
-    return inner_->ExportAllocation(base);
-  }
-  absl::StatusOr<DevicePtr> OpenAllocation(absl::string_view handle) override {
-    return inner_->OpenAllocation(handle);
-  }
-  absl::Status CloseAllocation(DevicePtr ptr) override { return inner_->CloseAllocation(ptr); }
-  absl::StatusOr<SharedPhysical> ExportPhysical(PhysicalHandle handle) override {
-    return inner_->ExportPhysical(handle);
-  }
-  absl::StatusOr<PhysicalHandle> ImportPhysical(SharedPhysical from) override {
-    return inner_->ImportPhysical(from);
-  }
-  absl::Status CheckPeer(int peer) override { return inner_->CheckPeer(peer); }
-  absl::StatusOr<HostPtr> AllocateHost(std::size_t bytes) override {
-    return inner_->AllocateHost(bytes);
-  }
-  absl::Status FreeHost(HostPtr ptr, std::size_t bytes) override {
-    return inner_->FreeHost(ptr, bytes);
-  }
-  absl::Status CopyToHost(HostPtr dst, DevicePtr src, std::size_t bytes) override {
-    return inner_->CopyToHost(dst, src, bytes);
-  }
-  absl::Status CopyToDevice(DevicePtr dst, HostPtr src, std::size_t bytes) override {
-    return inner_->CopyToDevice(dst, src, bytes);
-  }
-  absl::Status WaitCopies() override { return inner_->WaitCopies(); }
-  absl::StatusOr<CopyFence> RecordCopyFence() override { return inner_->RecordCopyFence(); }
-  absl::Status WaitCopyFence(CopyFence fence) override { return inner_->WaitCopyFence(fence); }
 
  private:
   void Count(DriverCall call, std::uint64_t bytes) ABSL_LOCKS_EXCLUDED(mu_);
 
-  const std::unique_ptr<DeviceBackend> inner_;
+  const std::unique_ptr<DeviceBackend> owned_;  // the one ForwardingBackend calls
   mutable absl::Mutex mu_;
   DriverCallCounts counts_ ABSL_GUARDED_BY(mu_);
   DriverCallCounts background_ ABSL_GUARDED_BY(mu_);

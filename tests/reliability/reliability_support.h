@@ -23,6 +23,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "allocator/backends/backend.h"
+#include "allocator/backends/forwarding_backend.h"
 #include "allocator/cache/options.h"
 #include "allocator/backends/sim_backend.h"
 #include "allocator/cache/size_policy.h"
@@ -39,75 +40,9 @@ namespace ccalloc::reliability {
 // wrapper instead keeps the SimBackend (and its counts) alive, so the test can
 // prove after the destructor ran that every byte, page, range and event came
 // back.
-class BorrowedBackend final : public DeviceBackend {
+class BorrowedBackend final : public ForwardingBackend {
  public:
-  explicit BorrowedBackend(SimBackend* sim) : sim_(sim) {}
-
-  int device() const override { return sim_->device(); }
-  const char* name() const override { return sim_->name(); }
-  absl::StatusOr<DevicePtr> Allocate(std::size_t bytes) override { return sim_->Allocate(bytes); }
-  absl::Status Deallocate(DevicePtr ptr, std::size_t bytes) override {
-    return sim_->Deallocate(ptr, bytes);
-  }
-  absl::StatusOr<DeviceMemoryInfo> MemoryInfo() override { return sim_->MemoryInfo(); }
-  absl::StatusOr<EventHandle> RecordEvent(StreamId stream) override {
-    return sim_->RecordEvent(stream);
-  }
-  absl::StatusOr<bool> QueryEvent(EventHandle event) override { return sim_->QueryEvent(event); }
-  absl::Status SynchronizeEvent(EventHandle event) override {
-    return sim_->SynchronizeEvent(event);
-  }
-  absl::Status StreamWaitEvent(StreamId stream, EventHandle event) override {
-    return sim_->StreamWaitEvent(stream, event);
-  }
-  void DestroyEvent(EventHandle event) override { sim_->DestroyEvent(event); }
-  absl::Status SynchronizeDevice() override { return sim_->SynchronizeDevice(); }
-  absl::StatusOr<CapturePosition> CapturePositionOf(StreamId stream) override {
-    return sim_->CapturePositionOf(stream);
-  }
-  absl::StatusOr<bool> OrderedBefore(const CapturePosition& before, StreamId stream) override {
-    return sim_->OrderedBefore(before, stream);
-  }
-  bool SupportsVirtualMemory() const override { return sim_->SupportsVirtualMemory(); }
-  std::size_t PageSize() const override { return sim_->PageSize(); }
-  absl::StatusOr<DevicePtr> ReserveAddressRange(std::size_t bytes) override {
-    return sim_->ReserveAddressRange(bytes);
-  }
-  absl::Status ReleaseAddressRange(DevicePtr base, std::size_t bytes) override {
-    return sim_->ReleaseAddressRange(base, bytes);
-  }
-  absl::StatusOr<PhysicalHandle> CreatePhysical(std::size_t bytes) override {
-    return sim_->CreatePhysical(bytes);
-  }
-  absl::Status ReleasePhysical(PhysicalHandle handle) override {
-    return sim_->ReleasePhysical(handle);
-  }
-  absl::Status Map(DevicePtr va, std::size_t bytes, PhysicalHandle handle) override {
-    return sim_->Map(va, bytes, handle);
-  }
-  absl::Status Unmap(DevicePtr va, std::size_t bytes) override { return sim_->Unmap(va, bytes); }
-  absl::Status MapChunks(DevicePtr va, absl::Span<const ChunkToMap> chunks,
-                         absl::Span<const int> peers) override {
-    return sim_->MapChunks(va, chunks, peers);
-  }
-  absl::StatusOr<HostPtr> AllocateHost(std::size_t bytes) override {
-    return sim_->AllocateHost(bytes);
-  }
-  absl::Status FreeHost(HostPtr ptr, std::size_t bytes) override {
-    return sim_->FreeHost(ptr, bytes);
-  }
-  absl::Status CopyToHost(HostPtr dst, DevicePtr src, std::size_t bytes) override {
-    return sim_->CopyToHost(dst, src, bytes);
-  }
-  absl::Status CopyToDevice(DevicePtr dst, HostPtr src, std::size_t bytes) override {
-    return sim_->CopyToDevice(dst, src, bytes);
-  }
-  absl::Status WaitCopies() override { return sim_->WaitCopies(); }
-  absl::StatusOr<CopyFence> RecordCopyFence() override { return sim_->RecordCopyFence(); }
-  absl::Status WaitCopyFence(CopyFence fence) override { return sim_->WaitCopyFence(fence); }
-
- private:
-  SimBackend* const sim_;
+  explicit BorrowedBackend(SimBackend* sim) : ForwardingBackend(sim) {}
 };
 
 // What SimBackend still holds, in one line (for failure messages).

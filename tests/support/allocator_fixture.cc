@@ -33,7 +33,7 @@ std::string Outstanding::ToString() const {
 }
 
 absl::StatusOr<DevicePtr> TrackingBackend::Allocate(std::size_t bytes) {
-  absl::StatusOr<DevicePtr> ptr = real_->Allocate(bytes);
+  absl::StatusOr<DevicePtr> ptr = inner().Allocate(bytes);
   if (ptr.ok()) {
     out_->bytes += static_cast<std::int64_t>(bytes);
     ++out_->allocations;
@@ -42,7 +42,7 @@ absl::StatusOr<DevicePtr> TrackingBackend::Allocate(std::size_t bytes) {
 }
 
 absl::Status TrackingBackend::Deallocate(DevicePtr ptr, std::size_t bytes) {
-  absl::Status s = real_->Deallocate(ptr, bytes);
+  absl::Status s = inner().Deallocate(ptr, bytes);
   if (s.ok()) {
     out_->bytes -= static_cast<std::int64_t>(bytes);
     --out_->allocations;
@@ -51,30 +51,30 @@ absl::Status TrackingBackend::Deallocate(DevicePtr ptr, std::size_t bytes) {
 }
 
 absl::StatusOr<EventHandle> TrackingBackend::RecordEvent(StreamId stream) {
-  absl::StatusOr<EventHandle> event = real_->RecordEvent(stream);
+  absl::StatusOr<EventHandle> event = inner().RecordEvent(stream);
   if (event.ok()) ++out_->events;
   return event;
 }
 
 void TrackingBackend::DestroyEvent(EventHandle event) {
-  real_->DestroyEvent(event);
+  inner().DestroyEvent(event);
   --out_->events;
 }
 
 absl::StatusOr<DevicePtr> TrackingBackend::ReserveAddressRange(std::size_t bytes) {
-  absl::StatusOr<DevicePtr> base = real_->ReserveAddressRange(bytes);
+  absl::StatusOr<DevicePtr> base = inner().ReserveAddressRange(bytes);
   if (base.ok()) ++out_->ranges;
   return base;
 }
 
 absl::Status TrackingBackend::ReleaseAddressRange(DevicePtr base, std::size_t bytes) {
-  absl::Status s = real_->ReleaseAddressRange(base, bytes);
+  absl::Status s = inner().ReleaseAddressRange(base, bytes);
   if (s.ok()) --out_->ranges;
   return s;
 }
 
 absl::StatusOr<PhysicalHandle> TrackingBackend::CreatePhysical(std::size_t bytes) {
-  absl::StatusOr<PhysicalHandle> handle = real_->CreatePhysical(bytes);
+  absl::StatusOr<PhysicalHandle> handle = inner().CreatePhysical(bytes);
   if (handle.ok()) {
     out_->bytes += static_cast<std::int64_t>(bytes);
     ++out_->physical;
@@ -85,7 +85,7 @@ absl::StatusOr<PhysicalHandle> TrackingBackend::CreatePhysical(std::size_t bytes
 }
 
 absl::Status TrackingBackend::ReleasePhysical(PhysicalHandle handle) {
-  absl::Status s = real_->ReleasePhysical(handle);
+  absl::Status s = inner().ReleasePhysical(handle);
   if (s.ok()) {
     absl::MutexLock lock(&mu_);
     auto it = physical_sizes_.find(handle);
@@ -99,26 +99,26 @@ absl::Status TrackingBackend::ReleasePhysical(PhysicalHandle handle) {
 }
 
 absl::StatusOr<PhysicalHandle> TrackingBackend::ImportPhysical(SharedPhysical from) {
-  absl::StatusOr<PhysicalHandle> handle = real_->ImportPhysical(from);
+  absl::StatusOr<PhysicalHandle> handle = inner().ImportPhysical(from);
   if (handle.ok()) ++out_->physical;
   return handle;
 }
 
 absl::Status TrackingBackend::Map(DevicePtr va, std::size_t bytes, PhysicalHandle handle) {
-  absl::Status s = real_->Map(va, bytes, handle);
+  absl::Status s = inner().Map(va, bytes, handle);
   if (s.ok()) ++out_->mappings;
   return s;
 }
 
 absl::Status TrackingBackend::MapChunks(DevicePtr va, absl::Span<const ChunkToMap> chunks,
                                         absl::Span<const int> peers) {
-  absl::Status s = real_->MapChunks(va, chunks, peers);
+  absl::Status s = inner().MapChunks(va, chunks, peers);
   if (s.ok()) out_->mappings += static_cast<std::int64_t>(chunks.size());
   return s;
 }
 
 absl::Status TrackingBackend::Unmap(DevicePtr va, std::size_t bytes) {
-  absl::Status s = real_->Unmap(va, bytes);
+  absl::Status s = inner().Unmap(va, bytes);
   if (s.ok()) --out_->mappings;
   return s;
 }

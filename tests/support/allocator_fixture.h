@@ -34,6 +34,7 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "allocator/backends/backend.h"
+#include "allocator/backends/forwarding_backend.h"
 #include "allocator/cache/device_allocator.h"
 #include "allocator/cache/options.h"
 #include "allocator/backends/sim_backend.h"
@@ -70,33 +71,15 @@ struct Outstanding {
 // Forwards every call to a backend it does not own and counts what is
 // outstanding. Physical sizes are remembered per handle so that releases are
 // counted in bytes.
-class TrackingBackend : public DeviceBackend {
+class TrackingBackend : public ForwardingBackend {
  public:
-  TrackingBackend(DeviceBackend* real, Outstanding* outstanding) : real_(real), out_(outstanding) {}
+  TrackingBackend(DeviceBackend* real, Outstanding* outstanding)
+      : ForwardingBackend(real), out_(outstanding) {}
 
-  int device() const override { return real_->device(); }
-  const char* name() const override { return real_->name(); }
   absl::StatusOr<DevicePtr> Allocate(std::size_t bytes) override;
   absl::Status Deallocate(DevicePtr ptr, std::size_t bytes) override;
-  absl::StatusOr<DeviceMemoryInfo> MemoryInfo() override { return real_->MemoryInfo(); }
   absl::StatusOr<EventHandle> RecordEvent(StreamId stream) override;
-  absl::StatusOr<bool> QueryEvent(EventHandle event) override { return real_->QueryEvent(event); }
-  absl::Status SynchronizeEvent(EventHandle event) override {
-    return real_->SynchronizeEvent(event);
-  }
-  absl::Status StreamWaitEvent(StreamId stream, EventHandle event) override {
-    return real_->StreamWaitEvent(stream, event);
-  }
   void DestroyEvent(EventHandle event) override;
-  absl::Status SynchronizeDevice() override { return real_->SynchronizeDevice(); }
-  absl::StatusOr<CapturePosition> CapturePositionOf(StreamId stream) override {
-    return real_->CapturePositionOf(stream);
-  }
-  absl::StatusOr<bool> OrderedBefore(const CapturePosition& before, StreamId stream) override {
-    return real_->OrderedBefore(before, stream);
-  }
-  bool SupportsVirtualMemory() const override { return real_->SupportsVirtualMemory(); }
-  std::size_t PageSize() const override { return real_->PageSize(); }
   absl::StatusOr<DevicePtr> ReserveAddressRange(std::size_t bytes) override;
   absl::Status ReleaseAddressRange(DevicePtr base, std::size_t bytes) override;
   absl::StatusOr<PhysicalHandle> CreatePhysical(std::size_t bytes) override;
@@ -107,42 +90,16 @@ class TrackingBackend : public DeviceBackend {
   // GPU suites run; each chunk is a mapping.
   absl::Status MapChunks(DevicePtr va, absl::Span<const ChunkToMap> chunks,
                          absl::Span<const int> peers) override;
-  absl::StatusOr<std::string> ExportAllocation(DevicePtr base) override {
-    return real_->ExportAllocation(base);
-  }
-  absl::StatusOr<DevicePtr> OpenAllocation(absl::string_view handle) override {
-    return real_->OpenAllocation(handle);
-  }
-  absl::Status CloseAllocation(DevicePtr ptr) override { return real_->CloseAllocation(ptr); }
-  absl::StatusOr<SharedPhysical> ExportPhysical(PhysicalHandle handle) override {
-    return real_->ExportPhysical(handle);
+  // Mapping by mapping (DeviceBackend's default), each through Unmap above.
+  absl::Status UnmapRun(DevicePtr va, std::size_t bytes, std::size_t bytes_each,
+                        std::size_t* unmapped) override {
+    return DeviceBackend::UnmapRun(va, bytes, bytes_each, unmapped);
   }
   // An imported handle is physical memory to release like any other, but
   // its bytes are the exporter's.
   absl::StatusOr<PhysicalHandle> ImportPhysical(SharedPhysical from) override;
-  absl::Status SetAccess(DevicePtr va, std::size_t bytes,
-                         absl::Span<const int> devices) override {
-    return real_->SetAccess(va, bytes, devices);
-  }
-  absl::Status CheckPeer(int peer) override { return real_->CheckPeer(peer); }
-  absl::StatusOr<HostPtr> AllocateHost(std::size_t bytes) override {
-    return real_->AllocateHost(bytes);
-  }
-  absl::Status FreeHost(HostPtr ptr, std::size_t bytes) override {
-    return real_->FreeHost(ptr, bytes);
-  }
-  absl::Status CopyToHost(HostPtr dst, DevicePtr src, std::size_t bytes) override {
-    return real_->CopyToHost(dst, src, bytes);
-  }
-  absl::Status CopyToDevice(DevicePtr dst, HostPtr src, std::size_t bytes) override {
-    return real_->CopyToDevice(dst, src, bytes);
-  }
-  absl::Status WaitCopies() override { return real_->WaitCopies(); }
-  absl::StatusOr<CopyFence> RecordCopyFence() override { return real_->RecordCopyFence(); }
-  absl::Status WaitCopyFence(CopyFence fence) override { return real_->WaitCopyFence(fence); }
 
  private:
-  DeviceBackend* const real_;
   Outstanding* const out_;
   // Called only with the allocator's lock held, but the counters are read
   // from other threads: the sizes map has its own small lock.
