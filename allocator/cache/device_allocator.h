@@ -278,6 +278,14 @@ class DeviceAllocator final : private SegmentCache {
   absl::StatusOr<Block*> TryAllocate(std::size_t rounded, std::size_t requested,
                                      StreamId stream, PoolKind pool, PrivatePool* owner)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Where the request's block goes once `block`, a free block of
+  // `free_blocks`, is chosen (TryAllocate's best fit or a new segment's): the
+  // placement policy, every question it asks the segment store, the store's
+  // Prepare and the carve (device_allocator_placement.cc). On failure the
+  // free blocks are as they were.
+  absl::StatusOr<Block*> Place(BlockPool& free_blocks, Block* block, std::size_t rounded,
+                               std::size_t requested, StreamId stream, PrivatePool* owner)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Records a segment the store created, with one free block covering it,
   // indexed in its pool.
   Segment* AddSegment(std::unique_ptr<Segment> segment) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
