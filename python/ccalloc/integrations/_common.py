@@ -10,6 +10,26 @@ from .. import memreport
 GiB = float(1 << 30)
 
 
+def lazy_callback(module_name, module_globals, build):
+    """The module-level __getattr__ and __dir__ (PEP 562) of a callbacks
+    module whose MemoryCallback subclasses its framework's callback class:
+    build() imports the framework and makes the class, on first access, so
+    that importing the module imports no framework."""
+    made = []
+
+    def __getattr__(name):
+        if name == "MemoryCallback":
+            if not made:
+                made.append(build())
+            return made[0]
+        raise AttributeError(f"module {module_name!r} has no attribute {name!r}")
+
+    def __dir__():
+        return sorted(set(module_globals) | {"MemoryCallback"})
+
+    return __getattr__, __dir__
+
+
 def log_values(figures, prefix="ccalloc/"):
     """The logged figures of a step (MemoryProfiler.figures()), in GiB:
     <prefix><kind>_gib, each kind's most at any boundary of the step (the

@@ -27,38 +27,23 @@ ccalloc/allocated_gib and reserved_gib at its end; ccalloc/peak_gib).
 
 import os
 
-from ._common import Session
+from ._common import Session, lazy_callback
 
 __all__ = ["MemoryCallback"]
 
-_class = None
-
-
-def __getattr__(name):
-    if name == "MemoryCallback":
-        return _callback_class()
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def __dir__():
-    return sorted(set(globals()) | set(__all__))
-
 
 def _callback_class():
-    global _class
-    if _class is None:
+    try:
+        from lightning.pytorch import Callback
+    except ImportError as first:
         try:
-            from lightning.pytorch import Callback
-        except ImportError as first:
-            try:
-                from pytorch_lightning import Callback
-            except ImportError as e:
-                raise ImportError(
-                    "ccalloc.integrations.lightning.MemoryCallback needs the 'lightning' package "
-                    f"(or 'pytorch_lightning'), which could not be imported ({first}); install it "
-                    "(pip install lightning)", name="lightning") from e
-        _class = _make(Callback)
-    return _class
+            from pytorch_lightning import Callback
+        except ImportError as e:
+            raise ImportError(
+                "ccalloc.integrations.lightning.MemoryCallback needs the 'lightning' package "
+                f"(or 'pytorch_lightning'), which could not be imported ({first}); install it "
+                "(pip install lightning)", name="lightning") from e
+    return _make(Callback)
 
 
 def _make(base):
@@ -149,3 +134,6 @@ def _make(base):
     MemoryCallback.__module__ = __name__
     MemoryCallback.__qualname__ = "MemoryCallback"
     return MemoryCallback
+
+
+__getattr__, __dir__ = lazy_callback(__name__, globals(), _callback_class)

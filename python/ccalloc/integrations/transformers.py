@@ -31,35 +31,20 @@ figures too.
 
 import os
 
-from ._common import Session
+from ._common import Session, lazy_callback
 
 __all__ = ["MemoryCallback"]
 
-_class = None
-
-
-def __getattr__(name):
-    if name == "MemoryCallback":
-        return _callback_class()
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def __dir__():
-    return sorted(set(globals()) | set(__all__))
-
 
 def _callback_class():
-    global _class
-    if _class is None:
-        try:
-            from transformers import TrainerCallback
-        except ImportError as e:
-            raise ImportError(
-                "ccalloc.integrations.transformers.MemoryCallback needs the 'transformers' package, "
-                f"which could not be imported ({e}); install it (pip install transformers)",
-                name="transformers") from e
-        _class = _make(TrainerCallback)
-    return _class
+    try:
+        from transformers import TrainerCallback
+    except ImportError as e:
+        raise ImportError(
+            "ccalloc.integrations.transformers.MemoryCallback needs the 'transformers' package, "
+            f"which could not be imported ({e}); install it (pip install transformers)",
+            name="transformers") from e
+    return _make(TrainerCallback)
 
 
 def _make(base):
@@ -138,3 +123,6 @@ def _make(base):
     MemoryCallback.__module__ = __name__
     MemoryCallback.__qualname__ = "MemoryCallback"
     return MemoryCallback
+
+
+__getattr__, __dir__ = lazy_callback(__name__, globals(), _callback_class)
