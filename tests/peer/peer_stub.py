@@ -17,7 +17,10 @@ those inside try blocks, which guard themselves), then:
 - for each module that is imported and cannot be found at all, gives an
   empty module with the same __getattr__.
 A known name gets its real meaning where that is simple (EXPANDABLE_SEGMENTS
-from PYTORCH_CUDA_ALLOC_CONF, as common_utils computes it). used() lists the
+from PYTORCH_CUDA_ALLOC_CONF, as common_utils computes it), and a renamed one
+the value of its new name where the module has that (_RENAMED: an older copy
+of a test file asking inductor_utils for HAS_CUDA gets HAS_CUDA_AND_TRITON,
+instead of a false that would leave the file with no tests). used() lists the
 names stood in for, which the peer plugin records with each run.
 Nothing here imports torch.
 """
@@ -77,6 +80,18 @@ class _Missing:
         return f"<peer stub {self._qualname}>"
 
 
+# Names PyTorch renamed, old -> new, answered with the new name's value.
+_RENAMED = {"HAS_CUDA": "HAS_CUDA_AND_TRITON"}
+
+
+def _renamed(module, attr):
+    """(True, value) when `attr` is an old name of something `module` has."""
+    new = _RENAMED.get(attr)
+    if new is not None and new in module.__dict__:
+        return True, module.__dict__[new]
+    return False, None
+
+
 def _known(module, name):
     """The real meaning of a few names, where it is simple; else a _Missing."""
     if name == "EXPANDABLE_SEGMENTS":
@@ -103,7 +118,9 @@ def _patch(module):
             except AttributeError:
                 pass
         if attr in wanted:
-            value = _known(name, attr)
+            found, value = _renamed(module, attr)
+            if not found:
+                value = _known(name, attr)
             setattr(module, attr, value)
             _used.append(f"{name}.{attr}")
             return value

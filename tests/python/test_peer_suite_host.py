@@ -19,6 +19,7 @@ import sys
 import tempfile
 import textwrap
 import time
+import types
 import unittest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -326,6 +327,25 @@ class StubTest(unittest.TestCase):
             pass
         self.assertTrue(getattr(g, "__unittest_skip__", False))
         self.assertIs(peer_stub._known("m", "TEST_SOMETHING"), False)
+
+    def test_a_renamed_name_gets_the_new_ones_value(self):
+        # An older test file's `from ...inductor_utils import HAS_CUDA` where
+        # the installed PyTorch calls it HAS_CUDA_AND_TRITON: its value, not a
+        # false that would define none of the file's tests.
+        module = types.ModuleType("fake_inductor_utils")
+        module.HAS_CUDA_AND_TRITON = True
+        peer_stub._wanted["fake_inductor_utils"] = {"HAS_CUDA", "HAS_NOTHING"}
+        try:
+            peer_stub._patch(module)
+            self.assertIs(module.HAS_CUDA, True)
+            self.assertIs(module.HAS_NOTHING, False)  # no new name: a false stand-in
+            module.HAS_CUDA_AND_TRITON = False
+            fresh = types.ModuleType("fake_inductor_utils")
+            fresh.HAS_CUDA_AND_TRITON = False
+            peer_stub._patch(fresh)
+            self.assertIs(fresh.HAS_CUDA, False)
+        finally:
+            del peer_stub._wanted["fake_inductor_utils"]
 
     def test_known_patterns_and_markers(self):
         with tempfile.NamedTemporaryFile("w", suffix=".md", delete=False) as f:
