@@ -592,11 +592,7 @@ def summary(result):
         w(f"  {d['nodeid']} ({d['config']}): {d['outcome']}{alone}; {tag}")
         if d["message"]:
             w(f"      {d['message']}")
-    unfinished = {}
-    for per in result["tests"].values():
-        for cfg, r in per.items():
-            if r["outcome"] in ("unfinished", "not_run"):
-                unfinished[cfg] = unfinished.get(cfg, 0) + 1
+    unfinished = unfinished_by_config(result)
     if unfinished:
         w("not finished (time limit or a crash before them): " +
           ", ".join(f"{cfg} {n}" for cfg, n in unfinished.items()))
@@ -615,12 +611,20 @@ def summary(result):
     return "\n".join(lines)
 
 
+def unfinished_by_config(result):
+    """{configuration: tests that got no outcome there} (the time limit, or a
+    crash of their process before them), for the configurations with any."""
+    counts = {}
+    for per in result["tests"].values():
+        for cfg, r in per.items():
+            if r["outcome"] in ("unfinished", "not_run"):
+                counts[cfg] = counts.get(cfg, 0) + 1
+    return counts
+
+
 def complete(result):
     """Whether every selected test ran to an outcome in every configuration."""
-    if result["skipped"]:
-        return False
-    return not any(r["outcome"] in ("unfinished", "not_run")
-                   for per in result["tests"].values() for r in per.values())
+    return not result["skipped"] and not unfinished_by_config(result)
 
 
 def ok_status(result):
