@@ -527,6 +527,21 @@ _SETTINGS_ENTRY_POINTS = ("_accelerator_setAllocatorSettings",
                           "_cuda_cudaCachingAllocator_set_allocator_settings")
 
 
+def _accepted_prefix(original, env):
+    """The settings PyTorch holds after refusing env: its parser sets every
+    key back to its default and applies the items in order until the one it
+    refuses (a string whose unknown key comes first leaves the defaults). The
+    items before that one are found by handing PyTorch ever longer prefixes;
+    the first it refuses leaves its state as the refused call did."""
+    items = _split_conf(env)
+    for count in range(1, len(items) + 1):
+        try:
+            original(",".join(items[:count]))
+        except Exception:  # noqa: BLE001 (PyTorch's own error was raised already)
+            return ",".join(items[:count - 1])
+    return env
+
+
 def _patch_allocator_settings(torch, state):
     for name in _SETTINGS_ENTRY_POINTS:
         original = getattr(torch._C, name, None)
@@ -534,7 +549,11 @@ def _patch_allocator_settings(torch, state):
             continue
 
         def settings_wrapper(env, _original=original):
-            result = _original(env)
+            try:
+                result = _original(env)
+            except Exception:
+                set_allocator_settings(_accepted_prefix(_original, env))
+                raise
             set_allocator_settings(env)
             return result
         _replace(state, torch._C, name, settings_wrapper)

@@ -527,6 +527,18 @@ try:
     out["refused_by_pytorch"] = None
 except ValueError as e:
     out["refused_by_pytorch"] = str(e)
+# As PyTorch's parser does, a refused string leaves every key at its default
+# but those before the item refused.
+q = MALLOC(alloc.malloc)((5 << 20) + 1, 0, None)
+out["allocated_after_refusal"] = torch.cuda.memory_allocated()
+FREE(alloc.free)(q, 0, 0, None)
+try:
+    torch._C._cuda_cudaCachingAllocator_set_allocator_settings("roundup_power2_divisions:4,foo:1")
+except ValueError:
+    pass
+q = MALLOC(alloc.malloc)((5 << 20) + 1, 0, None)
+out["allocated_after_partial_refusal"] = torch.cuda.memory_allocated()
+FREE(alloc.free)(q, 0, 0, None)
 with warnings.catch_warnings(record=True) as caught:
     warnings.simplefilter("always")
     torch._C._cuda_cudaCachingAllocator_set_allocator_settings("expandable_segments:True")
@@ -616,6 +628,8 @@ class EnableWiringTest(unittest.TestCase):
                               r["info"]["patched"])
                 self.assertEqual(r["allocated_quarter_steps"], 6 << 20)
                 self.assertIn("Unrecognized key 'foo'", r["refused_by_pytorch"])
+                self.assertEqual(r["allocated_after_refusal"], (5 << 20) + 512)
+                self.assertEqual(r["allocated_after_partial_refusal"], 6 << 20)
                 self.assertEqual(len(r["kind_warnings"]), 1, r["kind_warnings"])
                 self.assertIn("segments stay classic", r["kind_warnings"][0])
                 self.assertEqual(r["allocated_defaults_again"], (5 << 20) + 512)
@@ -629,7 +643,8 @@ class EnableWiringTest(unittest.TestCase):
                 reuse = "graph_capture_record_stream_reuse:True,pinned_use_cuda_host_register:True"
                 other = "max_non_split_rounding_mb:512"
                 self.assertEqual(r["pytorch_saw"],
-                                 ["roundup_power2_divisions:4", "expandable_segments:True",
+                                 ["roundup_power2_divisions:4", "roundup_power2_divisions:4",
+                                  "expandable_segments:True",
                                   reuse, reuse, other, other,
                                   "graph_capture_record_stream_reuse:False"])
                 self.assertIn("torch.cuda.memory_stats", r["info"]["patched"])
