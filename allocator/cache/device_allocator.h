@@ -250,6 +250,8 @@ class DeviceAllocator final : private SegmentCache {
   // blocks keep their sizes, and a block or segment counted oversize when
   // it was made is uncounted as such when it goes. The rest of `from` is
   // ignored (the segment kind and ccalloc's own settings stay as made).
+  // The max_split_size statistic keeps the value the allocator was made
+  // with, as PyTorch's does (its allocator sets it once, at construction).
   void SetRuntimeOptions(const Options& from) ABSL_LOCKS_EXCLUDED(mu_);
 
   DeviceBackend& backend() { return *backend_; }

@@ -330,7 +330,6 @@ void DeviceAllocator::SetRuntimeOptions(const Options& from) {
   FlushedLock lock(this);
   CopyRuntimeKeys(from, options_);
   policy_ = SizePolicy(options_);
-  stats_.max_split_size = MaxSplitStat(options_);
   DebugCheck();
 }
 

@@ -194,9 +194,12 @@ absl::StatusOr<DeviceAllocator*> GetOrCreate(int device) {
   if (!options.ok()) return options.status();
   absl::StatusOr<std::unique_ptr<DeviceBackend>> backend = MakeBackend(device);
   if (!backend.ok()) return backend.status();
-  if (runtime_options != nullptr) CopyRuntimeKeys(*runtime_options, *options);
-  // Deliberately leaked (see the banner).
+  // Deliberately leaked (see the banner). Made with the configured options
+  // and then given the run-time settings, as the allocators that existed at
+  // the call were, so that its max_split_size statistic is the configured
+  // one as theirs is (PyTorch makes every device's allocator at start-up).
   auto* created = new DeviceAllocator(std::move(*backend), *options);
+  if (runtime_options != nullptr) created->SetRuntimeOptions(*runtime_options);
   AttachTraceRecorder(device, created);
   allocators[device].store(created, std::memory_order_release);
   return created;
